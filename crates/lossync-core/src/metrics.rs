@@ -1,0 +1,117 @@
+//! Metrics computed the same way for every engine (models.md §5): utilization, per-flow
+//! throughput, Jain's index, loss, queue, congestion events and the synchronization rate.
+
+use serde::Serialize;
+
+/// Jain's fairness index `(Σx)² / (N·Σx²)`, in [1/N, 1] (Jain, Chiu, Hawe, DEC-TR-301, 1984).
+/// All-zero throughputs count as perfectly fair.
+pub fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    if s2 == 0.0 {
+        1.0
+    } else {
+        s * s / (x.len() as f64 * s2)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub scenario: String,
+    pub engine: String,
+    pub seed: u64,
+    pub version: String,
+    pub duration_s: f64,
+    pub step_s: f64,
+    /// Statistics cover [measured_from_s, duration_s].
+    pub measured_from_s: f64,
+    /// The link the headline numbers below come from: the one with the most drops (first link if
+    /// none dropped).
+    pub bottleneck: String,
+    pub utilization: f64,
+    pub jain: f64,
+    pub loss_rate: f64,
+    pub congestion_events: u64,
+    pub sync_rate_mean: f64,
+    pub mean_queue_pkts: f64,
+    pub mean_queueing_delay_s: f64,
+    pub links: Vec<LinkSummary>,
+    pub flows: Vec<FlowSummary>,
+    /// Work done: flow × step updates (for benchmarks).
+    pub flow_updates: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkSummary {
+    pub name: String,
+    pub capacity_bps: f64,
+    pub buffer_pkts: f64,
+    pub utilization: f64,
+    pub loss_rate: f64,
+    pub mean_queue_pkts: f64,
+    pub max_queue_pkts: f64,
+    pub mean_queueing_delay_s: f64,
+    pub max_queueing_delay_s: f64,
+    /// Congestion events in the measurement window.
+    pub congestion_events: u64,
+    /// Mean over events of the fraction of the link's flows that lost in the event.
+    pub sync_rate_mean: f64,
+    /// `sync_histogram[n]` = events in which exactly n flows lost.
+    pub sync_histogram: Vec<u64>,
+    /// Whole-run packet accounting: arrivals = departures + drops + (queue_end − queue_start).
+    pub arrivals_pkts: f64,
+    pub departures_pkts: f64,
+    pub drops_pkts: f64,
+    pub queue_start_pkts: f64,
+    pub queue_end_pkts: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FlowSummary {
+    pub flow: usize,
+    pub group: String,
+    pub variant: String,
+    pub rtt_s: f64,
+    pub throughput_pps: f64,
+    pub throughput_bps: f64,
+    pub loss_rate: f64,
+    pub mean_cwnd_pkts: f64,
+    /// Window reductions this flow applied in the measurement window (fractional in the
+    /// continuous-loss mode).
+    pub reductions: f64,
+}
+
+/// Time series as named columns of equal length, sampled every `record_interval_s`.
+#[derive(Debug, Clone, Default)]
+pub struct Series {
+    pub columns: Vec<(String, Vec<f64>)>,
+}
+
+impl Series {
+    pub fn get(&self, name: &str) -> Option<&[f64]> {
+        self.columns
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_slice())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub summary: Summary,
+    pub series: Series,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_bounds() {
+        assert_eq!(jain(&[1.0, 1.0, 1.0, 1.0]), 1.0);
+        // One flow takes everything: J = 1/N (Jain et al. 1984, property 2).
+        assert_eq!(jain(&[5.0, 0.0, 0.0, 0.0]), 0.25);
+        // (1+3)² / (2·(1+9)) = 16/20.
+        assert!((jain(&[1.0, 3.0]) - 0.8).abs() < 1e-15);
+    }
+}

@@ -1,0 +1,1040 @@
+//! The scenario format shared by every engine: what a scenario file says ([`ScenarioSpec`], read
+//! from TOML or JSON), and what a run uses ([`Scenario`], resolved and validated, every default
+//! filled in). Field by field documentation: docs/scenario.md.
+
+use crate::cc;
+use crate::error::{Error, Result};
+use crate::units::{Bytes, Rate, Time};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+// ---------------------------------------------------------------------------------------------
+// What a file says.
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    pub name: Option<String>,
+    pub engine: Option<String>,
+    /// Shorthand for one link named "bottleneck" that every flow group crosses by default.
+    pub dumbbell: Option<LinkSpec>,
+    #[serde(default)]
+    pub links: Vec<LinkSpec>,
+    #[serde(default)]
+    pub flows: Vec<FlowGroupSpec>,
+    #[serde(default)]
+    pub loss: LossSpec,
+    #[serde(default)]
+    pub run: RunSpec,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub name: Option<String>,
+    pub capacity: Rate,
+    pub packet_size: Option<Bytes>,
+    pub buffer: BufferSpec,
+    pub queue: Option<QueueSpec>,
+    /// One-way propagation delay of the link (counted in the base RTT of the flows crossing it).
+    pub delay: Option<Time>,
+    /// Probability that a packet arriving at the link is lost at random (before the queue).
+    pub loss_rate: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferSpec {
+    pub packets: Option<f64>,
+    pub bytes: Option<Bytes>,
+    pub bdp_fraction: Option<f64>,
+    /// The RTT of the bandwidth-delay product; default: the mean base RTT of the flows crossing
+    /// the link.
+    pub reference_rtt: Option<Time>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "discipline", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueSpec {
+    Droptail,
+    Red {
+        min_th: f64,
+        max_th: f64,
+        max_p: Option<f64>,
+        weight: Option<f64>,
+        gentle: Option<bool>,
+    },
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowGroupSpec {
+    pub name: Option<String>,
+    pub count: Option<i64>,
+    pub cc: CcSpec,
+    pub rtt: RttSpec,
+    pub start: Option<StartSpec>,
+    pub rwnd: Option<WindowSpec>,
+    pub path: Option<Vec<String>>,
+    pub slow_start: Option<bool>,
+    pub initial_window: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowSpec {
+    pub packets: Option<f64>,
+    pub bytes: Option<Bytes>,
+}
+
+/// A variant name, or a table `{ variant = "cubic", beta = 0.8 }`.
+#[derive(Debug, Clone)]
+pub struct CcSpec {
+    pub variant: String,
+    pub params: BTreeMap<String, Value>,
+}
+
+/// A single RTT, a list (one per flow), or `"80ms..260ms"` spread evenly across the group.
+#[derive(Debug, Clone)]
+pub enum RttSpec {
+    One(f64),
+    List(Vec<f64>),
+    Range(f64, f64),
+}
+
+/// A start time, a list, or `{ uniform = ["0s", "10s"] }` drawn per flow.
+#[derive(Debug, Clone)]
+pub enum StartSpec {
+    At(f64),
+    List(Vec<f64>),
+    Uniform(f64, f64),
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LossSpec {
+    pub model: Option<String>,
+    pub sync: Option<SyncSpec>,
+    pub policy: Option<String>,
+    pub reductions_per_event: Option<f64>,
+    pub holdoff: Option<Time>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SyncSpec {
+    All,
+    Fixed {
+        m: i64,
+    },
+    Normal {
+        x: f64,
+        mean: Option<f64>,
+        std: Option<f64>,
+    },
+    Empirical {
+        file: String,
+    },
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    pub duration: Option<Time>,
+    pub warmup: Option<Time>,
+    pub from_first_congestion: Option<bool>,
+    pub step: Option<Time>,
+    pub seed: Option<u64>,
+    pub record_interval: Option<Time>,
+}
+
+impl<'de> Deserialize<'de> for CcSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CcSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a variant name or a table with `variant` and its parameters")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<CcSpec, E> {
+                Ok(CcSpec {
+                    variant: v.to_string(),
+                    params: BTreeMap::new(),
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<CcSpec, A::Error> {
+                let mut params = BTreeMap::new();
+                while let Some((k, v)) = m.next_entry::<String, Value>()? {
+                    params.insert(k, v);
+                }
+                let variant = match params.remove("variant") {
+                    Some(Value::String(s)) => s,
+                    Some(_) => return Err(de::Error::custom("`variant` must be a string")),
+                    None => return Err(de::Error::missing_field("variant")),
+                };
+                Ok(CcSpec { variant, params })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn time_list<'de, A: SeqAccess<'de>>(mut s: A) -> std::result::Result<Vec<f64>, A::Error> {
+    let mut v = Vec::new();
+    while let Some(t) = s.next_element::<Time>()? {
+        v.push(t.0);
+    }
+    Ok(v)
+}
+
+impl<'de> Deserialize<'de> for RttSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RttSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a time, a list of times, or a range \"80ms..260ms\"")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<RttSpec, E> {
+                Ok(RttSpec::One(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<RttSpec, E> {
+                Ok(RttSpec::One(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<RttSpec, E> {
+                Ok(RttSpec::One(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<RttSpec, E> {
+                let t = |s: &str| crate::units::parse_time_s(s).map_err(E::custom);
+                match v.split_once("..") {
+                    Some((a, b)) => Ok(RttSpec::Range(t(a)?, t(b)?)),
+                    None => Ok(RttSpec::One(t(v)?)),
+                }
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, s: A) -> std::result::Result<RttSpec, A::Error> {
+                time_list(s).map(RttSpec::List)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for StartSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StartSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a time, a list of times, or { uniform = [from, to] }")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<StartSpec, E> {
+                Ok(StartSpec::At(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<StartSpec, E> {
+                Ok(StartSpec::At(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<StartSpec, E> {
+                Ok(StartSpec::At(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<StartSpec, E> {
+                crate::units::parse_time_s(v)
+                    .map(StartSpec::At)
+                    .map_err(E::custom)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                s: A,
+            ) -> std::result::Result<StartSpec, A::Error> {
+                time_list(s).map(StartSpec::List)
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<StartSpec, A::Error> {
+                let key: Option<String> = m.next_key()?;
+                match key.as_deref() {
+                    Some("uniform") => {
+                        let v: Vec<Time> = m.next_value()?;
+                        if v.len() != 2 {
+                            return Err(de::Error::custom("uniform takes [from, to]"));
+                        }
+                        if m.next_key::<String>()?.is_some() {
+                            return Err(de::Error::custom("only `uniform` is allowed here"));
+                        }
+                        Ok(StartSpec::Uniform(v[0].0, v[1].0))
+                    }
+                    Some(k) => Err(de::Error::unknown_field(k, &["uniform"])),
+                    None => Err(de::Error::missing_field("uniform")),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a run uses.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    Fluid,
+    Packet,
+    Ns3,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Scenario {
+    pub name: String,
+    pub engine: Engine,
+    pub links: Vec<Link>,
+    pub flows: Vec<Flow>,
+    pub loss: LossModel,
+    pub run: Run,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Link {
+    pub name: String,
+    pub capacity_bps: f64,
+    pub packet_size_bytes: f64,
+    /// Capacity in packets per second.
+    pub capacity_pps: f64,
+    pub buffer_pkts: f64,
+    pub delay_s: f64,
+    pub queue: Queue,
+    pub loss_rate: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "discipline", rename_all = "snake_case")]
+pub enum Queue {
+    Droptail,
+    /// Floyd & Jacobson, "Random Early Detection Gateways", IEEE/ACM ToN 1993.
+    Red {
+        min_th: f64,
+        max_th: f64,
+        max_p: f64,
+        weight: f64,
+        gentle: bool,
+    },
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Flow {
+    pub group: usize,
+    pub group_name: String,
+    pub variant: String,
+    pub params: BTreeMap<String, Value>,
+    /// Two-way propagation delay (the RTT with empty queues).
+    pub rtt_s: f64,
+    pub start_s: f64,
+    pub rwnd_pkts: f64,
+    /// Link indices, in order.
+    pub path: Vec<usize>,
+    pub slow_start: bool,
+    pub initial_window_pkts: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "model", rename_all = "snake_case")]
+pub enum LossModel {
+    /// The classic fluid model (models.md §1): overflow loss split among all flows by rate, and
+    /// every lost packet signals its sender (continuous loss indication).
+    Proportional,
+    /// The loss-synchronization module (models.md §2).
+    Sync {
+        sync: Sync,
+        policy: DropPolicy,
+        reductions_per_event: f64,
+        /// `None`: one average base RTT of the flows crossing the link.
+        holdoff_s: Option<f64>,
+    },
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Sync {
+    All,
+    Fixed {
+        m: usize,
+    },
+    /// m = clamp(round(Z), ceil(X·N), N), Z ~ Normal(mean, std) (models.md §2.2 eq. 4).
+    /// `None` mean/std: the defaults (⌈XN⌉+N)/2 and (N−⌈XN⌉)/4, per link's N.
+    Normal {
+        x: f64,
+        mean: Option<f64>,
+        std: Option<f64>,
+    },
+    /// P(m = k) from a CSV file with columns `m,probability` (or `m,count`).
+    Empirical {
+        file: String,
+        probabilities: Vec<(usize, f64)>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropPolicy {
+    HighestRate,
+    LargestWindow,
+    Random,
+    RoundRobin,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub from_first_congestion: bool,
+    pub step_s: f64,
+    pub seed: u64,
+    pub record_interval_s: f64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading and validation.
+
+/// Reads a scenario from TOML text. `base_dir` resolves relative file names (empirical CSVs).
+pub fn from_toml(text: &str, base_dir: &Path) -> Result<Scenario> {
+    let value: Value = toml::from_str(text).map_err(|e| {
+        let msg = e.message().to_string();
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+        match line {
+            Some(l) => Error::field(format!("line {l}"), msg),
+            None => Error::field("scenario", msg),
+        }
+    })?;
+    from_value(value, base_dir)
+}
+
+/// Reads a scenario from JSON text (what the Python front end sends after applying overrides).
+pub fn from_json(text: &str, base_dir: &Path) -> Result<Scenario> {
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| Error::field("scenario", e.to_string()))?;
+    from_value(value, base_dir)
+}
+
+pub fn from_value(value: Value, base_dir: &Path) -> Result<Scenario> {
+    let spec: ScenarioSpec = serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." {
+            "scenario".to_string()
+        } else {
+            path
+        };
+        Error::field(field, e.into_inner().to_string())
+    })?;
+    resolve(&spec, base_dir)
+}
+
+fn positive(field: &str, v: f64) -> Result<f64> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(Error::field(
+            field,
+            format!("must be a positive number, got {v}"),
+        ))
+    }
+}
+
+fn non_negative(field: &str, v: f64) -> Result<f64> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(Error::field(
+            field,
+            format!("must be a number ≥ 0, got {v}"),
+        ))
+    }
+}
+
+fn probability(field: &str, v: f64) -> Result<f64> {
+    if v.is_finite() && (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(Error::field(
+            field,
+            format!("must be a probability in [0, 1], got {v}"),
+        ))
+    }
+}
+
+/// Validates a spec and fills every default.
+pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
+    let engine = match spec.engine.as_deref().unwrap_or("fluid") {
+        "fluid" => Engine::Fluid,
+        "packet" => Engine::Packet,
+        "ns3" => Engine::Ns3,
+        other => {
+            return Err(Error::field(
+                "engine",
+                format!("unknown engine {other:?} (known: fluid, packet, ns3)"),
+            ))
+        }
+    };
+    let run = resolve_run(&spec.run)?;
+
+    // Links: the dumbbell shorthand or a named list, not both.
+    let link_specs: Vec<(String, &LinkSpec)> = match (&spec.dumbbell, spec.links.is_empty()) {
+        (Some(_), false) => {
+            return Err(Error::field(
+                "links",
+                "give either `dumbbell` or `links`, not both",
+            ))
+        }
+        (Some(d), true) => vec![("dumbbell".to_string(), d)],
+        (None, false) => spec
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (format!("links[{i}]"), l))
+            .collect(),
+        (None, true) => return Err(Error::field("links", "no link: give `dumbbell` or `links`")),
+    };
+    let mut names: Vec<String> = Vec::new();
+    for (field, l) in &link_specs {
+        let name = match (&l.name, spec.dumbbell.is_some()) {
+            (Some(n), _) => n.clone(),
+            (None, true) => "bottleneck".to_string(),
+            (None, false) => {
+                return Err(Error::field(
+                    format!("{field}.name"),
+                    "every link needs a name",
+                ))
+            }
+        };
+        if names.contains(&name) {
+            return Err(Error::field(
+                format!("{field}.name"),
+                format!("duplicate link name {name:?}"),
+            ));
+        }
+        names.push(name);
+    }
+
+    let flows = resolve_flows(spec, &names, &link_specs, run.seed)?;
+    if flows.is_empty() {
+        return Err(Error::field(
+            "flows",
+            "no flows: give at least one [[flows]] group",
+        ));
+    }
+
+    let mut links = Vec::new();
+    for (i, (field, l)) in link_specs.iter().enumerate() {
+        let crossing: Vec<&Flow> = flows.iter().filter(|f| f.path.contains(&i)).collect();
+        links.push(resolve_link(field, &names[i], l, &crossing)?);
+    }
+    let sizes: Vec<f64> = links.iter().map(|l| l.packet_size_bytes).collect();
+    if let Some(i) = sizes.iter().position(|&s| s != sizes[0]) {
+        return Err(Error::field(
+            format!("{}.packet_size", link_specs[i].0),
+            "all links must use the same packet size (windows and queues count packets)",
+        ));
+    }
+    for f in &flows {
+        let prop: f64 = f.path.iter().map(|&l| 2.0 * links[l].delay_s).sum();
+        if f.rtt_s < prop - 1e-12 {
+            return Err(Error::field(
+                format!("flows[{}].rtt", f.group),
+                format!(
+                    "an RTT of {} s is shorter than twice the propagation delay of its path ({} s)",
+                    f.rtt_s, prop
+                ),
+            ));
+        }
+    }
+
+    let loss = resolve_loss(&spec.loss, &links, &flows, base_dir)?;
+    let name = spec.name.clone().unwrap_or_else(|| "scenario".to_string());
+    Ok(Scenario {
+        name,
+        engine,
+        links,
+        flows,
+        loss,
+        run,
+    })
+}
+
+fn resolve_run(r: &RunSpec) -> Result<Run> {
+    let duration_s = positive("run.duration", r.duration.map_or(100.0, |t| t.0))?;
+    let warmup_s = non_negative("run.warmup", r.warmup.map_or(0.0, |t| t.0))?;
+    if warmup_s >= duration_s {
+        return Err(Error::field(
+            "run.warmup",
+            "must be shorter than run.duration",
+        ));
+    }
+    // Default step 1 ms: RTT/Δ ≥ 80 for the paper's 80–260 ms flows (models.md §1.4).
+    let step_s = positive("run.step", r.step.map_or(1e-3, |t| t.0))?;
+    if step_s > duration_s / 10.0 {
+        return Err(Error::field(
+            "run.step",
+            "must be at most a tenth of run.duration",
+        ));
+    }
+    let record_interval_s = positive(
+        "run.record_interval",
+        r.record_interval.map_or(0.1, |t| t.0),
+    )?;
+    if record_interval_s < step_s {
+        return Err(Error::field(
+            "run.record_interval",
+            "must be at least one step",
+        ));
+    }
+    if duration_s / record_interval_s > 1e7 {
+        return Err(Error::field(
+            "run.record_interval",
+            "would record more than 10^7 samples",
+        ));
+    }
+    Ok(Run {
+        duration_s,
+        warmup_s,
+        from_first_congestion: r.from_first_congestion.unwrap_or(false),
+        step_s,
+        seed: r.seed.unwrap_or(1),
+        record_interval_s,
+    })
+}
+
+fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Result<Link> {
+    let capacity_bps = positive(&format!("{field}.capacity"), l.capacity.0)?;
+    let packet_size_bytes = positive(
+        &format!("{field}.packet_size"),
+        l.packet_size.map_or(1500.0, |b| b.0),
+    )?;
+    let capacity_pps = capacity_bps / (8.0 * packet_size_bytes);
+    let delay_s = non_negative(&format!("{field}.delay"), l.delay.map_or(0.0, |t| t.0))?;
+    let loss_rate = probability(&format!("{field}.loss_rate"), l.loss_rate.unwrap_or(0.0))?;
+    if loss_rate >= 1.0 {
+        return Err(Error::field(
+            format!("{field}.loss_rate"),
+            "must be below 1",
+        ));
+    }
+
+    let b = &l.buffer;
+    let bf = format!("{field}.buffer");
+    let given = [
+        b.packets.is_some(),
+        b.bytes.is_some(),
+        b.bdp_fraction.is_some(),
+    ];
+    if given.iter().filter(|&&g| g).count() != 1 {
+        return Err(Error::field(
+            &bf,
+            "give exactly one of packets, bytes, bdp_fraction",
+        ));
+    }
+    if b.reference_rtt.is_some() && b.bdp_fraction.is_none() {
+        return Err(Error::field(
+            format!("{bf}.reference_rtt"),
+            "only goes with bdp_fraction",
+        ));
+    }
+    let buffer_pkts = if let Some(p) = b.packets {
+        non_negative(&format!("{bf}.packets"), p)?
+    } else if let Some(by) = b.bytes {
+        non_negative(&format!("{bf}.bytes"), by.0)? / packet_size_bytes
+    } else {
+        let frac = non_negative(&format!("{bf}.bdp_fraction"), b.bdp_fraction.unwrap_or(0.0))?;
+        let rtt = match b.reference_rtt {
+            Some(t) => positive(&format!("{bf}.reference_rtt"), t.0)?,
+            None if crossing.is_empty() => {
+                return Err(Error::field(
+                    format!("{bf}.reference_rtt"),
+                    "needed: no flow crosses this link to take a mean RTT from",
+                ))
+            }
+            None => crossing.iter().map(|f| f.rtt_s).sum::<f64>() / crossing.len() as f64,
+        };
+        frac * capacity_pps * rtt
+    };
+    // A buffer of 0 is the bufferless link of the closed forms (models.md §4.2, ρ = 0); anything
+    // between 0 and one packet cannot hold a packet and is almost surely a unit mistake.
+    if buffer_pkts > 0.0 && buffer_pkts < 1.0 {
+        return Err(Error::field(
+            &bf,
+            format!("{buffer_pkts:.3} packets is less than one packet (use 0 for no buffer)"),
+        ));
+    }
+
+    let queue = match &l.queue {
+        None | Some(QueueSpec::Droptail) => Queue::Droptail,
+        Some(QueueSpec::Red {
+            min_th,
+            max_th,
+            max_p,
+            weight,
+            gentle,
+        }) => {
+            let qf = format!("{field}.queue");
+            let min_th = non_negative(&format!("{qf}.min_th"), *min_th)?;
+            let max_th = positive(&format!("{qf}.max_th"), *max_th)?;
+            if max_th <= min_th {
+                return Err(Error::field(format!("{qf}.max_th"), "must exceed min_th"));
+            }
+            if max_th > buffer_pkts {
+                return Err(Error::field(
+                    format!("{qf}.max_th"),
+                    "must not exceed the buffer",
+                ));
+            }
+            // max_p 0.1 and w_q 0.002: Floyd & Jacobson 1993 §11 and Floyd's RED page defaults.
+            let max_p = probability(&format!("{qf}.max_p"), max_p.unwrap_or(0.1))?;
+            let weight = weight.unwrap_or(0.002);
+            if !(weight > 0.0 && weight <= 1.0) {
+                return Err(Error::field(format!("{qf}.weight"), "must be in (0, 1]"));
+            }
+            Queue::Red {
+                min_th,
+                max_th,
+                max_p,
+                weight,
+                gentle: gentle.unwrap_or(true),
+            }
+        }
+    };
+    Ok(Link {
+        name: name.to_string(),
+        capacity_bps,
+        packet_size_bytes,
+        capacity_pps,
+        buffer_pkts,
+        delay_s,
+        queue,
+        loss_rate,
+    })
+}
+
+fn resolve_flows(
+    spec: &ScenarioSpec,
+    names: &[String],
+    link_specs: &[(String, &LinkSpec)],
+    seed: u64,
+) -> Result<Vec<Flow>> {
+    let packet_size = link_specs[0].1.packet_size.map_or(1500.0, |b| b.0);
+    let mut flows = Vec::new();
+    for (g, fs) in spec.flows.iter().enumerate() {
+        let field = format!("flows[{g}]");
+        let count = fs.count.unwrap_or(1);
+        if !(1..=100_000).contains(&count) {
+            return Err(Error::field(
+                format!("{field}.count"),
+                format!("must be in 1..=100000, got {count}"),
+            ));
+        }
+        let n = count as usize;
+        // Validates the variant and its parameters now, so a bad one fails before the run.
+        cc::build(&fs.cc.variant, &fs.cc.params, &format!("{field}.cc"))?;
+        let variant = cc::find(&fs.cc.variant).map(|v| v.name).unwrap_or_default();
+
+        let rf = format!("{field}.rtt");
+        let rtts: Vec<f64> = match &fs.rtt {
+            RttSpec::One(r) => vec![positive(&rf, *r)?; n],
+            RttSpec::List(v) => {
+                if v.len() != n {
+                    return Err(Error::field(
+                        &rf,
+                        format!("lists {} RTTs for {n} flows", v.len()),
+                    ));
+                }
+                v.iter().map(|&r| positive(&rf, r)).collect::<Result<_>>()?
+            }
+            RttSpec::Range(a, b) => {
+                let (a, b) = (positive(&rf, *a)?, positive(&rf, *b)?);
+                if b < a {
+                    return Err(Error::field(&rf, "range must go from low to high"));
+                }
+                (0..n)
+                    .map(|k| {
+                        if n == 1 {
+                            a
+                        } else {
+                            a + (b - a) * k as f64 / (n - 1) as f64
+                        }
+                    })
+                    .collect()
+            }
+        };
+        let sf = format!("{field}.start");
+        let starts: Vec<f64> = match &fs.start {
+            None => vec![0.0; n],
+            Some(StartSpec::At(t)) => vec![non_negative(&sf, *t)?; n],
+            Some(StartSpec::List(v)) => {
+                if v.len() != n {
+                    return Err(Error::field(
+                        &sf,
+                        format!("lists {} start times for {n} flows", v.len()),
+                    ));
+                }
+                v.iter()
+                    .map(|&t| non_negative(&sf, t))
+                    .collect::<Result<_>>()?
+            }
+            Some(StartSpec::Uniform(a, b)) => {
+                let (a, b) = (non_negative(&sf, *a)?, non_negative(&sf, *b)?);
+                if b < a {
+                    return Err(Error::field(
+                        &sf,
+                        "uniform interval must go from low to high",
+                    ));
+                }
+                // Stream 1000 + group: start draws do not depend on other groups.
+                let mut rng = crate::rng::Rng::new(seed, 1000 + g as u64);
+                (0..n).map(|_| a + (b - a) * rng.uniform()).collect()
+            }
+        };
+        let rwnd_pkts = match &fs.rwnd {
+            None => f64::INFINITY,
+            Some(w) => match (w.packets, w.bytes) {
+                (Some(p), None) => positive(&format!("{field}.rwnd.packets"), p)?,
+                (None, Some(b)) => positive(&format!("{field}.rwnd.bytes"), b.0)? / packet_size,
+                _ => {
+                    return Err(Error::field(
+                        format!("{field}.rwnd"),
+                        "give exactly one of packets, bytes",
+                    ))
+                }
+            },
+        };
+        if rwnd_pkts < 1.0 {
+            return Err(Error::field(
+                format!("{field}.rwnd"),
+                "must allow at least one packet",
+            ));
+        }
+        let path: Vec<usize> = match &fs.path {
+            None if spec.dumbbell.is_some() => vec![0],
+            None => {
+                return Err(Error::field(
+                    format!("{field}.path"),
+                    "needed when links are named",
+                ))
+            }
+            Some(p) if p.is_empty() => {
+                return Err(Error::field(
+                    format!("{field}.path"),
+                    "must name at least one link",
+                ))
+            }
+            Some(p) => p
+                .iter()
+                .map(|name| {
+                    names.iter().position(|n| n == name).ok_or_else(|| {
+                        Error::field(format!("{field}.path"), format!("unknown link {name:?}"))
+                    })
+                })
+                .collect::<Result<_>>()?,
+        };
+        let mut seen = path.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() != path.len() {
+            return Err(Error::field(format!("{field}.path"), "names a link twice"));
+        }
+        let initial_window_pkts = positive(
+            &format!("{field}.initial_window"),
+            fs.initial_window.unwrap_or(10.0),
+        )?;
+        let group_name = fs.name.clone().unwrap_or_else(|| format!("{variant}{g}"));
+        for k in 0..n {
+            flows.push(Flow {
+                group: g,
+                group_name: group_name.clone(),
+                variant: variant.to_string(),
+                params: fs.cc.params.clone(),
+                rtt_s: rtts[k],
+                start_s: starts[k],
+                rwnd_pkts,
+                path: path.clone(),
+                slow_start: fs.slow_start.unwrap_or(false),
+                initial_window_pkts,
+            });
+        }
+    }
+    Ok(flows)
+}
+
+fn resolve_loss(
+    l: &LossSpec,
+    links: &[Link],
+    flows: &[Flow],
+    base_dir: &Path,
+) -> Result<LossModel> {
+    match l.model.as_deref().unwrap_or("proportional") {
+        "proportional" => {
+            for (name, given) in [
+                ("sync", l.sync.is_some()),
+                ("policy", l.policy.is_some()),
+                ("reductions_per_event", l.reductions_per_event.is_some()),
+                ("holdoff", l.holdoff.is_some()),
+            ] {
+                if given {
+                    return Err(Error::field(
+                        format!("loss.{name}"),
+                        "only applies to model = \"sync\"",
+                    ));
+                }
+            }
+            Ok(LossModel::Proportional)
+        }
+        "sync" => {
+            // The smallest number of flows on any link bounds a fixed m.
+            let n_min = (0..links.len())
+                .map(|i| flows.iter().filter(|f| f.path.contains(&i)).count())
+                .filter(|&n| n > 0)
+                .min()
+                .unwrap_or(0);
+            let sync = match l.sync.clone().unwrap_or(SyncSpec::All) {
+                SyncSpec::All => Sync::All,
+                SyncSpec::Fixed { m } => {
+                    if m < 1 || m as usize > n_min {
+                        return Err(Error::field(
+                            "loss.sync.m",
+                            format!(
+                                "must be in 1..={n_min} (the number of flows at the link), got {m}"
+                            ),
+                        ));
+                    }
+                    Sync::Fixed { m: m as usize }
+                }
+                SyncSpec::Normal { x, mean, std } => {
+                    if !(x.is_finite() && x > 0.0 && x <= 1.0) {
+                        return Err(Error::field(
+                            "loss.sync.x",
+                            format!("must be in (0, 1], got {x}"),
+                        ));
+                    }
+                    if let Some(m) = mean {
+                        positive("loss.sync.mean", m)?;
+                    }
+                    if let Some(s) = std {
+                        non_negative("loss.sync.std", s)?;
+                    }
+                    Sync::Normal { x, mean, std }
+                }
+                SyncSpec::Empirical { file } => {
+                    let path = base_dir.join(&file);
+                    let probabilities = read_m_distribution(&path)?;
+                    if let Some(&(m, _)) = probabilities.iter().find(|&&(m, _)| m > n_min) {
+                        return Err(Error::field(
+                            "loss.sync.file",
+                            format!(
+                                "{}: m = {m} exceeds the {n_min} flows at the link",
+                                path.display()
+                            ),
+                        ));
+                    }
+                    Sync::Empirical {
+                        file: path.display().to_string(),
+                        probabilities,
+                    }
+                }
+            };
+            let policy = match l.policy.as_deref().unwrap_or("highest_rate") {
+                "highest_rate" => DropPolicy::HighestRate,
+                "largest_window" => DropPolicy::LargestWindow,
+                "random" => DropPolicy::Random,
+                "round_robin" => DropPolicy::RoundRobin,
+                other => {
+                    return Err(Error::field(
+                        "loss.policy",
+                        format!("unknown policy {other:?} (known: highest_rate, largest_window, random, round_robin)"),
+                    ))
+                }
+            };
+            let reductions_per_event = l.reductions_per_event.unwrap_or(1.0);
+            if !(reductions_per_event.is_finite()
+                && reductions_per_event > 0.0
+                && reductions_per_event <= 64.0)
+            {
+                return Err(Error::field(
+                    "loss.reductions_per_event",
+                    "must be in (0, 64]",
+                ));
+            }
+            let holdoff_s = match l.holdoff {
+                None => None,
+                Some(t) => Some(non_negative("loss.holdoff", t.0)?),
+            };
+            Ok(LossModel::Sync {
+                sync,
+                policy,
+                reductions_per_event,
+                holdoff_s,
+            })
+        }
+        other => Err(Error::field(
+            "loss.model",
+            format!("unknown loss model {other:?} (known: proportional, sync)"),
+        )),
+    }
+}
+
+/// Reads an empirical distribution of m_k: a CSV with a header naming `m` and `probability`
+/// (or `count`). Probabilities are normalised. This is the form `--sync-out` writes.
+pub fn read_m_distribution(path: &Path) -> Result<Vec<(usize, f64)>> {
+    let field = "loss.sync.file";
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+        path: PathBuf::from(path).display().to_string(),
+        reason: format!("{field}: cannot read: {e}"),
+    })?;
+    let bad =
+        |line: usize, why: &str| Error::field(field, format!("{}:{line}: {why}", path.display()));
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+    let (_, header) = lines.next().ok_or_else(|| bad(1, "empty file"))?;
+    let cols: Vec<String> = header
+        .split(',')
+        .map(|c| c.trim().to_ascii_lowercase())
+        .collect();
+    let mi = cols
+        .iter()
+        .position(|c| c == "m")
+        .ok_or_else(|| bad(1, "no `m` column"))?;
+    let pi = cols
+        .iter()
+        .position(|c| c == "probability" || c == "count")
+        .ok_or_else(|| bad(1, "no `probability` or `count` column"))?;
+    let mut out: Vec<(usize, f64)> = Vec::new();
+    for (i, line) in lines {
+        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        let m: usize = cells
+            .get(mi)
+            .and_then(|c| c.parse().ok())
+            .ok_or_else(|| bad(i + 1, "m must be a whole number ≥ 1"))?;
+        let p: f64 = cells
+            .get(pi)
+            .and_then(|c| c.parse().ok())
+            .ok_or_else(|| bad(i + 1, "weight must be a number"))?;
+        if m == 0 || !(p.is_finite() && p >= 0.0) {
+            return Err(bad(i + 1, "m must be ≥ 1 and the weight ≥ 0"));
+        }
+        out.push((m, p));
+    }
+    let total: f64 = out.iter().map(|&(_, p)| p).sum();
+    if total <= 0.0 {
+        return Err(bad(1, "the weights add up to zero"));
+    }
+    for (_, p) in &mut out {
+        *p /= total;
+    }
+    Ok(out)
+}

@@ -1,0 +1,149 @@
+//! Quantities with units, as written in scenario files: `"10Gbps"`, `"170ms"`, `"64KiB"`.
+//! A bare number is taken in the base unit (bits/s, seconds, bytes).
+
+use serde::de::{self, Deserializer, Visitor};
+use std::fmt;
+
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit()
+                || c == '.'
+                || c == 'e' && i > 0
+                || c == '-'
+                || c == '+'
+                || c == '_')
+        })
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    // "1e" followed by a unit letter is not an exponent: back off to the last digit.
+    let (mut num, mut unit) = s.split_at(end);
+    if num.ends_with('e') {
+        num = &num[..num.len() - 1];
+        unit = &s[num.len()..];
+    }
+    let value: f64 = num.replace('_', "").parse().ok()?;
+    Some((value, unit.trim()))
+}
+
+/// Parses a data rate in bits per second: `"10Gbps"`, `"622Mbps"`, `"1.5 Gb/s"`, `"100kbps"`.
+pub fn parse_rate_bps(s: &str) -> Result<f64, String> {
+    let (v, unit) = split_number(s).ok_or_else(|| format!("cannot read a rate from {s:?}"))?;
+    let scale = match unit.to_ascii_lowercase().replace("/s", "ps").as_str() {
+        "" | "bps" | "b" => 1.0,
+        "kbps" | "kb" => 1e3,
+        "mbps" | "mb" => 1e6,
+        "gbps" | "gb" => 1e9,
+        "tbps" | "tb" => 1e12,
+        _ => {
+            return Err(format!(
+                "unknown rate unit {unit:?} (use bps, kbps, Mbps, Gbps, Tbps)"
+            ))
+        }
+    };
+    Ok(v * scale)
+}
+
+/// Parses a duration in seconds: `"170ms"`, `"3000s"`, `"10us"`, `"2min"`.
+pub fn parse_time_s(s: &str) -> Result<f64, String> {
+    let (v, unit) = split_number(s).ok_or_else(|| format!("cannot read a time from {s:?}"))?;
+    let scale = match unit {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "ns" => 1e-9,
+        "ps" => 1e-12,
+        "min" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "unknown time unit {unit:?} (use s, ms, us, ns, min, h)"
+            ))
+        }
+    };
+    Ok(v * scale)
+}
+
+/// Parses a size in bytes: `"1500B"`, `"200KB"` (10^3), `"64KiB"` (2^10), `"1MB"`.
+pub fn parse_bytes(s: &str) -> Result<f64, String> {
+    let (v, unit) = split_number(s).ok_or_else(|| format!("cannot read a size from {s:?}"))?;
+    let scale = match unit {
+        "" | "B" => 1.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => {
+            return Err(format!(
+                "unknown size unit {unit:?} (use B, KB, MB, GB, KiB, MiB, GiB)"
+            ))
+        }
+    };
+    Ok(v * scale)
+}
+
+macro_rules! unit_type {
+    ($name:ident, $parse:ident, $what:literal) => {
+        #[doc = concat!("A ", $what, " read from a number (base unit) or a string with a unit.")]
+        #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+        #[serde(transparent)]
+        pub struct $name(pub f64);
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        write!(f, "a {} (a number or a string with a unit)", $what)
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
+                        Ok($name(v))
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
+                        Ok($name(v as f64))
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
+                        Ok($name(v as f64))
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$name, E> {
+                        $parse(v).map($name).map_err(E::custom)
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+unit_type!(Rate, parse_rate_bps, "rate in bits/s");
+unit_type!(Time, parse_time_s, "time in seconds");
+unit_type!(Bytes, parse_bytes, "size in bytes");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate_bps("10Gbps").unwrap(), 10e9);
+        assert_eq!(parse_rate_bps("622Mbps").unwrap(), 622e6);
+        assert_eq!(parse_rate_bps("1.5 Gb/s").unwrap(), 1.5e9);
+        assert_eq!(parse_rate_bps("1e9").unwrap(), 1e9);
+        assert!(parse_rate_bps("10 furlongs").is_err());
+    }
+
+    #[test]
+    fn times_and_sizes() {
+        assert!((parse_time_s("170ms").unwrap() - 0.17).abs() < 1e-15);
+        assert_eq!(parse_time_s("3000s").unwrap(), 3000.0);
+        assert_eq!(parse_time_s("2min").unwrap(), 120.0);
+        assert_eq!(parse_bytes("64KiB").unwrap(), 65536.0);
+        assert_eq!(parse_bytes("200KB").unwrap(), 200_000.0);
+        assert!(parse_time_s("").is_err());
+    }
+}
