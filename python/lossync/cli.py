@@ -1,0 +1,148 @@
+"""The `lossync` command line.
+
+Errors a user can cause (a bad scenario, a missing file) print one line naming the field and exit
+with status 2, with no traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from . import _core
+from .errors import LossyncError
+from .run import run as run_scenario
+from .scenario import default_scenario_path, resolve, variants
+
+DEFAULT_OUT = "lossync-default"
+
+
+class Cli(click.Group):
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except LossyncError as e:
+            click.echo(f"lossync: error: {e}", err=True)
+            sys.exit(2)
+        except KeyboardInterrupt:
+            click.echo("lossync: interrupted", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=Cli)
+@click.version_option(_core.__version__, prog_name="lossync")
+def main() -> None:
+    """Fluid simulation of high-speed TCP variants, router buffers and loss synchronization."""
+
+
+def _fmt(v: object, digits: int = 4) -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def summary_table(summary: dict) -> str:
+    """A readable text summary: headline numbers, then one line per link and per flow."""
+    s = summary
+    lines = [
+        f"scenario {s['scenario']}  engine {s['engine']}  seed {s['seed']}  "
+        f"{s['duration_s']:g} s simulated, measured from {s['measured_from_s']:.6g} s, step {s['step_s']:g} s",
+        "",
+        f"  utilization        {s['utilization']:.4f}   (bottleneck {s['bottleneck']})",
+        f"  Jain's index       {s['jain']:.4f}",
+        f"  loss rate          {s['loss_rate']:.3e}",
+        f"  congestion events  {s['congestion_events']}",
+        f"  sync rate (mean)   {_fmt(s['sync_rate_mean'])}",
+        f"  mean queue         {s['mean_queue_pkts']:.1f} packets ({s['mean_queueing_delay_s'] * 1e3:.2f} ms)",
+        "",
+        f"  {'link':<14}{'capacity':>12}{'buffer':>12}{'util':>8}{'loss':>11}{'meanQ':>10}{'maxQ':>10}{'events':>8}{'sync':>7}",
+    ]
+    for link in s["links"]:
+        lines.append(
+            f"  {link['name']:<14}{link['capacity_bps'] / 1e9:>9.3f}Gbps{link['buffer_pkts']:>12.0f}"
+            f"{link['utilization']:>8.4f}{link['loss_rate']:>11.2e}{link['mean_queue_pkts']:>10.1f}"
+            f"{link['max_queue_pkts']:>10.1f}{link['congestion_events']:>8}{_fmt(link['sync_rate_mean'], 3):>7}"
+        )
+    lines += ["", f"  {'flow':>4}  {'variant':<10}{'rtt ms':>8}{'Mbps':>12}{'share':>8}{'loss':>11}{'cwnd':>10}{'cuts':>8}"]
+    total = sum(f["throughput_bps"] for f in s["flows"]) or 1.0
+    for f in s["flows"]:
+        lines.append(
+            f"  {f['flow']:>4}  {f['variant']:<10}{f['rtt_s'] * 1e3:>8.1f}{f['throughput_bps'] / 1e6:>12.2f}"
+            f"{f['throughput_bps'] / total:>8.3f}{f['loss_rate']:>11.2e}{f['mean_cwnd_pkts']:>10.1f}{f['reductions']:>8.1f}"
+        )
+    return "\n".join(lines)
+
+
+@main.command()
+@click.argument("scenario", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field, e.g. --set dumbbell.buffer.bdp_fraction=0.2 (repeatable).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Write summary.json, series.parquet and figure.png here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of a table.")
+@click.option("--engine", type=click.Choice(["fluid", "packet", "ns3"]), help="Run on this engine (overrides the scenario's).")
+@click.option("--no-figure", is_flag=True, help="With --out: skip the figure.")
+def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None, as_json: bool, engine: str | None, no_figure: bool) -> None:
+    """Run SCENARIO (a TOML file) and print its summary.
+
+    With no SCENARIO, runs the shipped default (the paper's 10 Gbps, 10-flow HighSpeed TCP case)
+    and writes its summary, time series and figure to ./lossync-default/.
+    """
+    if scenario is None:
+        scenario = default_scenario_path()
+        out_dir = out_dir or Path(DEFAULT_OUT)
+    if engine:
+        overrides = (*overrides, f'engine="{engine}"')
+    started = time.perf_counter()
+    result = run_scenario(scenario, overrides)
+    wall = time.perf_counter() - started
+    if as_json:
+        click.echo(json.dumps(result.summary, indent=2))
+    else:
+        click.echo(summary_table(result.summary))
+        click.echo(f"\n  wall time {wall:.2f} s")
+    if out_dir is not None:
+        paths = result.write(out_dir, figure=not no_figure)
+        click.echo("wrote " + ", ".join(str(p) for p in paths), err=as_json)
+
+
+@main.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE")
+def validate(scenario: Path, overrides: tuple[str, ...]) -> None:
+    """Check SCENARIO and print it resolved (every default filled in) as JSON."""
+    click.echo(json.dumps(resolve(scenario, overrides), indent=2))
+
+
+@main.command(name="variants")
+def list_variants() -> None:
+    """List the congestion-control variants."""
+    for name, about in variants():
+        click.echo(f"{name:<12}{about}")
+
+
+@main.command()
+@click.option("--duration", default=3000.0, show_default=True, help="Simulated seconds per run.")
+@click.option("--variants", "names", default="reno,highspeed,cubic,htcp", show_default=True)
+@click.option("--step", default=None, type=float, help="Step size in seconds (default: the scenario's).")
+def bench(duration: float, names: str, step: float | None) -> None:
+    """Time the paper's 10 Gbps, 10-flow case (sync mode, X = 0.6) per variant, on one core."""
+    base = default_scenario_path()
+    click.echo(f"{'variant':<12}{'sim s':>8}{'wall s':>9}{'flow-updates/s':>17}{'sim s / wall s':>16}")
+    for name in names.split(","):
+        ov = [f"run.duration={duration}", f'flows.0.cc="{name}"', "run.record_interval=1.0"]
+        if step:
+            ov.append(f"run.step={step}")
+        t0 = time.perf_counter()
+        r = run_scenario(base, ov, progress=False)
+        wall = time.perf_counter() - t0
+        s = r.summary
+        click.echo(f"{name:<12}{s['duration_s']:>8.0f}{wall:>9.3f}{s['flow_updates'] / wall:>17.3e}{s['duration_s'] / wall:>16.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Figures: a run's windows, queue and utilization against time."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from .run import Result
+
+
+def figure(result: Result, max_flows: int = 20) -> Figure:
+    """Three panels: per-flow congestion windows, queue, utilization; headline metrics in the title."""
+    s = result.series
+    summ = result.summary
+    t = s["time_s"]
+    fig, axes = plt.subplots(3, 1, figsize=(9, 8), sharex=True, height_ratios=[2, 1, 1])
+    ax = axes[0]
+    for flow in result.summary["flows"][:max_flows]:
+        i = flow["flow"]
+        ax.plot(t, s[f"cwnd_pkts.{i}"], lw=0.8, label=f"{i}: {flow['variant']} {flow['rtt_s'] * 1e3:.0f} ms")
+    ax.set_ylabel("cwnd (packets)")
+    ax.legend(fontsize=7, ncol=2, loc="upper left")
+    for link in summ["links"]:
+        axes[1].plot(t, s[f"queue_pkts.{link['name']}"], lw=0.8, label=link["name"])
+        axes[2].plot(t, s[f"utilization.{link['name']}"], lw=0.8, label=link["name"])
+    axes[1].set_ylabel("queue (packets)")
+    axes[2].set_ylabel("utilization")
+    axes[2].set_ylim(0, 1.05)
+    axes[2].set_xlabel("time (s)")
+    if len(summ["links"]) > 1:
+        axes[1].legend(fontsize=7)
+    start = summ["measured_from_s"]
+    for a in axes:
+        a.axvline(start, color="grey", ls=":", lw=0.8)
+        a.grid(alpha=0.3)
+    sync = summ["sync_rate_mean"]
+    sync_text = "n/a" if sync is None else f"{sync:.2f}"
+    fig.suptitle(
+        f"{summ['scenario']}: utilization {summ['utilization']:.3f}, Jain {summ['jain']:.3f}, "
+        f"loss {summ['loss_rate']:.2e}, {summ['congestion_events']} events, sync rate {sync_text}",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,119 @@
+"""Scenarios in Python: load TOML files, build them as dicts, override fields by dotted path.
+
+A scenario crosses into the Rust core as JSON text; the core validates it and names the field of
+any error. Field by field documentation: docs/scenario.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import _core
+from .errors import InputFileError, ScenarioError
+
+ScenarioLike = str | Path | Mapping[str, Any]
+
+
+def default_scenario_path() -> Path:
+    """The shipped default: the paper's 10 Gbps, 10-flow HSTCP case."""
+    return Path(str(resources.files("lossync") / "scenarios" / "default.toml"))
+
+
+def load_scenario(path: str | Path) -> dict[str, Any]:
+    """Reads a TOML scenario file into a dict."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise InputFileError(f"{p}: no such scenario file") from None
+    except OSError as e:
+        raise InputFileError(f"{p}: cannot read: {e.strerror}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{p}: {e}") from None
+
+
+def _parse_value(text: str) -> Any:
+    """A command-line value: a TOML value if it reads as one (numbers, booleans, lists, tables,
+    quoted strings), otherwise the bare string (so `--set dumbbell.capacity=10Gbps` works)."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
+    """Sets `doc[a][b][0][c] = value` for `dotted = "a.b.0.c"`, creating tables on the way."""
+    keys = dotted.split(".")
+    node: Any = doc
+    for i, key in enumerate(keys):
+        last = i == len(keys) - 1
+        if isinstance(node, list):
+            try:
+                idx = int(key)
+                node[idx]
+            except (ValueError, IndexError):
+                raise ScenarioError(f"{'.'.join(keys[:i + 1])}: no list element {key!r}") from None
+            if last:
+                node[idx] = value
+            else:
+                node = node[idx]
+        elif isinstance(node, dict):
+            if last:
+                node[key] = value
+            else:
+                node = node.setdefault(key, {})
+        else:
+            raise ScenarioError(f"{'.'.join(keys[:i])}: is a value, not a table")
+
+
+def apply_overrides(doc: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """Applies `path.to.field=value` overrides."""
+    for item in overrides:
+        if "=" not in item:
+            raise ScenarioError(f"--set {item}: expected path.to.field=value")
+        path, text = item.split("=", 1)
+        set_path(doc, path.strip(), _parse_value(text.strip()))
+    return doc
+
+
+def _json_safe(v: Any) -> Any:
+    # JSON has no NaN or infinity: pass them as strings so the core rejects them by field name.
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, dict):
+        return {k: _json_safe(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_json_safe(x) for x in v]
+    return v
+
+
+def to_core(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = ()) -> tuple[str, str]:
+    """Returns (JSON text, base directory for relative file names) for the core."""
+    if isinstance(scenario, (str, Path)):
+        doc = load_scenario(scenario)
+        base = str(Path(scenario).resolve().parent)
+    elif isinstance(scenario, Mapping):
+        doc = json.loads(json.dumps(_json_safe(dict(scenario))))
+        base = str(Path.cwd())
+    else:
+        raise ScenarioError(f"scenario: expected a file name or a dict, got {type(scenario).__name__}")
+    apply_overrides(doc, overrides)
+    return json.dumps(_json_safe(doc)), base
+
+
+def resolve(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
+    """Validates a scenario and returns it resolved: every default filled in, every flow listed."""
+    text, base = to_core(scenario, overrides)
+    return json.loads(_core.resolve(text, "json", base))
+
+
+def variants() -> list[tuple[str, str]]:
+    """The congestion-control variants: (name, description)."""
+    return _core.variants()
