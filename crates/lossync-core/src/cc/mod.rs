@@ -56,6 +56,41 @@ pub trait CongestionControl: Send + Sync + std::fmt::Debug {
     fn on_loss(&mut self, ctx: &CcContext, cwnd: f64, reductions: f64) -> f64;
 }
 
+/// The fraction of the window kept after `reductions` decreases that each keep `gamma`. Whole
+/// reductions multiply (`gamma^k`); a fractional part `f` keeps `1 − (1 − gamma)·f`, the linear
+/// decrease `dW = −b·W·λ·dt` of the fluid model (models.md §1.2 eq. 1), so the continuous-loss
+/// mode has Misra et al.'s fixed points (W* = sqrt(2/p) for Reno) and stays positive.
+pub fn retained(gamma: f64, reductions: f64) -> f64 {
+    if reductions == 1.0 {
+        return gamma;
+    }
+    let whole = reductions.floor();
+    let frac = reductions - whole;
+    gamma.powi(whole as i32) * (1.0 - (1.0 - gamma) * frac)
+}
+
+/// Tells stateful laws (CUBIC, H-TCP, BIC) when a loss is a new congestion event. The packet
+/// engine signals whole events (1 reduction); the fluid engine's continuous mode signals the
+/// expected losses of a step, often a small fraction. The multiplicative decrease applies at once
+/// in both cases, but the per-event state (W_max, epoch, time since congestion) is reset only when
+/// the signalled losses since the last reset add up to one event.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EventCounter {
+    pending: f64,
+}
+
+impl EventCounter {
+    pub fn new_event(&mut self, reductions: f64) -> bool {
+        self.pending += reductions;
+        if self.pending >= 1.0 - 1e-9 {
+            self.pending = 0.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
 /// A registry entry: the name scenarios use, a one-line description, and a constructor that
 /// reads the variant's parameters.
 pub struct Variant {
@@ -200,6 +235,15 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retained_is_multiplicative_for_whole_and_linear_for_fractional_reductions() {
+        assert_eq!(retained(0.5, 1.0), 0.5);
+        assert_eq!(retained(0.5, 2.0), 0.25);
+        // Misra's dW = −W/2·λ·dt with λ·dt = 0.1 keeps 0.95 of the window.
+        assert!((retained(0.5, 0.1) - 0.95).abs() < 1e-15);
+        assert!((retained(0.5, 2.5) - 0.25 * 0.75).abs() < 1e-15);
+    }
 
     #[test]
     fn names_resolve_loosely_and_unknowns_are_named() {

@@ -28,7 +28,7 @@ impl CongestionControl for Reno {
     }
 
     fn on_loss(&mut self, _ctx: &CcContext, cwnd: f64, reductions: f64) -> f64 {
-        cwnd * (1.0 - self.b).powf(reductions)
+        cwnd * super::retained(1.0 - self.b, reductions)
     }
 }
 

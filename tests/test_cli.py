@@ -1,0 +1,117 @@
+"""The command line as a user meets it: runs, outputs, and clear errors for bad input."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+BASE = """
+[dumbbell]
+capacity = "100Mbps"
+buffer = { bdp_fraction = 0.1 }
+[[flows]]
+count = 2
+cc = "reno"
+rtt = "100ms"
+[run]
+duration = "20s"
+"""
+
+
+def lossync(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "lossync.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+def test_run_prints_a_summary_and_writes_outputs(tmp_path, examples):
+    out = tmp_path / "out"
+    r = lossync("run", str(examples / "dumbbell-reno.toml"), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "utilization" in r.stdout and "Jain" in r.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["figure.png", "series.parquet", "summary.json"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["provenance"]["scenario"]["links"][0]["capacity_bps"] == 100e6
+    assert summary["provenance"]["lossync_version"]
+    series = pd.read_parquet(out / "series.parquet")
+    assert {"time_s", "queue_pkts.bottleneck", "cwnd_pkts.0", "rate_pps.0"} <= set(series.columns)
+    assert (out / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_default_run_writes_its_figure(tmp_path):
+    # The README's main job: `lossync run` with no file, shortened here with --set.
+    r = lossync("run", "--set", "run.duration=300", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "paper-10g-hstcp" in r.stdout
+    assert (tmp_path / "lossync-default" / "figure.png").exists()
+
+
+def test_json_and_overrides(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(BASE)
+    r = lossync("run", str(f), "--json", "--set", "dumbbell.capacity=1Gbps", "--set", "flows.0.count=3")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert s["links"][0]["capacity_bps"] == 1e9
+    assert len(s["flows"]) == 3
+
+
+BAD = [
+    ('capacity = "100Mbps"', 'capacity = "-10Gbps"', "dumbbell.capacity: must be a positive number"),
+    ('capacity = "100Mbps"', "capacity = 0", "dumbbell.capacity: must be a positive number"),
+    ('capacity = "100Mbps"', "capacity = nan", "dumbbell.capacity"),
+    ('cc = "reno"', 'cc = "vegas"', 'flows[0].cc.variant: unknown variant "vegas"'),
+    ('cc = "reno"', 'cc = { variant = "cubic", beta = 1.5 }', "flows[0].cc.beta: 1.5 is out of range"),
+    ('rtt = "100ms"', 'rtt = "100ms"\ncolour = "red"', "flows[0]: unknown field `colour`"),
+    ("[run]", '[loss]\nmodel = "sync"\nsync = { kind = "fixed", m = 3 }\n[run]', "loss.sync.m: must be in 1..=2"),
+    ("[run]", '[loss]\nmodel = "sync"\nsync = { kind = "normal", x = 1.5 }\n[run]', "loss.sync.x: must be in (0, 1]"),
+    ("[run]", '[loss]\nmodel = "sync"\nsync = { kind = "normal", x = 0 }\n[run]', "loss.sync.x: must be in (0, 1]"),
+    ("[run]", '[loss]\nmodel = "sync"\nsync = { kind = "empirical", file = "missing.csv" }\n[run]', "missing.csv"),
+    ("buffer = { bdp_fraction = 0.1 }", "buffer = { packets = 0.5 }", "dumbbell.buffer: 0.500 packets is less than one packet"),
+    ('duration = "20s"', 'duration = "0s"', "run.duration: must be a positive number"),
+    ("count = 2", "count = -1", "flows[0].count: must be in 1..=100000"),
+    ('rtt = "100ms"', 'rtt = "fast"', "flows[0].rtt"),
+    ('[loss]', '[loss]', ""),  # placeholder replaced below
+]
+BAD = [b for b in BAD if b[2]]
+
+
+@pytest.mark.parametrize("old,new,message", BAD, ids=[b[2].split(":")[0] + f"-{i}" for i, b in enumerate(BAD)])
+def test_bad_scenarios_fail_with_one_line_naming_the_field(tmp_path, old, new, message):
+    assert old in BASE
+    f = tmp_path / "bad.toml"
+    f.write_text(BASE.replace(old, new, 1))
+    out = tmp_path / "out"
+    r = lossync("run", str(f), "--out", str(out))
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "Traceback" not in r.stderr and "panicked" not in r.stderr
+    assert message in lines[0], lines[0]
+    assert not out.exists(), "nothing may be written for a bad scenario"
+
+
+def test_empty_flow_list(tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text('flows = []\n[dumbbell]\ncapacity = "1Gbps"\nbuffer = { packets = 100 }\n')
+    r = lossync("run", str(f))
+    assert r.returncode == 2 and r.stderr.strip() == "lossync: error: flows: no flows: give at least one [[flows]] group"
+
+
+def test_missing_file_and_syntax_error(tmp_path):
+    r = lossync("run", str(tmp_path / "nope.toml"))
+    assert r.returncode == 2 and "nope.toml" in r.stderr and "Traceback" not in r.stderr
+    f = tmp_path / "broken.toml"
+    f.write_text("[dumbbell\ncapacity = 1\n")
+    r = lossync("run", str(f))
+    assert r.returncode == 2 and "broken.toml" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_bad_override_is_named(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(BASE)
+    r = lossync("run", str(f), "--set", "dumbbell.capacity=-5")
+    assert r.returncode == 2 and "dumbbell.capacity" in r.stderr
