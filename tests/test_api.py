@@ -47,7 +47,7 @@ def test_resolve_fills_defaults():
 def test_write_is_complete_and_leaves_no_temporary_files(tmp_path):
     r = lossync.run(scenario())
     r.write(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["figure.png", "series.parquet", "summary.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["events.csv", "figure.png", "series.parquet", "summary.json"]
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert doc["provenance"]["seed"] == 1
 

@@ -32,7 +32,7 @@ def test_run_prints_a_summary_and_writes_outputs(tmp_path, examples):
     r = lossync("run", str(examples / "dumbbell-reno.toml"), "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert "utilization" in r.stdout and "Jain" in r.stdout
-    assert sorted(p.name for p in out.iterdir()) == ["figure.png", "series.parquet", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["events.csv", "figure.png", "series.parquet", "summary.json"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["provenance"]["scenario"]["links"][0]["capacity_bps"] == 100e6
     assert summary["provenance"]["lossync_version"]

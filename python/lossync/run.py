@@ -19,6 +19,7 @@ from .scenario import ScenarioLike, to_core
 #: Simulated-time chunks per run: the GIL is released within a chunk, Ctrl-C and the progress bar
 #: are served between chunks.
 CHUNKS = 200
+EVENT_COLUMNS = ["link", "start_s", "candidates", "signalled", "lost"]
 
 
 @dataclass
@@ -28,11 +29,15 @@ class Result:
     summary: the headline metrics and per-link / per-flow tables, as a dict (see docs/metrics.md).
     series: time series, one row per recording instant: `time_s`, `queue_pkts.<link>`,
         `utilization.<link>`, `cwnd_pkts.<flow>`, `rate_pps.<flow>`.
+    events: one row per congestion event in the measurement window: `link`, `start_s`,
+        `candidates` (flows that could lose), `signalled` (flows the synchronization module
+        signalled: m_k plus any spill; 0 in proportional mode), `lost` (flows that lost packets).
     scenario: the resolved scenario (every default filled in).
     """
 
     summary: dict[str, Any]
     series: pd.DataFrame
+    events: pd.DataFrame
     scenario: dict[str, Any] = field(repr=False)
 
     @property
@@ -53,8 +58,8 @@ class Result:
         }
 
     def write(self, out_dir: str | Path, figure: bool = True) -> list[Path]:
-        """Writes summary.json (with the resolved scenario for provenance), series.parquet and
-        figure.png into `out_dir`. Each file is written under a temporary name and renamed when
+        """Writes summary.json (with the resolved scenario for provenance), series.parquet,
+        events.csv and figure.png into `out_dir`. Each file is written under a temporary name and renamed when
         complete, so an interrupted write leaves no partial file."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -62,6 +67,7 @@ class Result:
         doc = dict(self.summary, provenance=self.provenance())
         written.append(_atomic(out / "summary.json", lambda p: p.write_text(json.dumps(doc, indent=2) + "\n")))
         written.append(_atomic(out / "series.parquet", lambda p: self.series.to_parquet(p, index=False)))
+        written.append(_atomic(out / "events.csv", lambda p: self.events.to_csv(p, index=False)))
         if figure:
             from .plot import figure as make_figure
 
@@ -110,6 +116,7 @@ def run(
     finally:
         if bar is not None:
             bar.close()
-    summary_json, columns = sim.finish()
+    summary_json, columns, events_json = sim.finish()
     series = pd.DataFrame({name: np.frombuffer(data, dtype="<f8") for name, data in columns})
-    return Result(json.loads(summary_json), series, json.loads(sim.resolved))
+    events = pd.DataFrame(json.loads(events_json), columns=EVENT_COLUMNS)
+    return Result(json.loads(summary_json), series, events, json.loads(sim.resolved))

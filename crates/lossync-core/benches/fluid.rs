@@ -1,1 +1,45 @@
-fn main() {}
+//! The fluid engine on the paper's 10 Gbps case (10 flows, RTT 80..260 ms, buffer 10% of BDP,
+//! sync X = 0.6), 300 simulated seconds per iteration, one variant per benchmark.
+//! `cargo bench -p lossync-core`; compare runs with `-- --save-baseline NAME` / `--baseline NAME`.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use lossync_core::{scenario, FluidEngine};
+use std::path::Path;
+
+fn paper_case(variant: &str) -> scenario::Scenario {
+    let text = format!(
+        r#"
+[dumbbell]
+capacity = "10Gbps"
+buffer = {{ bdp_fraction = 0.1, reference_rtt = "170ms" }}
+[[flows]]
+count = 10
+cc = "{variant}"
+rtt = "80ms..260ms"
+[loss]
+model = "sync"
+sync = {{ kind = "normal", x = 0.6 }}
+[run]
+duration = "300s"
+record_interval = "1s"
+"#
+    );
+    scenario::from_toml(&text, Path::new(".")).unwrap()
+}
+
+fn fluid(c: &mut Criterion) {
+    let mut g = c.benchmark_group("fluid_10g_10flows_300s");
+    g.sample_size(10);
+    for variant in ["reno", "highspeed", "scalable", "cubic", "htcp", "bic"] {
+        let sc = paper_case(variant);
+        let updates = (sc.run.duration_s / sc.run.step_s).round() as u64 * sc.flows.len() as u64;
+        g.throughput(Throughput::Elements(updates));
+        g.bench_function(variant, |b| {
+            b.iter(|| FluidEngine::new(&sc).unwrap().run().summary.utilization)
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, fluid);
+criterion_main!(benches);

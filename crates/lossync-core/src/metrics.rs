@@ -96,10 +96,24 @@ impl Series {
     }
 }
 
+/// One congestion event (models.md §5.3): when it began, how many flows could lose, how many the
+/// synchronization module signalled (m_k plus any spill; 0 in `proportional` mode), and how many
+/// lost packets.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EventRecord {
+    pub link: usize,
+    pub start_s: f64,
+    pub candidates: u32,
+    pub signalled: u32,
+    pub lost: u32,
+}
+
 #[derive(Debug, Clone)]
 pub struct RunResult {
     pub summary: Summary,
     pub series: Series,
+    /// Congestion events in the measurement window, in order of their end (at most a million).
+    pub events: Vec<EventRecord>,
 }
 
 #[cfg(test)]

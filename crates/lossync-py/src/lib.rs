@@ -121,18 +121,24 @@ impl Simulation {
         Ok(())
     }
 
-    /// Ends the run: returns (summary JSON, [(column name, little-endian f64 bytes)]).
+    /// Ends the run: returns (summary JSON, [(column name, little-endian f64 bytes)], events JSON).
+    #[allow(clippy::type_complexity)]
     fn finish<'py>(
         &mut self,
         py: Python<'py>,
-    ) -> PyResult<(String, Vec<(String, Bound<'py, PyBytes>)>)> {
+    ) -> PyResult<(String, Vec<(String, Bound<'py, PyBytes>)>, String)> {
         let engine = self
             .engine
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("this simulation has finished"))?;
-        let RunResult { summary, series } = py.detach(|| engine.finish());
-        let json =
-            serde_json::to_string(&summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let RunResult {
+            summary,
+            series,
+            events,
+        } = py.detach(|| engine.finish());
+        let to_json = |e: serde_json::Error| PyRuntimeError::new_err(e.to_string());
+        let json = serde_json::to_string(&summary).map_err(to_json)?;
+        let events = serde_json::to_string(&events).map_err(to_json)?;
         let mut cols = Vec::with_capacity(series.columns.len());
         let mut buf = Vec::new();
         for (name, values) in series.columns {
@@ -142,7 +148,7 @@ impl Simulation {
             }
             cols.push((name, PyBytes::new(py, &buf)));
         }
-        Ok((json, cols))
+        Ok((json, cols, events))
     }
 }
 

@@ -78,6 +78,10 @@ pub struct HighSpeed {
     /// `p(w) = p_coef·w^(−p_exp)`.
     p_coef: f64,
     p_exp: f64,
+    /// a(w) computed at a nearby window: reused while cwnd stays within ±1e-4 of that window,
+    /// where a(w) ∝ w^0.8·b/(2−b) moves by under 1e-4 relative. Windows change by ~1e-5 per fluid
+    /// step, so this saves the ln and exp on most steps.
+    cache: (f64, f64, f64),
 }
 
 /// The RFC 3649 §5 response-function line inverted: `p(w) = Low_P·(w/Low_Window)^(−e)`, returned
@@ -100,6 +104,7 @@ impl HighSpeed {
             b1,
             p_coef: P_COEF * (g / g0),
             p_exp: P_EXP + (e - e0),
+            cache: (f64::INFINITY, f64::NEG_INFINITY, 0.0),
         }
     }
 
@@ -135,7 +140,12 @@ impl Default for HighSpeed {
 
 impl CongestionControl for HighSpeed {
     fn on_ack(&mut self, _ctx: &CcContext, cwnd: f64, acked: f64) -> f64 {
-        cwnd + self.a(cwnd) * acked / cwnd
+        let (lo, hi, mut a) = self.cache;
+        if !(lo..=hi).contains(&cwnd) {
+            a = self.a(cwnd);
+            self.cache = (cwnd * (1.0 - 1e-4), cwnd * (1.0 + 1e-4), a);
+        }
+        cwnd + a * acked / cwnd
     }
 
     fn on_loss(&mut self, _ctx: &CcContext, cwnd: f64, reductions: f64) -> f64 {

@@ -1,7 +1,7 @@
 //! The fluid engine: a time-stepped integration of the window, RTT and queue equations of
 //! Misra, Gong, Towsley (2000) over any path of links as in Liu et al. (2003), with the
-//! loss-synchronization module of Kumar, Xue, Park (2014). Equations: docs/models.md §1–2 (shared)
-//! and docs/fluid.md (what this engine does exactly, and where it simplifies).
+//! loss-synchronization module of Kumar, Xue, Park (2014). Equations: models.md §1–2 (shared
+//! docs); what this engine does exactly, and where it simplifies: docs/fluid.md.
 //!
 //! One step of length Δ:
 //! 1. every sender's RTT `R = d + Σ_path q_l/C_l` and rate `x = W/R`;
@@ -18,17 +18,41 @@ pub mod sync;
 
 use crate::cc::{self, CcContext, CongestionControl};
 use crate::error::Result;
-use crate::metrics::{self, FlowSummary, LinkSummary, RunResult, Series, Summary};
+use crate::metrics::{self, EventRecord, FlowSummary, LinkSummary, RunResult, Series, Summary};
 use crate::queue::{self, Discipline};
 use crate::rng::Rng;
 use crate::scenario::{LossModel, Scenario};
 use sync::SyncModule;
 
-/// A flow's place on a link: which flow, and which hop of its path this link is.
+/// At most this many congestion events are logged one by one (all are counted).
+const EVENT_LOG_LIMIT: usize = 1_000_000;
+
+/// A flow's place on a link.
 #[derive(Debug, Clone, Copy)]
 struct Member {
     flow: usize,
+    /// Which hop of the flow's path this link is.
     hop: usize,
+    /// This link is the last of the path: its departures are deliveries.
+    last: bool,
+}
+
+/// Running totals of a link since t = 0; statistics are differences of two snapshots.
+#[derive(Debug, Clone, Copy, Default)]
+struct LinkAcc {
+    arrived: f64,
+    departed: f64,
+    dropped: f64,
+    q_integral: f64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct FlowAcc {
+    sent: f64,
+    delivered: f64,
+    dropped: f64,
+    cwnd_integral: f64,
+    reductions: f64,
 }
 
 #[derive(Debug)]
@@ -39,59 +63,60 @@ struct FlowState {
     rtt_s: f64,
     x: f64,
     started: bool,
-    /// Offset of this flow's entries in `hop_in`.
+    start_s: f64,
+    base_rtt_s: f64,
+    rwnd: f64,
+    /// This flow's hops are `hop_off..hop_off + hops` in `hop_in` and `path_links`.
     hop_off: usize,
-    // Measurement-window accumulators.
-    sent: f64,
-    delivered: f64,
-    dropped: f64,
-    cwnd_integral: f64,
-    reductions: f64,
+    hops: usize,
+    acc: FlowAcc,
 }
 
 #[derive(Debug)]
 struct LinkState {
+    index: usize,
     capacity_pps: f64,
     buffer_pkts: f64,
     loss_rate: f64,
     discipline: Box<dyn Discipline>,
     members: Vec<Member>,
     q: f64,
-    /// Per member: backlog in the queue (the queue is a fluid mixture: departures are shared in
-    /// proportion to the backlog).
+    /// Per member: its backlog (the queue is a fluid mixture: departures are shared in proportion
+    /// to the backlog).
     q_member: Vec<f64>,
     // Per-member scratch for one step.
-    admitted: Vec<f64>,
     rate: Vec<f64>,
-    window: Vec<f64>,
-    active: Vec<bool>,
-    over: Vec<f64>,
-    // Congestion event state.
-    event_active: bool,
-    event_start: f64,
-    event_measured: bool,
-    /// A fixed hold-off from the scenario; `None`: the largest current RTT among the flows
-    /// signalled at the event (every one of them has reacted before the next event can start).
-    holdoff_fixed: Option<f64>,
-    holdoff_s: f64,
-    event_order: Vec<usize>,
-    event_selected: Vec<bool>,
-    event_lost: Vec<bool>,
-    event_candidates: usize,
+    admitted: Vec<f64>,
+    /// Drops of this step (early + overflow), and the overflow part alone.
+    dropped: Vec<f64>,
+    overflowed: Vec<f64>,
+    // Congestion event under way.
+    event: EventState,
     sync: Option<SyncModule>,
-    // Accumulators: whole run (conservation) and measurement window.
-    total_in: f64,
-    total_out: f64,
-    total_drop: f64,
-    meas_in: f64,
-    meas_out: f64,
-    meas_drop: f64,
-    meas_q_integral: f64,
-    meas_q_max: f64,
+    acc: LinkAcc,
+    q_max: f64,
     events: u64,
     sync_sum: f64,
     sync_hist: Vec<u64>,
-    interval_out: f64,
+    interval_departed: f64,
+}
+
+#[derive(Debug)]
+struct EventState {
+    active: bool,
+    start_s: f64,
+    measured: bool,
+    /// A fixed hold-off from the scenario; `None`: the largest current RTT among the flows
+    /// signalled at the event, so every one of them has reacted before the next event starts.
+    holdoff_fixed: Option<f64>,
+    holdoff_s: f64,
+    candidates: usize,
+    /// Priority order of this event's candidates (S_k is a prefix).
+    order: Vec<usize>,
+    window: Vec<f64>,
+    active_member: Vec<bool>,
+    selected: Vec<bool>,
+    lost: Vec<bool>,
 }
 
 /// A fluid run in progress. Build with [`FluidEngine::new`], drive with [`FluidEngine::advance`]
@@ -104,11 +129,18 @@ pub struct FluidEngine {
     flows: Vec<FlowState>,
     links: Vec<LinkState>,
     hop_in: Vec<f64>,
+    path_links: Vec<usize>,
     ring: Vec<f64>,
     ring_len: usize,
     reductions_per_event: f64,
+    /// Past the warm-up (events are counted from here on).
+    warm: bool,
+    /// Statistics have started (at the warm-up, or at the first congestion event after it).
     measuring: bool,
     measured_from_s: f64,
+    start_links: Vec<LinkAcc>,
+    start_flows: Vec<FlowAcc>,
+    event_log: Vec<EventRecord>,
     next_record_step: u64,
     record_every: u64,
     last_record_s: f64,
@@ -122,9 +154,9 @@ impl FluidEngine {
         let dt = sc.run.step_s;
         let total_steps = (sc.run.duration_s / dt).round() as u64;
         let mut flows = Vec::with_capacity(sc.flows.len());
-        let mut hop_off = 0;
+        let mut path_links = Vec::new();
         let mut max_rtt: f64 = 0.0;
-        for (i, f) in sc.flows.iter().enumerate() {
+        for f in &sc.flows {
             let law = cc::build(&f.variant, &f.params, &format!("flows[{}].cc", f.group))?;
             let queueing: f64 = f
                 .path
@@ -139,15 +171,14 @@ impl FluidEngine {
                 rtt_s: f.rtt_s,
                 x: 0.0,
                 started: false,
-                hop_off,
-                sent: 0.0,
-                delivered: 0.0,
-                dropped: 0.0,
-                cwnd_integral: 0.0,
-                reductions: 0.0,
+                start_s: f.start_s,
+                base_rtt_s: f.rtt_s,
+                rwnd: f.rwnd_pkts,
+                hop_off: path_links.len(),
+                hops: f.path.len(),
+                acc: FlowAcc::default(),
             });
-            hop_off += f.path.len();
-            let _ = i;
+            path_links.extend_from_slice(&f.path);
         }
         let (sync_spec, reductions_per_event, holdoff) = match &sc.loss {
             LossModel::Proportional => (None, 1.0, None),
@@ -156,11 +187,7 @@ impl FluidEngine {
                 policy,
                 reductions_per_event,
                 holdoff_s,
-            } => (
-                Some((sync.clone(), *policy)),
-                *reductions_per_event,
-                *holdoff_s,
-            ),
+            } => (Some((sync, *policy)), *reductions_per_event, *holdoff_s),
         };
         let mut links = Vec::with_capacity(sc.links.len());
         for (li, l) in sc.links.iter().enumerate() {
@@ -168,19 +195,19 @@ impl FluidEngine {
                 .flows
                 .iter()
                 .enumerate()
-                .filter_map(|(fi, f)| {
-                    f.path
-                        .iter()
-                        .position(|&p| p == li)
-                        .map(|hop| Member { flow: fi, hop })
+                .filter_map(|(flow, f)| {
+                    let hop = f.path.iter().position(|&p| p == li)?;
+                    let last = hop + 1 == f.path.len();
+                    Some(Member { flow, hop, last })
                 })
                 .collect();
             let n = members.len();
             // Stream 2000 + link: each link's module draws from its own stream.
-            let sync = sync_spec.as_ref().map(|(s, p)| {
-                SyncModule::new(s.clone(), *p, n, Rng::new(sc.run.seed, 2000 + li as u64))
+            let sync = sync_spec.map(|(s, p)| {
+                SyncModule::new(s.clone(), p, n, Rng::new(sc.run.seed, 2000 + li as u64))
             });
             links.push(LinkState {
+                index: li,
                 capacity_pps: l.capacity_pps,
                 buffer_pkts: l.buffer_pkts,
                 loss_rate: l.loss_rate,
@@ -188,51 +215,52 @@ impl FluidEngine {
                 members,
                 q: 0.0,
                 q_member: vec![0.0; n],
-                admitted: vec![0.0; n],
                 rate: vec![0.0; n],
-                window: vec![0.0; n],
-                active: vec![false; n],
-                over: vec![0.0; n],
-                event_active: false,
-                event_start: 0.0,
-                event_measured: false,
-                holdoff_fixed: holdoff,
-                holdoff_s: 0.0,
-                event_order: Vec::with_capacity(n),
-                event_selected: vec![false; n],
-                event_lost: vec![false; n],
-                event_candidates: 0,
+                admitted: vec![0.0; n],
+                dropped: vec![0.0; n],
+                overflowed: vec![0.0; n],
+                event: EventState {
+                    active: false,
+                    start_s: 0.0,
+                    measured: false,
+                    holdoff_fixed: holdoff,
+                    holdoff_s: 0.0,
+                    candidates: 0,
+                    order: Vec::with_capacity(n),
+                    window: vec![0.0; n],
+                    active_member: vec![false; n],
+                    selected: vec![false; n],
+                    lost: vec![false; n],
+                },
                 sync,
-                total_in: 0.0,
-                total_out: 0.0,
-                total_drop: 0.0,
-                meas_in: 0.0,
-                meas_out: 0.0,
-                meas_drop: 0.0,
-                meas_q_integral: 0.0,
-                meas_q_max: 0.0,
+                acc: LinkAcc::default(),
+                q_max: 0.0,
                 events: 0,
                 sync_sum: 0.0,
                 sync_hist: vec![0; n + 1],
-                interval_out: 0.0,
+                interval_departed: 0.0,
             });
         }
-        // The loss signal of a drop now reaches its sender one RTT later (at most max_rtt).
+        // A drop now reaches its sender one RTT later, at most `max_rtt`.
         let ring_len = (max_rtt / dt).ceil() as usize + 3;
         let record_every = ((sc.run.record_interval_s / dt).round() as u64).max(1);
         let n_records = (total_steps / record_every + 1) as usize;
         let n_cols = 1 + 2 * sc.links.len() + 2 * sc.flows.len();
-        let measuring = sc.run.warmup_s <= 0.0 && !sc.run.from_first_congestion;
         Ok(FluidEngine {
             dt,
             step_index: 0,
             total_steps,
-            hop_in: vec![0.0; hop_off],
+            hop_in: vec![0.0; path_links.len()],
+            path_links,
             ring: vec![0.0; ring_len * sc.flows.len()],
             ring_len,
             reductions_per_event,
-            measuring,
-            measured_from_s: if measuring { 0.0 } else { f64::NAN },
+            warm: false,
+            measuring: false,
+            measured_from_s: 0.0,
+            start_links: vec![LinkAcc::default(); links.len()],
+            start_flows: vec![FlowAcc::default(); flows.len()],
+            event_log: Vec::new(),
             next_record_step: 0,
             record_every,
             last_record_s: 0.0,
@@ -274,37 +302,50 @@ impl FluidEngine {
         self.finish()
     }
 
+    /// Starts the statistics now: later results are differences from these totals.
+    fn start_measuring(&mut self, t: f64) {
+        self.measuring = true;
+        self.measured_from_s = t;
+        for (s, l) in self.start_links.iter_mut().zip(&mut self.links) {
+            *s = l.acc;
+            l.q_max = l.q;
+        }
+        for (s, f) in self.start_flows.iter_mut().zip(&self.flows) {
+            *s = f.acc;
+        }
+    }
+
     fn step(&mut self) {
         let dt = self.dt;
         let t = self.step_index as f64 * dt;
         let n = self.step_index as usize;
-        let sc = &self.scenario;
-        let (flows, links, hop_in, ring) = (
+        if !self.warm && t + 0.5 * dt >= self.scenario.run.warmup_s {
+            self.warm = true;
+            self.start_measuring(t);
+            self.measuring = !self.scenario.run.from_first_congestion;
+        }
+        let warm = self.warm;
+        let ring_len = self.ring_len;
+        let slot_now = n % ring_len;
+        let reductions_per_event = self.reductions_per_event;
+        let (flows, links, hop_in, ring, path_links) = (
             &mut self.flows,
             &mut self.links,
             &mut self.hop_in,
             &mut self.ring,
+            &self.path_links,
         );
-        let ring_len = self.ring_len;
-
-        // Statistics start after the warm-up, or at the first congestion event after it.
-        let mut measuring = self.measuring;
-        let was_measuring = measuring;
-        if !measuring && t >= sc.run.warmup_s && !sc.run.from_first_congestion {
-            measuring = true;
-        }
-        let start_on_event = !measuring && t >= sc.run.warmup_s;
 
         // 1. Senders: RTT and rate.
-        for (f, spec) in flows.iter_mut().zip(&sc.flows) {
+        for f in flows.iter_mut() {
             if !f.started {
-                if t + 0.5 * dt < spec.start_s {
+                if t + 0.5 * dt < f.start_s {
                     continue;
                 }
                 f.started = true;
             }
-            let mut rtt = spec.rtt_s;
-            for &l in &spec.path {
+            let mut rtt = f.base_rtt_s;
+            for &l in &path_links[f.hop_off..f.hop_off + f.hops] {
                 rtt += links[l].q / links[l].capacity_pps;
             }
             f.rtt_s = rtt;
@@ -312,9 +353,10 @@ impl FluidEngine {
         }
 
         // 2. Links.
+        let mut congestion_began = false;
         for link in links.iter_mut() {
             let c = link.capacity_pps;
-            let mut a_sum = 0.0;
+            let mut arriving_sum = 0.0;
             for (k, m) in link.members.iter().enumerate() {
                 let f = &flows[m.flow];
                 let rate = if m.hop == 0 {
@@ -323,176 +365,98 @@ impl FluidEngine {
                     hop_in[f.hop_off + m.hop]
                 };
                 link.rate[k] = rate;
-                a_sum += rate;
+                arriving_sum += rate;
             }
             let p_disc = link.discipline.early_drop_probability(link.q, dt, c);
             let p_early = 1.0 - (1.0 - link.loss_rate) * (1.0 - p_disc);
-            let mut adm_sum = 0.0;
+            let mut admitted_sum = 0.0;
             let mut early_sum = 0.0;
             for k in 0..link.members.len() {
                 let arriving = link.rate[k] * dt;
                 let early = arriving * p_early;
                 link.admitted[k] = arriving - early;
-                adm_sum += arriving - early;
+                link.dropped[k] = early;
+                link.overflowed[k] = 0.0;
+                admitted_sum += arriving - early;
                 early_sum += early;
-                link.over[k] = early; // drops of this member this step (overflow added below)
             }
-            let avail = link.q + adm_sum;
+            let avail = link.q + admitted_sum;
             let out = avail.min(c * dt);
             let overflow = (avail - out - link.buffer_pkts).max(0.0);
 
-            // Congestion events: an overflow episode, held at least `holdoff_s` (models.md §2.3).
-            if link.event_active && t >= link.event_start + link.holdoff_s {
-                close_event(link);
+            // Congestion events: an overflow episode, held at least the hold-off (docs/fluid.md).
+            if link.event.active && t >= link.event.start_s + link.event.holdoff_s {
+                close_event(link, &mut self.event_log);
             }
-            if overflow > 0.0 && !link.event_active {
-                if start_on_event {
-                    measuring = true;
-                }
-                link.event_start = t;
-                open_event(link, flows, measuring);
-                // Default hold-off: the slowest signalled flow's RTT, plus two steps for the
-                // rounding of the feedback delay to whole steps.
-                let mut slowest = 0.0f64;
-                if let Some(s) = link.sync.as_mut() {
-                    // The module picks m_k and S_k now, and each selected flow is signalled once,
-                    // one RTT later (eqs. 5–6, §2.3).
-                    let m_k = s.draw_m(link.event_candidates);
-                    let order = s.prioritize(&link.rate, &link.window, &link.active);
-                    link.event_order.clear();
-                    link.event_order.extend_from_slice(order);
-                    for &k in link.event_order.iter().take(m_k) {
-                        link.event_selected[k] = true;
-                        let fi = link.members[k].flow;
-                        slowest = slowest.max(flows[fi].rtt_s);
-                        signal(
-                            ring,
-                            ring_len,
-                            n,
-                            dt,
-                            &flows[fi],
-                            fi,
-                            self.reductions_per_event,
-                        );
-                    }
-                    if let Some(&last) = link.event_order.get(m_k.saturating_sub(1)) {
-                        s.advance_round_robin(last);
-                    }
-                } else {
-                    for (k, m) in link.members.iter().enumerate() {
-                        if link.active[k] {
-                            slowest = slowest.max(flows[m.flow].rtt_s);
-                        }
-                    }
-                }
-                link.holdoff_s = link.holdoff_fixed.unwrap_or(slowest + 2.0 * dt);
+            if overflow > 0.0 && !link.event.active {
+                congestion_began |= warm && !self.measuring;
+                open_event(
+                    link,
+                    flows,
+                    ring,
+                    ring_len,
+                    n,
+                    dt,
+                    t,
+                    warm,
+                    reductions_per_event,
+                );
             }
-
-            // Assign the overflow to flows (eq. 7): among S_k by rate in `sync` mode, spilling to
-            // the next flows in priority order if S_k cannot absorb it; among all flows by rate
-            // in `proportional` mode.
             if overflow > 0.0 {
-                if link.sync.is_some() {
-                    let mut rest = overflow;
-                    let sel_adm: f64 = (0..link.members.len())
-                        .filter(|&k| link.event_selected[k])
-                        .map(|k| link.admitted[k])
-                        .sum();
-                    if sel_adm >= rest && sel_adm > 0.0 {
-                        for k in 0..link.members.len() {
-                            if link.event_selected[k] {
-                                link.over[k] += rest * link.admitted[k] / sel_adm;
-                            }
-                        }
-                        rest = 0.0;
-                    } else {
-                        for k in 0..link.members.len() {
-                            if link.event_selected[k] {
-                                link.over[k] += link.admitted[k];
-                                rest -= link.admitted[k];
-                            }
-                        }
-                    }
-                    let mut j = 0;
-                    while rest > 1e-12 * overflow && j < link.event_order.len() {
-                        let k = link.event_order[j];
-                        j += 1;
-                        if link.event_selected[k] || link.admitted[k] <= 0.0 {
-                            continue;
-                        }
-                        let take = rest.min(link.admitted[k]);
-                        link.over[k] += take;
-                        rest -= take;
-                        link.event_selected[k] = true;
-                        signal(
-                            ring,
-                            ring_len,
-                            n,
-                            dt,
-                            &flows[link.members[k].flow],
-                            link.members[k].flow,
-                            self.reductions_per_event,
-                        );
-                    }
-                } else {
-                    for k in 0..link.members.len() {
-                        link.over[k] += overflow * link.admitted[k] / adm_sum;
-                    }
-                }
+                assign_overflow(
+                    link,
+                    flows,
+                    ring,
+                    ring_len,
+                    n,
+                    dt,
+                    overflow,
+                    admitted_sum,
+                    reductions_per_event,
+                );
             }
 
-            // Queue and departures: the backlog is a fluid mixture.
+            // Queue and departures.
             let kept = avail - overflow;
             let share = if kept > 0.0 { out / kept } else { 0.0 };
-            let last_hop_flags = &sc.flows;
             for (k, m) in link.members.iter().enumerate() {
-                let overflow_k = link.over[k] - (link.rate[k] * dt - link.admitted[k]);
-                let content = link.q_member[k] + link.admitted[k] - overflow_k;
+                let content = link.q_member[k] + link.admitted[k] - link.overflowed[k];
                 let dep = content * share;
                 link.q_member[k] = content - dep;
                 let f = &mut flows[m.flow];
-                let path_len = last_hop_flags[m.flow].path.len();
-                if m.hop + 1 < path_len {
+                if m.last {
+                    f.acc.delivered += dep;
+                } else {
                     hop_in[f.hop_off + m.hop + 1] = dep / dt;
-                } else if measuring {
-                    f.delivered += dep;
                 }
-                let drops = link.over[k];
+                if m.hop == 0 {
+                    f.acc.sent += link.rate[k] * dt;
+                }
+                let drops = link.dropped[k];
                 if drops > 0.0 {
-                    if link.event_active {
-                        link.event_lost[k] = true;
+                    if link.event.active {
+                        link.event.lost[k] = true;
                     }
-                    if measuring {
-                        f.dropped += drops;
-                    }
-                    // Continuous loss indications: every early drop, and in `proportional`
-                    // mode every overflow drop, is one loss signal to its sender (models.md §1.2).
+                    f.acc.dropped += drops;
+                    // Continuous loss indications: every early drop, and in `proportional` mode
+                    // every overflow drop, is one loss signal to its sender (models.md §1.2).
                     let signals = if link.sync.is_some() {
-                        drops - overflow_k
+                        drops - link.overflowed[k]
                     } else {
                         drops
                     };
                     if signals > 0.0 {
-                        signal(ring, ring_len, n, dt, f, m.flow, signals);
+                        signal(ring, ring_len, n, dt, f.rtt_s, m.flow, signals);
                     }
-                }
-                if m.hop == 0 && measuring {
-                    f.sent += link.rate[k] * dt;
                 }
             }
             link.q = kept - out;
-            let drop_total = early_sum + overflow;
-            link.total_in += a_sum * dt;
-            link.total_out += out;
-            link.total_drop += drop_total;
-            link.interval_out += out;
-            if measuring {
-                link.meas_in += a_sum * dt;
-                link.meas_out += out;
-                link.meas_drop += drop_total;
-                link.meas_q_integral += link.q * dt;
-                link.meas_q_max = link.meas_q_max.max(link.q);
-            }
+            link.q_max = link.q_max.max(link.q);
+            link.acc.arrived += arriving_sum * dt;
+            link.acc.departed += out;
+            link.acc.dropped += early_sum + overflow;
+            link.acc.q_integral += link.q * dt;
+            link.interval_departed += out;
         }
 
         // 3–4. Senders: apply the reductions that arrive now, then grow.
@@ -500,8 +464,7 @@ impl FluidEngine {
             if !f.started {
                 continue;
             }
-            let spec = &sc.flows[i];
-            let slot = i * ring_len + n % ring_len;
+            let slot = i * ring_len + slot_now;
             let r = ring[slot];
             ring[slot] = 0.0;
             let ctx = CcContext {
@@ -511,9 +474,7 @@ impl FluidEngine {
             if r > 0.0 {
                 f.w = f.cc.on_loss(&ctx, f.w, r).max(1.0);
                 f.ssthresh = f.w;
-                if measuring {
-                    f.reductions += r;
-                }
+                f.acc.reductions += r;
             }
             let acked = f.x * dt;
             f.w = if f.w < f.ssthresh {
@@ -521,86 +482,79 @@ impl FluidEngine {
             } else {
                 f.cc.on_ack(&ctx, f.w, acked)
             };
-            f.w = f.w.clamp(1.0, spec.rwnd_pkts);
-            if measuring {
-                f.cwnd_integral += f.w * dt;
-            }
+            f.w = f.w.clamp(1.0, f.rwnd);
+            f.acc.cwnd_integral += f.w * dt;
         }
-        if measuring && !was_measuring {
-            self.measuring = true;
-            self.measured_from_s = t;
+        if congestion_began {
+            self.start_measuring(t);
         }
-        self.flow_updates += flows.len() as u64;
+        self.flow_updates += self.flows.len() as u64;
         self.step_index += 1;
     }
 
     fn record(&mut self) {
         let t = self.now_s();
         let span = t - self.last_record_s;
-        let mut col = 0;
-        let mut push = |v: f64, series: &mut Vec<Vec<f64>>| {
-            series[col].push(v);
-            col += 1;
-        };
-        push(t, &mut self.series);
+        let mut cols = self.series.iter_mut();
+        let mut push = |v: f64| cols.next().expect("one column per value").push(v);
+        push(t);
         for l in &mut self.links {
-            push(l.q, &mut self.series);
-            let u = if span > 0.0 {
-                l.interval_out / (l.capacity_pps * span)
+            push(l.q);
+            push(if span > 0.0 {
+                l.interval_departed / (l.capacity_pps * span)
             } else {
                 f64::NAN
-            };
-            push(u, &mut self.series);
-            l.interval_out = 0.0;
+            });
+            l.interval_departed = 0.0;
         }
         for f in &self.flows {
-            push(f.w, &mut self.series);
-            push(f.x, &mut self.series);
+            push(f.w);
+            push(f.x);
         }
         self.last_record_s = t;
         self.next_record_step += self.record_every;
     }
 
-    /// Closes the run and computes the summary.
+    /// Closes the run and computes the summary. Without a congestion event after the warm-up,
+    /// `from_first_congestion` falls back to statistics from the warm-up (and the summary says so
+    /// in `measured_from_s` and `congestion_events = 0`).
     pub fn finish(mut self) -> RunResult {
         if self.step_index == self.next_record_step {
             self.record();
         }
         for l in &mut self.links {
-            if l.event_active {
-                close_event(l);
+            if l.event.active {
+                close_event(l, &mut self.event_log);
             }
         }
         let sc = &self.scenario;
         let end = self.now_s();
-        let from = if self.measured_from_s.is_nan() {
-            end
-        } else {
-            self.measured_from_s
-        };
+        let from = self.measured_from_s;
         let span = end - from;
         let per = |v: f64| if span > 0.0 { v / span } else { 0.0 };
 
         let links: Vec<LinkSummary> = self
             .links
             .iter()
+            .zip(&self.start_links)
             .zip(&sc.links)
-            .map(|(l, spec)| {
-                let mean_q = per(l.meas_q_integral);
+            .map(|((l, s), spec)| {
+                let mean_q = per(l.acc.q_integral - s.q_integral);
+                let arrived = l.acc.arrived - s.arrived;
                 LinkSummary {
                     name: spec.name.clone(),
                     capacity_bps: spec.capacity_bps,
                     buffer_pkts: spec.buffer_pkts,
-                    utilization: per(l.meas_out) / l.capacity_pps,
-                    loss_rate: if l.meas_in > 0.0 {
-                        l.meas_drop / l.meas_in
+                    utilization: per(l.acc.departed - s.departed) / l.capacity_pps,
+                    loss_rate: if arrived > 0.0 {
+                        (l.acc.dropped - s.dropped) / arrived
                     } else {
                         0.0
                     },
                     mean_queue_pkts: mean_q,
-                    max_queue_pkts: l.meas_q_max,
+                    max_queue_pkts: l.q_max,
                     mean_queueing_delay_s: mean_q / l.capacity_pps,
-                    max_queueing_delay_s: l.meas_q_max / l.capacity_pps,
+                    max_queueing_delay_s: l.q_max / l.capacity_pps,
                     congestion_events: l.events,
                     sync_rate_mean: if l.events > 0 {
                         l.sync_sum / l.events as f64
@@ -608,9 +562,9 @@ impl FluidEngine {
                         f64::NAN
                     },
                     sync_histogram: l.sync_hist.clone(),
-                    arrivals_pkts: l.total_in,
-                    departures_pkts: l.total_out,
-                    drops_pkts: l.total_drop,
+                    arrivals_pkts: l.acc.arrived,
+                    departures_pkts: l.acc.departed,
+                    drops_pkts: l.acc.dropped,
                     queue_start_pkts: 0.0,
                     queue_end_pkts: l.q,
                 }
@@ -619,10 +573,12 @@ impl FluidEngine {
         let flows: Vec<FlowSummary> = self
             .flows
             .iter()
+            .zip(&self.start_flows)
             .zip(&sc.flows)
             .enumerate()
-            .map(|(i, (f, spec))| {
-                let pps = per(f.delivered);
+            .map(|(i, ((f, s), spec))| {
+                let pps = per(f.acc.delivered - s.delivered);
+                let sent = f.acc.sent - s.sent;
                 FlowSummary {
                     flow: i,
                     group: spec.group_name.clone(),
@@ -630,16 +586,17 @@ impl FluidEngine {
                     rtt_s: spec.rtt_s,
                     throughput_pps: pps,
                     throughput_bps: pps * 8.0 * sc.links[spec.path[0]].packet_size_bytes,
-                    loss_rate: if f.sent > 0.0 {
-                        f.dropped / f.sent
+                    loss_rate: if sent > 0.0 {
+                        (f.acc.dropped - s.dropped) / sent
                     } else {
                         0.0
                     },
-                    mean_cwnd_pkts: per(f.cwnd_integral),
-                    reductions: f.reductions,
+                    mean_cwnd_pkts: per(f.acc.cwnd_integral - s.cwnd_integral),
+                    reductions: f.acc.reductions - s.reductions,
                 }
             })
             .collect();
+        // The headline link: the one with the most drops (the first if none dropped).
         let b = (0..links.len())
             .max_by(|&a, &c| {
                 links[a]
@@ -682,45 +639,157 @@ impl FluidEngine {
         let series = Series {
             columns: names.into_iter().zip(self.series).collect(),
         };
-        RunResult { summary, series }
+        RunResult {
+            summary,
+            series,
+            events: self.event_log,
+        }
     }
 }
 
-/// Schedules `amount` reductions for flow `i`, to arrive one RTT (its current RTT) from step `n`.
-fn signal(
+/// Schedules `amount` reductions for flow `i`, to arrive one RTT (`rtt_s`, its RTT now) after
+/// step `n`.
+fn signal(ring: &mut [f64], ring_len: usize, n: usize, dt: f64, rtt_s: f64, i: usize, amount: f64) {
+    let delay = ((rtt_s / dt).round() as usize).clamp(1, ring_len - 1);
+    ring[i * ring_len + (n + delay) % ring_len] += amount;
+}
+
+/// A congestion event begins on `link` at time `t`. In `sync` mode the module picks m_k and S_k
+/// now, and each selected flow is signalled once, one RTT later (models.md §2.2 eqs. 5–6, §2.3).
+#[allow(clippy::too_many_arguments)]
+fn open_event(
+    link: &mut LinkState,
+    flows: &[FlowState],
     ring: &mut [f64],
     ring_len: usize,
     n: usize,
     dt: f64,
-    f: &FlowState,
-    i: usize,
-    amount: f64,
+    t: f64,
+    measured: bool,
+    reductions: f64,
 ) {
-    let delay = ((f.rtt_s / dt).round() as usize).clamp(1, ring_len - 1);
-    ring[i * ring_len + (n + delay) % ring_len] += amount;
+    let ev = &mut link.event;
+    ev.active = true;
+    ev.start_s = t;
+    ev.measured = measured;
+    ev.candidates = 0;
+    for (k, m) in link.members.iter().enumerate() {
+        ev.active_member[k] = link.rate[k] > 0.0;
+        ev.window[k] = flows[m.flow].w;
+        ev.selected[k] = false;
+        ev.lost[k] = false;
+        ev.candidates += ev.active_member[k] as usize;
+    }
+    // Default hold-off: the slowest signalled flow's RTT, plus two steps for the rounding of the
+    // feedback delay to whole steps.
+    let mut slowest = 0.0f64;
+    match link.sync.as_mut() {
+        Some(s) => {
+            let m_k = s.draw_m(ev.candidates);
+            let order = s.prioritize(&link.rate, &ev.window, &ev.active_member);
+            ev.order.clear();
+            ev.order.extend_from_slice(order);
+            for &k in ev.order.iter().take(m_k) {
+                ev.selected[k] = true;
+                let fi = link.members[k].flow;
+                slowest = slowest.max(flows[fi].rtt_s);
+                signal(ring, ring_len, n, dt, flows[fi].rtt_s, fi, reductions);
+            }
+            if let Some(&last) = ev.order.get(m_k.saturating_sub(1)) {
+                s.advance_round_robin(last);
+            }
+        }
+        None => {
+            for (k, m) in link.members.iter().enumerate() {
+                if ev.active_member[k] {
+                    slowest = slowest.max(flows[m.flow].rtt_s);
+                }
+            }
+        }
+    }
+    ev.holdoff_s = ev.holdoff_fixed.unwrap_or(slowest + 2.0 * dt);
 }
 
-fn open_event(link: &mut LinkState, flows: &[FlowState], measuring: bool) {
-    link.event_active = true;
-    link.event_measured = measuring;
-    link.event_candidates = 0;
-    for (k, m) in link.members.iter().enumerate() {
-        link.active[k] = link.rate[k] > 0.0;
-        link.window[k] = flows[m.flow].w;
-        link.event_selected[k] = false;
-        link.event_lost[k] = false;
-        link.event_candidates += link.active[k] as usize;
+/// Assigns this step's overflow to flows (models.md §2.2 eq. 7): in `sync` mode among S_k in
+/// proportion to their admitted arrivals, spilling to the next flows in priority order (which
+/// then join S_k and are signalled) if S_k cannot absorb it; in `proportional` mode among all
+/// flows in proportion to their admitted arrivals.
+#[allow(clippy::too_many_arguments)]
+fn assign_overflow(
+    link: &mut LinkState,
+    flows: &[FlowState],
+    ring: &mut [f64],
+    ring_len: usize,
+    n: usize,
+    dt: f64,
+    overflow: f64,
+    admitted_sum: f64,
+    reductions: f64,
+) {
+    let members = link.members.len();
+    if link.sync.is_none() {
+        for k in 0..members {
+            link.overflowed[k] = overflow * link.admitted[k] / admitted_sum;
+        }
+    } else {
+        let ev = &mut link.event;
+        let selected_sum: f64 = (0..members)
+            .filter(|&k| ev.selected[k])
+            .map(|k| link.admitted[k])
+            .sum();
+        let mut rest = overflow;
+        if selected_sum >= overflow && selected_sum > 0.0 {
+            for k in (0..members).filter(|&k| ev.selected[k]) {
+                link.overflowed[k] = overflow * link.admitted[k] / selected_sum;
+            }
+            rest = 0.0;
+        } else {
+            for k in (0..members).filter(|&k| ev.selected[k]) {
+                link.overflowed[k] = link.admitted[k];
+                rest -= link.admitted[k];
+            }
+        }
+        for j in 0..ev.order.len() {
+            if rest <= 1e-12 * overflow {
+                break;
+            }
+            let k = ev.order[j];
+            if ev.selected[k] || link.admitted[k] <= 0.0 {
+                continue;
+            }
+            let take = rest.min(link.admitted[k]);
+            link.overflowed[k] = take;
+            rest -= take;
+            ev.selected[k] = true;
+            let fi = link.members[k].flow;
+            signal(ring, ring_len, n, dt, flows[fi].rtt_s, fi, reductions);
+        }
+    }
+    for k in 0..members {
+        link.dropped[k] += link.overflowed[k];
     }
 }
 
-fn close_event(link: &mut LinkState) {
-    link.event_active = false;
-    if link.event_measured {
-        let lost = link.event_lost.iter().filter(|&&b| b).count();
-        link.events += 1;
-        if link.event_candidates > 0 {
-            link.sync_sum += lost as f64 / link.event_candidates as f64;
-        }
-        link.sync_hist[lost] += 1;
+fn close_event(link: &mut LinkState, log: &mut Vec<EventRecord>) {
+    let index = link.index;
+    let ev = &mut link.event;
+    ev.active = false;
+    if !ev.measured {
+        return;
+    }
+    let lost = ev.lost.iter().filter(|&&b| b).count();
+    link.events += 1;
+    if ev.candidates > 0 {
+        link.sync_sum += lost as f64 / ev.candidates as f64;
+    }
+    link.sync_hist[lost] += 1;
+    if log.len() < EVENT_LOG_LIMIT {
+        log.push(EventRecord {
+            link: index,
+            start_s: ev.start_s,
+            candidates: ev.candidates as u32,
+            signalled: ev.selected.iter().filter(|&&b| b).count() as u32,
+            lost: lost as u32,
+        });
     }
 }

@@ -80,8 +80,8 @@ impl SyncModule {
                 };
                 // Ties broken at random (eq. 6).
                 self.keys.clear();
-                for i in 0..n {
-                    self.keys.push((d[i], self.rng.next_u64()));
+                for &v in d {
+                    self.keys.push((v, self.rng.next_u64()));
                 }
                 let keys = &self.keys;
                 self.order.sort_unstable_by(|&a, &b| {
@@ -140,7 +140,7 @@ mod tests {
             let want = (lo as f64 + 10.0) / 2.0;
             assert!((mean - want).abs() < 0.1, "x={x}: mean {mean}, want {want}");
             if x < 1.0 {
-                assert!(draws.iter().any(|&m| m == lo) && draws.iter().any(|&m| m == 10));
+                assert!(draws.contains(&lo) && draws.contains(&10));
             }
         }
     }
