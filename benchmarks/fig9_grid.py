@@ -1,7 +1,7 @@
 """Times the paper's Fig. 9 grid on all cores: 4 variants × 3 synchronization levels × 8 buffer
 fractions × 10 seeds, 3000 s each, 10 flows at 10 Gbps (the default scenario with overrides).
 
-    python benchmarks/fig9_grid.py [--seeds 10] [--duration 3000] [--step 0.001]
+    python benchmarks/fig9_grid.py [--seeds 10] [--duration 3000] [--step 0.001] [--csv FILE]
 """
 
 import argparse
@@ -41,6 +41,7 @@ def main():
     p.add_argument("--duration", type=float, default=3000.0)
     p.add_argument("--step", type=float, default=0.001)
     p.add_argument("--workers", type=int, default=os.cpu_count())
+    p.add_argument("--csv", help="write per-run utilization here")
     a = p.parse_args()
     jobs = [(*c, a.duration, a.step) for c in itertools.product(VARIANTS, XS, BUFFERS, range(1, a.seeds + 1))]
     t0 = time.perf_counter()
@@ -48,6 +49,10 @@ def main():
         rows = list(pool.map(one, jobs, chunksize=4))
     wall = time.perf_counter() - t0
     updates = sum(r[5] for r in rows)
+    if a.csv:
+        with open(a.csv, "w") as f:
+            f.write("variant,x,bdp_fraction,seed,utilization\n")
+            f.writelines(f"{v},{x},{b},{s},{u!r}\n" for v, x, b, s, u, _ in rows)
     print(f"{len(rows)} runs of {a.duration:g} s at step {a.step:g} s on {a.workers} workers: "
           f"{wall:.1f} s wall, {updates / wall:.3e} flow-updates/s")
     for v in VARIANTS:

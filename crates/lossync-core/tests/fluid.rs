@@ -311,3 +311,105 @@ warmup = "300s"
         }
     }
 }
+
+#[test]
+fn receive_window_caps_the_rate_at_rwnd_over_rtt() {
+    let r = run(r#"
+[dumbbell]
+capacity = "10Gbps"
+buffer = { packets = 1000 }
+[[flows]]
+cc = "cubic"
+rtt = "50ms"
+rwnd = { bytes = "150KB" }
+[run]
+duration = "60s"
+warmup = "10s"
+"#);
+    // 150 kB = 100 packets of 1500 B; no queue, so R = 50 ms and x = 100/0.05 = 2000 pkt/s.
+    let f = &r.summary.flows[0];
+    assert!(
+        (f.throughput_pps / 2000.0 - 1.0).abs() < 1e-3,
+        "{}",
+        f.throughput_pps
+    );
+    assert!((f.mean_cwnd_pkts - 100.0).abs() < 1e-9);
+    assert_eq!(r.summary.congestion_events, 0);
+}
+
+#[test]
+fn slow_start_reaches_the_first_loss_when_the_ode_says() {
+    // Fluid slow start: dW/dt = x = W/R (one packet per ACK), R = T + q/C, dq/dt = x − C once the
+    // link is busy. The overflow starts when q reaches B. Solved here independently by RK4 at a
+    // step 100× finer than the engine's.
+    let (t_rtt, c, b) = (0.1, 1e9 / 12_000.0, 1e9 / 12_000.0 * 0.1);
+    let deriv = |w: f64, q: f64| {
+        let x = w / (t_rtt + q / c);
+        let dq = if q > 0.0 || x > c { x - c } else { 0.0 };
+        (x, dq)
+    };
+    let (mut w, mut q, mut t, h) = (10.0f64, 0.0f64, 0.0, 1e-5);
+    while q < b {
+        let (k1w, k1q) = deriv(w, q);
+        let (k2w, k2q) = deriv(w + h / 2.0 * k1w, (q + h / 2.0 * k1q).max(0.0));
+        let (k3w, k3q) = deriv(w + h / 2.0 * k2w, (q + h / 2.0 * k2q).max(0.0));
+        let (k4w, k4q) = deriv(w + h * k3w, (q + h * k3q).max(0.0));
+        w += h / 6.0 * (k1w + 2.0 * k2w + 2.0 * k3w + k4w);
+        q = (q + h / 6.0 * (k1q + 2.0 * k2q + 2.0 * k3q + k4q)).max(0.0);
+        t += h;
+    }
+    let first_loss = |step: &str| {
+        let r = run(&format!(
+            r#"
+[dumbbell]
+capacity = "1Gbps"
+buffer = {{ bdp_fraction = 1.0 }}
+[[flows]]
+cc = "reno"
+rtt = "100ms"
+slow_start = true
+[loss]
+model = "sync"
+[run]
+duration = "20s"
+step = "{step}"
+"#
+        ));
+        r.events.first().expect("a congestion event").start_s
+    };
+    // Explicit Euler converges to the ODE at first order: the error halves with the step.
+    let (e1, e2) = (
+        (first_loss("1ms") - t).abs(),
+        (first_loss("0.5ms") - t).abs(),
+    );
+    assert!(e1 < 0.005, "1 ms step: off the ODE by {e1} s (ODE {t} s)");
+    assert!(e2 < 0.6 * e1 + 1e-4, "halving the step: {e1} -> {e2}");
+    // Without slow start (one packet per RTT) the first loss would come after minutes.
+    assert!(t < 1.0);
+}
+
+#[test]
+fn red_drops_early_and_keeps_the_buffer_from_overflowing() {
+    let s = run(r#"
+[dumbbell]
+capacity = "100Mbps"
+buffer = { packets = 1000 }
+queue = { discipline = "red", min_th = 100, max_th = 300, max_p = 0.1, weight = 0.002 }
+[[flows]]
+count = 10
+cc = "reno"
+rtt = "50ms..150ms"
+[run]
+duration = "300s"
+warmup = "100s"
+"#)
+    .summary;
+    // RED's design (Floyd & Jacobson 1993): drops come early, before the buffer fills, so the
+    // queue stays near the thresholds instead of at the buffer size as with drop-tail.
+    let l = &s.links[0];
+    assert_eq!(l.congestion_events, 0, "no overflow episode");
+    assert!(l.loss_rate > 0.0);
+    assert!(l.mean_queue_pkts < 300.0, "{}", l.mean_queue_pkts);
+    assert!(l.max_queue_pkts < 2.0 * 300.0, "{}", l.max_queue_pkts);
+    assert!(l.utilization > 0.9, "{}", l.utilization);
+}

@@ -272,4 +272,23 @@ mod tests {
         p.insert("high_p".to_string(), Value::from(1e-3));
         assert!(super::super::build("highspeed", &p, "cc").is_err());
     }
+
+    #[test]
+    fn cached_increase_stays_within_its_tolerance() {
+        // 200,000 fluid-sized ACK batches from 1,000 packets, against the exact law.
+        let mut cached = HighSpeed::default();
+        let exact = HighSpeed::default();
+        let c = ctx(0.0, 0.1);
+        let (mut w, mut w_exact) = (1000.0, 1000.0);
+        for _ in 0..200_000 {
+            w = cached.on_ack(&c, w, 0.5);
+            w_exact += exact.a(w_exact) * 0.5 / w_exact;
+        }
+        // Each increment is off by at most 1e-4 relative, so the growth is too.
+        assert!(
+            (w - w_exact).abs() <= 1e-4 * (w_exact - 1000.0),
+            "{w} vs {w_exact}"
+        );
+        assert!(w_exact > 1100.0);
+    }
 }
