@@ -27,6 +27,38 @@ use sync::SyncModule;
 /// At most this many congestion events are logged one by one (all are counted).
 const EVENT_LOG_LIMIT: usize = 1_000_000;
 
+/// Loss signals in flight to the senders: one slot per step, each slot holding the reductions due
+/// to every flow at that step (slot-major, so a step reads one contiguous row).
+#[derive(Debug)]
+struct LossRing {
+    slots: usize,
+    flows: usize,
+    data: Vec<f64>,
+}
+
+impl LossRing {
+    fn new(slots: usize, flows: usize) -> Self {
+        LossRing {
+            slots,
+            flows,
+            data: vec![0.0; slots * flows],
+        }
+    }
+
+    /// Schedules `amount` reductions for `flow`, to arrive one RTT (`rtt_s`, its RTT now) after
+    /// step `n`.
+    fn signal(&mut self, n: usize, dt: f64, rtt_s: f64, flow: usize, amount: f64) {
+        let delay = ((rtt_s / dt).round() as usize).clamp(1, self.slots - 1);
+        self.data[((n + delay) % self.slots) * self.flows + flow] += amount;
+    }
+
+    /// The row of reductions due at step `n` (to be read and cleared).
+    fn due(&mut self, n: usize) -> &mut [f64] {
+        let start = (n % self.slots) * self.flows;
+        &mut self.data[start..start + self.flows]
+    }
+}
+
 /// A flow's place on a link.
 #[derive(Debug, Clone, Copy)]
 struct Member {
@@ -81,6 +113,8 @@ struct LinkState {
     discipline: Box<dyn Discipline>,
     members: Vec<Member>,
     q: f64,
+    /// Queueing delay `q/C` at the start of the step.
+    delay_s: f64,
     /// Per member: its backlog (the queue is a fluid mixture: departures are shared in proportion
     /// to the backlog).
     q_member: Vec<f64>,
@@ -130,8 +164,7 @@ pub struct FluidEngine {
     links: Vec<LinkState>,
     hop_in: Vec<f64>,
     path_links: Vec<usize>,
-    ring: Vec<f64>,
-    ring_len: usize,
+    ring: LossRing,
     reductions_per_event: f64,
     /// Past the warm-up (events are counted from here on).
     warm: bool,
@@ -214,6 +247,7 @@ impl FluidEngine {
                 discipline: queue::build(&l.queue),
                 members,
                 q: 0.0,
+                delay_s: 0.0,
                 q_member: vec![0.0; n],
                 rate: vec![0.0; n],
                 admitted: vec![0.0; n],
@@ -252,8 +286,7 @@ impl FluidEngine {
             total_steps,
             hop_in: vec![0.0; path_links.len()],
             path_links,
-            ring: vec![0.0; ring_len * sc.flows.len()],
-            ring_len,
+            ring: LossRing::new(ring_len, sc.flows.len()),
             reductions_per_event,
             warm: false,
             measuring: false,
@@ -325,8 +358,6 @@ impl FluidEngine {
             self.measuring = !self.scenario.run.from_first_congestion;
         }
         let warm = self.warm;
-        let ring_len = self.ring_len;
-        let slot_now = n % ring_len;
         let reductions_per_event = self.reductions_per_event;
         let (flows, links, hop_in, ring, path_links) = (
             &mut self.flows,
@@ -337,6 +368,9 @@ impl FluidEngine {
         );
 
         // 1. Senders: RTT and rate.
+        for l in links.iter_mut() {
+            l.delay_s = l.q / l.capacity_pps;
+        }
         for f in flows.iter_mut() {
             if !f.started {
                 if t + 0.5 * dt < f.start_s {
@@ -346,7 +380,7 @@ impl FluidEngine {
             }
             let mut rtt = f.base_rtt_s;
             for &l in &path_links[f.hop_off..f.hop_off + f.hops] {
-                rtt += links[l].q / links[l].capacity_pps;
+                rtt += links[l].delay_s;
             }
             f.rtt_s = rtt;
             f.x = f.w / rtt;
@@ -356,7 +390,10 @@ impl FluidEngine {
         let mut congestion_began = false;
         for link in links.iter_mut() {
             let c = link.capacity_pps;
+            let p_disc = link.discipline.early_drop_probability(link.q, dt, c);
+            let p_early = 1.0 - (1.0 - link.loss_rate) * (1.0 - p_disc);
             let mut arriving_sum = 0.0;
+            let mut admitted_sum = 0.0;
             for (k, m) in link.members.iter().enumerate() {
                 let f = &flows[m.flow];
                 let rate = if m.hop == 0 {
@@ -364,22 +401,16 @@ impl FluidEngine {
                 } else {
                     hop_in[f.hop_off + m.hop]
                 };
-                link.rate[k] = rate;
-                arriving_sum += rate;
-            }
-            let p_disc = link.discipline.early_drop_probability(link.q, dt, c);
-            let p_early = 1.0 - (1.0 - link.loss_rate) * (1.0 - p_disc);
-            let mut admitted_sum = 0.0;
-            let mut early_sum = 0.0;
-            for k in 0..link.members.len() {
-                let arriving = link.rate[k] * dt;
+                let arriving = rate * dt;
                 let early = arriving * p_early;
+                link.rate[k] = rate;
                 link.admitted[k] = arriving - early;
                 link.dropped[k] = early;
                 link.overflowed[k] = 0.0;
+                arriving_sum += rate;
                 admitted_sum += arriving - early;
-                early_sum += early;
             }
+            let early_sum = arriving_sum * dt - admitted_sum;
             let avail = link.q + admitted_sum;
             let out = avail.min(c * dt);
             let overflow = (avail - out - link.buffer_pkts).max(0.0);
@@ -390,24 +421,13 @@ impl FluidEngine {
             }
             if overflow > 0.0 && !link.event.active {
                 congestion_began |= warm && !self.measuring;
-                open_event(
-                    link,
-                    flows,
-                    ring,
-                    ring_len,
-                    n,
-                    dt,
-                    t,
-                    warm,
-                    reductions_per_event,
-                );
+                open_event(link, flows, ring, n, dt, t, warm, reductions_per_event);
             }
             if overflow > 0.0 {
                 assign_overflow(
                     link,
                     flows,
                     ring,
-                    ring_len,
                     n,
                     dt,
                     overflow,
@@ -446,7 +466,7 @@ impl FluidEngine {
                         drops
                     };
                     if signals > 0.0 {
-                        signal(ring, ring_len, n, dt, f.rtt_s, m.flow, signals);
+                        ring.signal(n, dt, f.rtt_s, m.flow, signals);
                     }
                 }
             }
@@ -460,13 +480,12 @@ impl FluidEngine {
         }
 
         // 3–4. Senders: apply the reductions that arrive now, then grow.
-        for (i, f) in flows.iter_mut().enumerate() {
+        let due = ring.due(n);
+        for (f, slot) in flows.iter_mut().zip(due.iter_mut()) {
             if !f.started {
                 continue;
             }
-            let slot = i * ring_len + slot_now;
-            let r = ring[slot];
-            ring[slot] = 0.0;
+            let r = std::mem::take(slot);
             let ctx = CcContext {
                 now_s: t,
                 rtt_s: f.rtt_s,
@@ -647,21 +666,13 @@ impl FluidEngine {
     }
 }
 
-/// Schedules `amount` reductions for flow `i`, to arrive one RTT (`rtt_s`, its RTT now) after
-/// step `n`.
-fn signal(ring: &mut [f64], ring_len: usize, n: usize, dt: f64, rtt_s: f64, i: usize, amount: f64) {
-    let delay = ((rtt_s / dt).round() as usize).clamp(1, ring_len - 1);
-    ring[i * ring_len + (n + delay) % ring_len] += amount;
-}
-
 /// A congestion event begins on `link` at time `t`. In `sync` mode the module picks m_k and S_k
 /// now, and each selected flow is signalled once, one RTT later (models.md §2.2 eqs. 5–6, §2.3).
 #[allow(clippy::too_many_arguments)]
 fn open_event(
     link: &mut LinkState,
     flows: &[FlowState],
-    ring: &mut [f64],
-    ring_len: usize,
+    ring: &mut LossRing,
     n: usize,
     dt: f64,
     t: f64,
@@ -693,7 +704,7 @@ fn open_event(
                 ev.selected[k] = true;
                 let fi = link.members[k].flow;
                 slowest = slowest.max(flows[fi].rtt_s);
-                signal(ring, ring_len, n, dt, flows[fi].rtt_s, fi, reductions);
+                ring.signal(n, dt, flows[fi].rtt_s, fi, reductions);
             }
             if let Some(&last) = ev.order.get(m_k.saturating_sub(1)) {
                 s.advance_round_robin(last);
@@ -718,8 +729,7 @@ fn open_event(
 fn assign_overflow(
     link: &mut LinkState,
     flows: &[FlowState],
-    ring: &mut [f64],
-    ring_len: usize,
+    ring: &mut LossRing,
     n: usize,
     dt: f64,
     overflow: f64,
@@ -762,7 +772,7 @@ fn assign_overflow(
             rest -= take;
             ev.selected[k] = true;
             let fi = link.members[k].flow;
-            signal(ring, ring_len, n, dt, flows[fi].rtt_s, fi, reductions);
+            ring.signal(n, dt, flows[fi].rtt_s, fi, reductions);
         }
     }
     for k in 0..members {
