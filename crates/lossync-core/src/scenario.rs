@@ -186,6 +186,21 @@ impl<'de> Deserialize<'de> for CcSpec {
     }
 }
 
+/// `visit_f64`/`visit_i64`/`visit_u64` for a visitor whose plain number means one time, in seconds.
+macro_rules! visit_seconds {
+    ($ty:ident :: $variant:ident) => {
+        fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<$ty, E> {
+            Ok($ty::$variant(v))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<$ty, E> {
+            Ok($ty::$variant(v as f64))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<$ty, E> {
+            Ok($ty::$variant(v as f64))
+        }
+    };
+}
+
 fn time_list<'de, A: SeqAccess<'de>>(mut s: A) -> std::result::Result<Vec<f64>, A::Error> {
     let mut v = Vec::new();
     while let Some(t) = s.next_element::<Time>()? {
@@ -202,15 +217,7 @@ impl<'de> Deserialize<'de> for RttSpec {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a time, a list of times, or a range \"80ms..260ms\"")
             }
-            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<RttSpec, E> {
-                Ok(RttSpec::One(v))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<RttSpec, E> {
-                Ok(RttSpec::One(v as f64))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<RttSpec, E> {
-                Ok(RttSpec::One(v as f64))
-            }
+            visit_seconds!(RttSpec::One);
             fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<RttSpec, E> {
                 let t = |s: &str| crate::units::parse_time_s(s).map_err(E::custom);
                 match v.split_once("..") {
@@ -234,15 +241,7 @@ impl<'de> Deserialize<'de> for StartSpec {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a time, a list of times, or { uniform = [from, to] }")
             }
-            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<StartSpec, E> {
-                Ok(StartSpec::At(v))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<StartSpec, E> {
-                Ok(StartSpec::At(v as f64))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<StartSpec, E> {
-                Ok(StartSpec::At(v as f64))
-            }
+            visit_seconds!(StartSpec::At);
             fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<StartSpec, E> {
                 crate::units::parse_time_s(v)
                     .map(StartSpec::At)
@@ -1037,4 +1036,73 @@ pub fn read_m_distribution(path: &Path) -> Result<Vec<(usize, f64)>> {
         *p /= total;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Scenario> {
+        from_toml(text, Path::new("."))
+    }
+
+    const LINK: &str = "[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.5 }\n";
+
+    #[test]
+    fn rtt_range_spreads_evenly_and_buffer_uses_the_mean_rtt() {
+        let sc = parse(&format!(
+            "{LINK}[[flows]]\ncount = 5\ncc = \"reno\"\nrtt = \"100ms..300ms\"\n"
+        ))
+        .unwrap();
+        let rtts: Vec<f64> = sc.flows.iter().map(|f| (f.rtt_s * 1e3).round()).collect();
+        assert_eq!(rtts, vec![100.0, 150.0, 200.0, 250.0, 300.0]);
+        // 0.5 × (1e9 / 12,000 pkt/s) × 0.2 s mean RTT = 8,333.3 packets.
+        assert!((sc.links[0].buffer_pkts - 0.5 * 1e9 / 12_000.0 * 0.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn uniform_starts_are_seeded_and_in_range() {
+        let text = format!("{LINK}[[flows]]\ncount = 50\ncc = \"reno\"\nrtt = 0.1\nstart = {{ uniform = [\"1s\", \"3s\"] }}\n");
+        let a = parse(&text).unwrap();
+        let b = parse(&text).unwrap();
+        let starts: Vec<f64> = a.flows.iter().map(|f| f.start_s).collect();
+        assert!(starts.iter().all(|&s| (1.0..3.0).contains(&s)));
+        assert_eq!(
+            starts,
+            b.flows.iter().map(|f| f.start_s).collect::<Vec<_>>()
+        );
+        let c = parse(&format!("{text}[run]\nseed = 2\n")).unwrap();
+        assert_ne!(
+            starts,
+            c.flows.iter().map(|f| f.start_s).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn sizes_in_bytes_become_packets() {
+        let sc = parse(
+            "[dumbbell]\ncapacity = \"100Mbps\"\npacket_size = \"1KB\"\nbuffer = { bytes = \"200KB\" }\n\
+             [[flows]]\ncc = \"reno\"\nrtt = \"23ms\"\nrwnd = { bytes = \"64KB\" }\n",
+        )
+        .unwrap();
+        assert_eq!(sc.links[0].buffer_pkts, 200.0);
+        assert_eq!(sc.flows[0].rwnd_pkts, 64.0);
+        assert_eq!(sc.links[0].capacity_pps, 12_500.0);
+    }
+
+    #[test]
+    fn errors_name_their_field() {
+        let cases = [
+            (format!("{LINK}[[flows]]\ncount = 3\ncc = \"reno\"\nrtt = [0.1, 0.2]\n"), "flows[0].rtt: lists 2 RTTs for 3 flows"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\npath = [\"nowhere\"]\n"), "flows[0].path: unknown link \"nowhere\""),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[loss]\npolicy = \"random\"\n"), "loss.policy: only applies to model = \"sync\""),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[run]\nstep = \"1s\"\nduration = \"5s\"\n"), "run.step: must be at most a tenth of run.duration"),
+            ("[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { packets = 10, bytes = 100 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n".to_string(), "dumbbell.buffer: give exactly one of packets, bytes, bdp_fraction"),
+            ("engine = \"warp\"\n".to_string() + LINK, "engine: unknown engine \"warp\""),
+        ];
+        for (text, want) in cases {
+            let err = parse(&text).unwrap_err().to_string();
+            assert!(err.starts_with(want), "{err}\nwanted: {want}");
+        }
+    }
 }
