@@ -10,6 +10,7 @@ from ._core import __version__
 from .errors import InputFileError, LossyncError, ScenarioError
 from .run import Result, run
 from .scenario import default_scenario_path, load_scenario, resolve, variants
+from .sweep import load_results, summarize, sweep
 
 __all__ = [
     "InputFileError",
@@ -18,8 +19,11 @@ __all__ = [
     "ScenarioError",
     "__version__",
     "default_scenario_path",
+    "load_results",
     "load_scenario",
     "resolve",
     "run",
+    "summarize",
+    "sweep",
     "variants",
 ]

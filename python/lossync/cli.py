@@ -118,6 +118,73 @@ def validate(scenario: Path, overrides: tuple[str, ...]) -> None:
     click.echo(json.dumps(resolve(scenario, overrides), indent=2))
 
 
+@main.command(name="sweep")
+@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Results folder (default: next to the sweep file, named after it).")
+@click.option("--scheduler", metavar="ADDRESS", help="Run on this Dask scheduler (tcp://host:8786) instead of a local process pool.")
+@click.option("--workers", type=int, help="Local pool size (default: all cores).")
+@click.option("--resume", is_flag=True, help="Keep the finished runs in the results folder; run only the missing or failed ones.")
+def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: int | None, resume: bool) -> None:
+    """Run a sweep: a base scenario, axes, seeds. One Parquet row per (point, seed) in OUT/runs/."""
+    from .sweep import axes_of, sweep
+
+    out_dir = out_dir or spec.with_suffix("")
+    try:
+        results = sweep(spec, out_dir, scheduler=scheduler, workers=workers, resume=resume)
+    except KeyboardInterrupt:
+        click.echo(f"lossync: interrupted; finished runs are in {out_dir}; rerun with --resume", err=True)
+        sys.exit(130)
+    failed = results[results["status"] != "ok"]
+    click.echo(f"{len(results) - len(failed)} of {len(results)} runs succeeded; results in {out_dir}")
+    if len(failed):
+        click.echo(f"{len(failed)} failed:", err=True)
+        axes = axes_of(results)
+        for _, row in failed.iterrows():
+            point = ", ".join(f"{a}={row[a]}" for a in axes + ["seed"])
+            click.echo(f"  {point}: {row['error']}", err=True)
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("results", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--metric", "metrics", multiple=True, help="Metrics to summarize (default: all).")
+@click.option("--csv", "csv_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write the table as CSV.")
+def summarize(results: Path, metrics: tuple[str, ...], csv_out: Path | None) -> None:
+    """Means and 95% confidence intervals across seeds, per point of a sweep."""
+    import pandas as pd
+
+    from .sweep import load_results
+    from .sweep import summarize as summarize_results
+
+    table = summarize_results(load_results(results), list(metrics) or None)
+    with pd.option_context("display.width", 200, "display.max_columns", 50, "display.max_rows", 500):
+        click.echo(table.to_string(float_format=lambda v: f"{v:.4g}"))
+    if csv_out:
+        table.to_csv(csv_out)
+
+
+@main.command()
+@click.argument("results", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--x", "x", required=True, help="Axis on the horizontal axis (a swept field).")
+@click.option("--y", "y", default="utilization", show_default=True, help="Metric.")
+@click.option("--hue", default=None, help="Axis drawn as separate lines.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="PNG file (default: RESULTS/Y-vs-X.png).")
+def plot(results: Path, x: str, y: str, hue: str | None, output: Path | None) -> None:
+    """Line figure of a sweep's metric against an axis, with 95% confidence intervals."""
+    from .plot import sweep_figure
+    from .run import _atomic
+    from .sweep import load_results
+
+    frame = load_results(results)
+    for name in [x, hue]:
+        if name is not None and name not in frame.columns:
+            raise LossyncError(f"--x/--hue: {name!r} is not an axis of this sweep")
+    fig = sweep_figure(frame, x, y, hue)
+    output = output or results / f"{y}-vs-{x}.png"
+    _atomic(output, lambda p: fig.savefig(p, dpi=120, format="png"))
+    click.echo(f"wrote {output}")
+
+
 @main.command(name="variants")
 def list_variants() -> None:
     """List the congestion-control variants."""

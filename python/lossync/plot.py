@@ -49,3 +49,26 @@ def figure(result: Result, max_flows: int = 20) -> Figure:
     )
     fig.tight_layout()
     return fig
+
+
+def sweep_figure(results, x: str, y: str, hue: str | None = None) -> Figure:
+    """A line per `hue` value of the mean of `y` across seeds against `x`, with 95% confidence
+    intervals as error bars."""
+    from .sweep import summarize
+
+    table = summarize(results, [y])
+    flat = table.reset_index()
+    flat.columns = ["/".join(c for c in col if c) if isinstance(col, tuple) else col for col in flat.columns]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    groups = [(None, flat)] if hue is None else list(flat.groupby(hue, sort=True))
+    for name, g in groups:
+        g = g.groupby(x, sort=True).mean(numeric_only=True).reset_index()
+        ax.errorbar(g[x], g[f"mean/{y}"], yerr=g[f"ci95/{y}"], marker="o", ms=3, capsize=3,
+                    label=None if name is None else f"{hue} = {name}")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.grid(alpha=0.3)
+    if hue is not None:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -92,13 +92,15 @@ def run(
     scenario: ScenarioLike,
     overrides: list[str] | tuple[str, ...] = (),
     progress: bool | None = None,
+    base_dir: str | Path | None = None,
 ) -> Result:
     """Runs a scenario (a TOML file name or a dict) and returns its Result.
 
     overrides: `path.to.field=value` strings applied before validation.
     progress: show a progress bar; default: when stderr is a terminal.
+    base_dir: where relative file names in a dict scenario resolve (default: the working directory).
     """
-    text, base = to_core(scenario, overrides)
+    text, base = to_core(scenario, overrides, base_dir)
     sim = _core.Simulation(text, "json", base)
     duration = sim.duration_s
     if progress is None:

@@ -94,14 +94,17 @@ def _json_safe(v: Any) -> Any:
     return v
 
 
-def to_core(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = ()) -> tuple[str, str]:
-    """Returns (JSON text, base directory for relative file names) for the core."""
+def to_core(
+    scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None
+) -> tuple[str, str]:
+    """Returns (JSON text, base directory for relative file names) for the core. Relative file
+    names in a file resolve against its folder; in a dict, against `base_dir` (default: cwd)."""
     if isinstance(scenario, (str, Path)):
         doc = load_scenario(scenario)
         base = str(Path(scenario).resolve().parent)
     elif isinstance(scenario, Mapping):
         doc = json.loads(json.dumps(_json_safe(dict(scenario))))
-        base = str(Path.cwd())
+        base = str(Path(base_dir).resolve() if base_dir is not None else Path.cwd())
     else:
         raise ScenarioError(f"scenario: expected a file name or a dict, got {type(scenario).__name__}")
     apply_overrides(doc, overrides)

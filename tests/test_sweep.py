@@ -1,0 +1,145 @@
+"""Sweeps: rows per (point, seed), failures recorded, resume after interruption, Dask = local pool."""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import lossync
+from lossync.sweep import t975
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def spec(**extra):
+    return {
+        "base": str(ROOT / "examples" / "paper-10g.toml"),
+        "seeds": 2,
+        "set": ["run.duration=120", "run.from_first_congestion=false", "dumbbell.capacity=1Gbps", "flows.0.count=4"],
+        "axes": {"dumbbell.buffer.bdp_fraction": [0.05, 0.2], "loss.sync.x": [0.3, 1.0]},
+        **extra,
+    }
+
+
+def test_rows_per_point_and_seed_and_confidence_intervals(tmp_path):
+    rows = lossync.sweep(spec(), tmp_path / "out", workers=2)
+    assert len(rows) == 8 and (rows["status"] == "ok").all()
+    assert sorted(set(rows["seed"])) == [1, 2]
+    assert {"dumbbell.buffer.bdp_fraction", "loss.sync.x", "utilization", "jain", "scenario_hash", "lossync_version"} <= set(rows.columns)
+    # Random m_k (X = 0.3): seeds differ; X = 1: every flow loses at every event.
+    x1 = rows[rows["loss.sync.x"] == 1.0]
+    assert (x1["sync_rate_mean"] == 1.0).all()
+    table = lossync.summarize(rows, ["utilization"])
+    cell = rows[(rows["loss.sync.x"] == 0.3) & (rows["dumbbell.buffer.bdp_fraction"] == 0.05)]["utilization"]
+    got = table.loc[(0.05, 0.3)]
+    assert got[("mean", "utilization")] == pytest.approx(cell.mean())
+    # Half-width t_{0.975,1}·s/√2 with t = 12.706 (two seeds).
+    assert got[("ci95", "utilization")] == pytest.approx(12.706 * cell.std(ddof=1) / math.sqrt(2))
+
+
+def test_t_quantiles():
+    assert t975(1) == 12.706 and t975(9) == 2.262 and t975(30) == 2.042
+    # Beyond the table: t_{0.975,60} = 2.000 and t_{0.975,120} = 1.980 (standard tables).
+    assert t975(60) == pytest.approx(2.000, abs=2e-3)
+    assert t975(120) == pytest.approx(1.980, abs=2e-3)
+
+
+def cli(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "lossync.cli", *args], capture_output=True, text=True, timeout=600, **kw)
+
+
+def write_spec(tmp_path, **extra):
+    f = tmp_path / "sweep.toml"
+    doc = spec(**extra)
+    lines = [f'base = "{doc["base"]}"', f'seeds = {doc["seeds"]}', f"set = {json.dumps(doc['set'])}", "[axes]"]
+    lines += [f'"{k}" = {json.dumps(v)}' for k, v in doc["axes"].items()]
+    f.write_text("\n".join(lines) + "\n")
+    return f
+
+
+def test_an_invalid_axis_value_is_reported_and_the_rest_complete(tmp_path):
+    f = write_spec(tmp_path)
+    f.write_text(f.read_text().replace('"loss.sync.x" = [0.3, 1.0]', '"loss.sync.x" = [0.3, 1.5]'))
+    r = cli("sweep", str(f), "--out", str(tmp_path / "out"), "--workers", "2")
+    assert r.returncode == 1
+    assert "4 of 8 runs succeeded" in r.stdout
+    assert "4 failed" in r.stderr and "loss.sync.x: must be in (0, 1], got 1.5" in r.stderr
+    rows = lossync.load_results(tmp_path / "out")
+    assert len(rows) == 8 and (rows["status"] == "ok").sum() == 4
+
+
+def test_existing_results_need_resume(tmp_path):
+    f = write_spec(tmp_path, seeds=1)
+    assert cli("sweep", str(f), "--out", str(tmp_path / "out")).returncode == 0
+    r = cli("sweep", str(f), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and "--resume" in r.stderr
+
+
+def _runs(out: Path) -> int:
+    return len(list((out / "runs").glob("*.parquet"))) if (out / "runs").exists() else 0
+
+
+def _start_long_sweep(tmp_path, workers):
+    # 48 runs of about 0.1 s each: long enough to interrupt midway.
+    long_runs = ["run.duration=2000", "run.from_first_congestion=false", "dumbbell.capacity=1Gbps", "flows.0.count=4"]
+    f = write_spec(tmp_path, seeds=12, set=long_runs)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "lossync.cli", "sweep", str(f), "--out", str(out), "--workers", str(workers)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while _runs(out) < 3 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the sweep finished before it could be interrupted"
+    return f, out, proc
+
+
+def _assert_complete_after_resume(f, out, total):
+    r = cli("sweep", str(f), "--out", str(out), "--resume", "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    rows = lossync.load_results(out)
+    assert len(rows) == total and rows["key"].is_unique and (rows["status"] == "ok").all()
+    points = rows[["dumbbell.buffer.bdp_fraction", "loss.sync.x", "seed"]].drop_duplicates()
+    assert len(points) == total
+
+
+def test_sigint_then_resume_runs_each_point_exactly_once(tmp_path):
+    f, out, proc = _start_long_sweep(tmp_path, workers=1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "--resume" in err
+    finished = _runs(out)
+    assert 3 <= finished < 48
+    _assert_complete_after_resume(f, out, 48)
+
+
+def test_killed_worker_then_resume_runs_each_point_exactly_once(tmp_path):
+    f, out, proc = _start_long_sweep(tmp_path, workers=2)
+    children = subprocess.run(["pgrep", "-P", str(proc.pid), "-f", "spawn_main"], capture_output=True, text=True).stdout.split()
+    assert children, "no worker process found"
+    os.kill(int(children[0]), signal.SIGKILL)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err  # the runs the dead worker took down are listed as failed
+    assert "failed" in err
+    _assert_complete_after_resume(f, out, 48)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_dask_cluster_gives_the_same_rows_as_the_local_pool(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    local = lossync.sweep(spec(), tmp_path / "local", workers=2)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        remote = lossync.sweep(spec(), tmp_path / "dask", scheduler=cluster.scheduler_address)
+    drop = ["wall_s"]
+    a = local.drop(columns=drop).sort_values("key").reset_index(drop=True)
+    b = remote.drop(columns=drop).sort_values("key").reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)
