@@ -7,6 +7,7 @@ with status 2, with no traceback.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -183,6 +184,65 @@ def plot(results: Path, x: str, y: str, hue: str | None, output: Path | None) ->
     output = output or results / f"{y}-vs-{x}.png"
     _atomic(output, lambda p: fig.savefig(p, dpi=120, format="png"))
     click.echo(f"wrote {output}")
+
+
+@main.command()
+@click.argument("name", required=False)
+@click.option("--list", "list_them", is_flag=True, help="List the studies.")
+@click.option("--quick", is_flag=True, help="2 seeds × at most 300 s instead of the paper's 10 × 3000 s (for CI; indicative only).")
+@click.option("--engine", type=click.Choice(["fluid", "packet"]), default="fluid", show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Default: lossync-reproduce/NAME[-quick].")
+def reproduce(name: str | None, list_them: bool, quick: bool, engine: str, out_dir: Path | None) -> None:
+    """Reproduce a study of the seed papers: data, a figure like the paper's, and a report of
+    each claim beside what was measured."""
+    from .studies import STUDIES
+    from .studies import reproduce as run_study
+
+    if list_them or name is None:
+        for key, study in STUDIES.items():
+            click.echo(f"{key:<10}{study.title}")
+        return
+    out_dir = out_dir or Path("lossync-reproduce") / (name + ("-quick" if quick else ""))
+    report = run_study(name, out_dir, quick=quick, engine=engine)
+    click.echo(report.read_text())
+    click.echo(f"wrote {out_dir}/figure.png and {report}")
+
+
+@main.command(name="size-buffer")
+@click.argument("scenario", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--capacity", default="10Gbps", show_default=True, help="Bottleneck rate (without SCENARIO).")
+@click.option("--flows", "flows", multiple=True, metavar="COUNT:VARIANT:RTT", help="A flow group, e.g. 10:highspeed:80ms..260ms (repeatable; without SCENARIO).")
+@click.option("--sync", default="x=0.6", show_default=True, help="Synchronization: all, x=0.3, m=3, file=m.csv or proportional (without SCENARIO).")
+@click.option("--duration", default="3000s", show_default=True, help="Run length (without SCENARIO).")
+@click.option("--target", "targets", multiple=True, type=float, help="Target utilization (repeatable; default 0.9 0.95 0.99).")
+@click.option("--seeds", default=5, show_default=True, help="Runs per probed buffer size.")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field.")
+def size_buffer_cmd(scenario, capacity, flows, sync, duration, targets, seeds, overrides) -> None:
+    """The smallest buffer reaching each target utilization, by bisection over simulations, beside
+    the rule of thumb, Appenzeller's RTT·C/√n and the synchronized closed form."""
+    from .advisor import build_scenario, size_buffer
+    from .scenario import apply_overrides, load_scenario
+
+    doc = load_scenario(scenario) if scenario else build_scenario(capacity, list(flows), sync, duration)
+    apply_overrides(doc, overrides)
+    table, rules = size_buffer(doc, tuple(targets) or (0.9, 0.95, 0.99), seeds=seeds)
+    bdp = rules["bdp_pkts"]
+    click.echo(f"BDP {bdp:,.0f} packets at a reference RTT of {rules['reference_rtt_s'] * 1e3:.1f} ms; {rules['flows']} flows; {seeds} seeds per probe\n")
+    click.echo(f"  {'target':>7}{'buffer pkts':>14}{'of BDP':>9}{'U mean':>9}{'± ci95':>8}{'q delay':>10}{'loss':>10}{'Jain':>7}")
+    for _, r in table.iterrows():
+        if r["note"]:
+            click.echo(f"  {r['target']:>7.3f}  {r['note']}")
+            continue
+        ci = "" if math.isnan(r["utilization_ci95"]) else f"{r['utilization_ci95']:.4f}"
+        click.echo(f"  {r['target']:>7.3f}{r['buffer_pkts']:>14,.0f}{r['bdp_fraction']:>9.4f}{r['utilization']:>9.4f}{ci:>8}"
+                   f"{r['mean_queueing_delay_s'] * 1e3:>8.2f}ms{r['loss_rate']:>10.2e}{r['jain']:>7.3f}")
+    click.echo("\n  rules:")
+    click.echo(f"    rule of thumb RTT·C          {rules['rule_of_thumb_pkts']:>12,.0f} packets (1 BDP)")
+    click.echo(f"    Appenzeller RTT·C/√n         {rules['appenzeller_pkts']:>12,.0f} packets ({1 / math.sqrt(rules['flows']):.3f} BDP)")
+    g = rules["retained_gamma"]
+    for t, rho in rules["closed_form"].items():
+        click.echo(f"    synchronized closed form, γ={g:.3f}, U≥{t:g}: {rho * bdp:>8,.0f} packets ({rho:.4f} BDP)")
+    click.echo(f"    synchronized, 100% utilization: ρ* = (1−γ)/γ = {rules['closed_form_full_utilization']:.4f} BDP")
 
 
 @main.command(name="variants")

@@ -1,0 +1,208 @@
+"""The buffer-sizing advisor: the smallest bottleneck buffer that reaches each target utilization,
+found by bisection over simulations, beside the classic rules (models.md §4.1–4.2).
+
+    lossync size-buffer --capacity 10Gbps --flows 10:highspeed:80ms..260ms --sync x=0.3
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .errors import ScenarioError
+from .scenario import ScenarioLike, load_scenario, resolve
+from .sweep import METRICS, run_point, t975
+
+#: Retained window fraction γ after one loss event, per variant, for the synchronized closed form
+#: (models.md §4.2 table): Reno 1/2 (RFC 5681), CUBIC β = 0.7 (RFC 9438 §4.6), Scalable 7/8 (Kelly
+#: 2003), BIC 819/1024 (Linux tcp_bic.c), H-TCP β clamped to 0.8 at small buffers (Leith & Shorten);
+#: HighSpeed: 1 − b(w) at the fair-share window (RFC 3649 §5), computed below.
+RETAINED = {"reno": 0.5, "cubic": 0.7, "scalable": 0.875, "bic": 819 / 1024, "htcp": 0.8}
+
+
+def hstcp_retained(w: float) -> float:
+    """1 − b(w), RFC 3649 §5: b falls log-linearly from 0.5 at 38 packets to 0.1 at 83,000."""
+    if w <= 38:
+        return 0.5
+    b = (0.1 - 0.5) * (math.log(w) - math.log(38)) / (math.log(83000) - math.log(38)) + 0.5
+    return 1 - b
+
+
+def closed_form_utilization(rho: float, gamma: float) -> float:
+    """Synchronized AIMD aggregate (models.md §4.2): U = [(1+ρ)² − g²]/[2(1−g) + (1+ρ)² − 1], g = γ(1+ρ)."""
+    g = gamma * (1 + rho)
+    if g >= 1:
+        return 1.0
+    return ((1 + rho) ** 2 - g**2) / (2 * (1 - g) + (1 + rho) ** 2 - 1)
+
+
+def closed_form_buffer(target: float, gamma: float) -> float:
+    """The smallest ρ = B/BDP with closed-form utilization ≥ target (bisection; U rises with ρ)."""
+    if closed_form_utilization(0.0, gamma) >= target:
+        return 0.0
+    lo, hi = 0.0, (1 - gamma) / gamma
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if closed_form_utilization(mid, gamma) >= target else (mid, hi)
+    return hi
+
+
+@dataclass
+class Probe:
+    fraction: float
+    utilization: float
+    ci95: float
+    rows: list[dict[str, Any]]
+
+
+def _probe(pool, base: dict, base_dir: str, fraction: float, seeds: list[int]) -> Probe:
+    point = {"dumbbell.buffer.bdp_fraction": fraction}
+    rows = list(pool.map(run_point, *zip(*[(base, base_dir, [], point, s) for s in seeds])))
+    bad = [r for r in rows if r["status"] != "ok"]
+    if bad:
+        raise ScenarioError(bad[0]["error"])
+    u = [r["utilization"] for r in rows]
+    mean = sum(u) / len(u)
+    ci = math.nan
+    if len(u) > 1:
+        sd = math.sqrt(sum((x - mean) ** 2 for x in u) / (len(u) - 1))
+        ci = t975(len(u) - 1) * sd / math.sqrt(len(u))
+    return Probe(fraction, mean, ci, rows)
+
+
+def size_buffer(
+    scenario: ScenarioLike,
+    targets: tuple[float, ...] = (0.9, 0.95, 0.99),
+    seeds: int = 5,
+    max_fraction: float = 2.0,
+    tolerance: float = 0.002,
+    workers: int | None = None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """For each target utilization, the smallest buffer (as a fraction of the dumbbell's BDP at its
+    reference RTT) whose mean utilization over `seeds` runs reaches it, found by bisection to within
+    `tolerance` (relative, or 1e-4 of the BDP absolute). Returns (table, rules of thumb)."""
+    for t in targets:
+        if not 0 < t <= 1:
+            raise ScenarioError(f"--target: {t} is not a utilization in (0, 1]")
+    if seeds < 1:
+        raise ScenarioError("--seeds: must be at least 1")
+    if isinstance(scenario, dict):
+        doc, base_dir = json.loads(json.dumps(scenario)), os.getcwd()
+    else:
+        doc, base_dir = load_scenario(scenario), str(Path(scenario).resolve().parent)
+    if "dumbbell" not in doc:
+        raise ScenarioError("dumbbell: the advisor sizes the buffer of a dumbbell's bottleneck")
+    doc["dumbbell"].setdefault("buffer", {})
+    doc["dumbbell"]["buffer"] = {"bdp_fraction": 1.0, **{k: v for k, v in doc["dumbbell"]["buffer"].items() if k == "reference_rtt"}}
+    sc = resolve(doc)
+    link, flows = sc["links"][0], sc["flows"]
+    bdp = link["buffer_pkts"]  # the buffer at bdp_fraction = 1
+    rtt_ref = bdp / link["capacity_pps"]
+    n = len(flows)
+
+    ctx = multiprocessing.get_context("spawn")
+    rows = []
+    with ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=ctx) as pool:
+        cache: dict[float, Probe] = {}
+
+        def probe(f: float) -> Probe:
+            if f not in cache:
+                cache[f] = _probe(pool, doc, base_dir, f, list(range(1, seeds + 1)))
+            return cache[f]
+
+        for target in sorted(targets):
+            if probe(0.0).utilization >= target:
+                found = probe(0.0)
+            elif probe(max_fraction).utilization < target:
+                found = None
+            else:
+                lo, hi = 0.0, max_fraction
+                while hi - lo > max(tolerance * hi, 1e-4):
+                    mid = (lo + hi) / 2
+                    lo, hi = (lo, mid) if probe(mid).utilization >= target else (mid, hi)
+                found = probe(hi)
+            if found is None:
+                rows.append({"target": target, "bdp_fraction": math.nan, "buffer_pkts": math.nan,
+                             "utilization": probe(max_fraction).utilization, "note": f"not reached at {max_fraction} BDP"})
+                continue
+            r = found.rows
+            rows.append({
+                "target": target,
+                "bdp_fraction": found.fraction,
+                "buffer_pkts": found.fraction * bdp,
+                "utilization": found.utilization,
+                "utilization_ci95": found.ci95,
+                "mean_queueing_delay_s": sum(x["mean_queueing_delay_s"] for x in r) / len(r),
+                "loss_rate": sum(x["loss_rate"] for x in r) / len(r),
+                "jain": sum(x["jain"] for x in r) / len(r),
+                "note": "",
+            })
+    # The rules, at the same reference RTT and capacity (models.md §4.1).
+    fair_w = bdp / n
+    gammas = [hstcp_retained(fair_w) if f["variant"] == "highspeed" else RETAINED.get(f["variant"], 0.5) for f in flows]
+    gamma = min(gammas)
+    rules = {
+        "bdp_pkts": bdp,
+        "reference_rtt_s": rtt_ref,
+        "flows": n,
+        "rule_of_thumb_pkts": bdp,
+        "appenzeller_pkts": bdp / math.sqrt(n),
+        "retained_gamma": gamma,
+        "closed_form": {t: closed_form_buffer(t, gamma) for t in sorted(targets)},
+        "closed_form_full_utilization": (1 - gamma) / gamma,
+    }
+    return pd.DataFrame(rows), rules
+
+
+def build_scenario(capacity: str, flows: list[str], sync: str, duration: str, packet_size: int = 1500) -> dict[str, Any]:
+    """A dumbbell from command-line words: flows as COUNT:VARIANT:RTT (RTT may be a range
+    80ms..260ms); sync as `all`, `x=0.3`, `m=3`, `file=m.csv` or `proportional`."""
+    groups = []
+    for item in flows:
+        parts = item.split(":")
+        if len(parts) != 3:
+            raise ScenarioError(f"--flows {item}: expected COUNT:VARIANT:RTT, e.g. 10:highspeed:80ms..260ms")
+        try:
+            count = int(parts[0])
+        except ValueError:
+            raise ScenarioError(f"--flows {item}: COUNT must be a whole number") from None
+        groups.append({"count": count, "cc": parts[1], "rtt": parts[2]})
+    if not groups:
+        raise ScenarioError("--flows: give at least one COUNT:VARIANT:RTT")
+    kind, _, value = sync.partition("=")
+    if sync == "proportional":
+        loss: dict[str, Any] = {"model": "proportional"}
+    elif sync == "all":
+        loss = {"model": "sync", "sync": {"kind": "all"}}
+    elif kind == "x":
+        loss = {"model": "sync", "sync": {"kind": "normal", "x": _number(value, "--sync x")}}
+    elif kind == "m":
+        loss = {"model": "sync", "sync": {"kind": "fixed", "m": int(_number(value, "--sync m"))}}
+    elif kind == "file":
+        loss = {"model": "sync", "sync": {"kind": "empirical", "file": value}}
+    else:
+        raise ScenarioError(f"--sync {sync}: use all, x=0.3, m=3, file=m.csv or proportional")
+    return {
+        "dumbbell": {"capacity": capacity, "packet_size": packet_size, "buffer": {"bdp_fraction": 1.0}},
+        "flows": groups,
+        "loss": loss,
+        "run": {"duration": duration, "from_first_congestion": True, "record_interval": "10s"},
+    }
+
+
+def _number(text: str, field: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ScenarioError(f"{field}: {text!r} is not a number") from None
+
+
+__all__ = ["METRICS", "build_scenario", "closed_form_buffer", "closed_form_utilization", "size_buffer"]

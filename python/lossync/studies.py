@@ -1,0 +1,567 @@
+"""The seed studies as one-line reproductions: `lossync reproduce NAME [--quick]`.
+
+Each study runs a sweep (or a pair of runs), writes its data, a figure laid out like the paper's,
+and a Markdown report that puts each claim of the paper (quoted from the seed text) beside what
+we measured and says whether it holds. Setups follow docs/models.md §4.4; where the paper does
+not say (the RTTs of Fig. 3, the buffer of Figs. 10–12, the loss model of the test bed), the
+choice is stated in the study's `setup` text.
+
+Full fidelity (the default) is the paper's protocol: 10 seeds × 3000 s, statistics from the first
+congestion event. `quick` cuts seeds and duration for CI; its numbers are indicative only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from .plot import plt
+from .run import _atomic
+from .sweep import load_results, summarize, sweep
+
+PAPER = "Kumar, Xue, Park, 'Impact of Loss Synchronization on Reliable High Speed Networks', JCNC 2014"
+
+#: The 10 Gbps setup of §5 (models.md §4.4): 10 flows, RTT 80..260 ms, BDP 141,667 × 1500 B.
+TEN_GIG = {
+    "dumbbell": {"capacity": "10Gbps", "packet_size": 1500, "buffer": {"bdp_fraction": 0.1, "reference_rtt": "170ms"}},
+    # The paper simulates no slow start and measures from the first congestion event; flows start
+    # at 90% of their fair share of the BDP (12,750 packets, our choice) so that the first event
+    # comes within minutes instead of after ~30 minutes of AIMD growth.
+    "flows": [{"count": 10, "cc": "highspeed", "rtt": "80ms..260ms", "initial_window": 12750}],
+    "loss": {"model": "sync", "sync": {"kind": "normal", "x": 0.6}, "policy": "highest_rate"},
+    "run": {"duration": "3000s", "from_first_congestion": True, "record_interval": "10s"},
+}
+
+#: The motivation setup of §3.2: two flows, 1 Gbps, 120 ms, buffer 0.1 BDP, 200 s.
+TWO_FLOWS = {
+    "dumbbell": {"capacity": "1Gbps", "packet_size": 1500, "buffer": {"bdp_fraction": 0.1, "reference_rtt": "120ms"}},
+    "flows": [
+        {"name": "STCP", "cc": "scalable", "rtt": "120ms"},
+        {"name": "TCP", "cc": "reno", "rtt": "120ms"},
+    ],
+    "loss": {"model": "sync", "sync": {"kind": "all"}, "policy": "highest_rate"},
+    "run": {"duration": "200s", "from_first_congestion": True, "record_interval": "0.2s"},
+}
+
+FULL = {"kind": "all"}
+ONE = {"kind": "fixed", "m": 1}
+
+
+@dataclass
+class Claim:
+    text: str
+    check: Callable[[Any], tuple[str, bool | None]]
+
+
+@dataclass
+class Study:
+    name: str
+    title: str
+    setup: str
+    run: Callable[[Path, bool, str], Any]
+    figure: Callable[[Any], Any]
+    claims: list[Claim] = field(default_factory=list)
+
+
+def _deep_merge(base: dict, extra: dict) -> dict:
+    out = json.loads(json.dumps(base))
+    for k, v in extra.items():
+        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _fidelity(quick: bool, duration: float = 3000.0) -> tuple[int, list[str]]:
+    """Seeds and run-length overrides: the paper's 10 × 3000 s, or 2 × 300 s for --quick."""
+    if quick:
+        return 2, [f"run.duration={min(duration, 300.0)}"]
+    return 10, [f"run.duration={duration}"]
+
+
+def _sweep(out: Path, base: dict, axes: dict, seeds: int, fixed: list[str], engine: str) -> pd.DataFrame:
+    from .errors import LossyncError
+
+    rows = sweep({"base": base, "axes": axes, "seeds": seeds, "set": [*fixed, f'engine="{engine}"']},
+                 out, resume=True, progress=None)
+    failed = rows[rows["status"] != "ok"]
+    if len(failed):
+        raise LossyncError(f"{len(failed)} of {len(rows)} runs failed, e.g.: {failed['error'].iloc[0]}")
+    return rows
+
+
+def _flat(table: pd.DataFrame) -> pd.DataFrame:
+    flat = table.reset_index()
+    flat.columns = ["/".join(str(c) for c in col if c != "") if isinstance(col, tuple) else col for col in flat.columns]
+    return flat
+
+
+# ---------------------------------------------------------------------------------------------
+# Figs. 2–4: two flows, full synchronization vs. dropping only the highest-rate flow.
+
+
+def _pair_runner(flows: list[dict], extra_set: list[str] | None = None):
+    def run_pair(out: Path, quick: bool, engine: str):
+        from .run import run
+
+        results = {}
+        for label, sync in [("full synchronization", FULL), ("highest-rate flow only", ONE)]:
+            doc = _deep_merge(TWO_FLOWS, {"flows": flows, "loss": {"sync": sync}, "engine": engine})
+            r = run(doc, extra_set or [], progress=False)
+            results[label] = r
+            tag = "full" if sync is FULL else "one"
+            _atomic(out / f"series-{tag}.parquet", lambda p, r=r: r.series.to_parquet(p, index=False))
+        rows = []
+        for label, r in results.items():
+            s = r.summary
+            tput = [f["throughput_bps"] for f in s["flows"]]
+            rows.append({"case": label, "utilization": s["utilization"], "jain": s["jain"],
+                         **{f"share_{f['group']}": t / sum(tput) for f, t in zip(s["flows"], tput)}})
+        table = pd.DataFrame(rows).set_index("case")
+        _atomic(out / "results.csv", lambda p: table.to_csv(p))
+        return {"table": table, "runs": results}
+
+    return run_pair
+
+
+def _pair_figure(data) -> Any:
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax, (label, r) in zip(axes, data["runs"].items()):
+        s = r.series
+        for f in r.summary["flows"]:
+            ax.plot(s["time_s"], s[f"cwnd_pkts.{f['flow']}"], lw=0.9, label=f"{f['group']} ({f['rtt_s'] * 1e3:.0f} ms)")
+        row = data["table"].loc[label]
+        ax.set_title(f"{label}\nJain {row['jain']:.3f}, utilization {row['utilization']:.3f}", fontsize=10)
+        ax.set_xlabel("time (s)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("cwnd (packets)")
+    fig.tight_layout()
+    return fig
+
+
+def _share(case: str, group: str):
+    return lambda d: d["table"].loc[case, f"share_{group}"]
+
+
+def _claim_share_above(case: str, group: str, threshold: float):
+    def check(d):
+        v = _share(case, group)(d)
+        return f"{group} share {v:.3f} ({case})", bool(v > threshold)
+    return check
+
+
+def _claim_improves(metric: str):
+    def check(d):
+        a = d["table"].loc["full synchronization", metric]
+        b = d["table"].loc["highest-rate flow only", metric]
+        return f"{metric} {a:.3f} → {b:.3f}", bool(b > a)
+    return check
+
+
+# ---------------------------------------------------------------------------------------------
+# Fig. 8: validation setup; Fig. 9: utilization vs buffer at 10 Gbps.
+
+FIG8_FRACTIONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0]
+FIG9_FRACTIONS = [0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.7, 1.0]
+XS = [0.3, 0.6, 1.0]
+
+
+def _run_fig8(out: Path, quick: bool, engine: str) -> pd.DataFrame:
+    seeds, fixed = _fidelity(quick)
+    base = {
+        "dumbbell": {"capacity": "1Gbps", "packet_size": 1000, "buffer": {"packets": 1250}},
+        "flows": [{"count": 10, "cc": "highspeed", "rtt": "115.5ms..124.5ms", "initial_window": 750}],
+        "loss": {"model": "sync", "sync": {"kind": "normal", "x": 0.6}},
+        "run": {"duration": "3000s", "from_first_congestion": True, "record_interval": "10s"},
+    }
+    # The buffer axis is a fraction of 12,500 packets, the paper's unit (models.md §4.4 notes it
+    # is the 100 ms BDP, not the 124.5 ms one).
+    packets = [round(f * 12_500) for f in FIG8_FRACTIONS]
+    sync = _sweep(out / "sync", base, {"dumbbell.buffer.packets": packets, "loss.sync.x": XS}, seeds, fixed, engine)
+    prop_base = _deep_merge(base, {"loss": {"model": "proportional"}})
+    prop_base["loss"] = {"model": "proportional"}
+    prop = _sweep(out / "proportional", prop_base, {"dumbbell.buffer.packets": packets}, seeds, fixed, engine)
+    sync["model"] = sync["loss.sync.x"].map(lambda x: f"sync X={x:g}")
+    prop["model"] = "proportional"
+    rows = pd.concat([sync.drop(columns=["loss.sync.x"]), prop], ignore_index=True)
+    rows["buffer_fraction"] = rows["dumbbell.buffer.packets"] / 12_500
+    rows = rows.drop(columns=["dumbbell.buffer.packets"])
+    _atomic(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
+    return rows
+
+
+def _cells(rows: pd.DataFrame, metric: str = "utilization") -> pd.DataFrame:
+    return _flat(summarize(rows, [metric]))
+
+
+def _fig8_figure(rows: pd.DataFrame):
+    cells = _cells(rows)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for model, g in cells.groupby("model"):
+        ax.errorbar(g["buffer_fraction"], g["mean/utilization"], yerr=g["ci95/utilization"], marker="o", ms=3, capsize=2, label=model)
+    ax.set_xscale("log")
+    ax.set_xlabel("buffer (fraction of 12,500 packets)")
+    ax.set_ylabel("link utilization")
+    ax.set_title("Fig. 8 setup: 10 HSTCP flows, 1 Gbps, RTT 115.5–124.5 ms", fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _u(rows: pd.DataFrame, **where) -> float:
+    sel = rows[rows["status"] == "ok"]
+    for k, v in where.items():
+        sel = sel[np.isclose(sel[k], v)] if isinstance(v, float) else sel[sel[k] == v]
+    return float(sel["utilization"].mean())
+
+
+def _run_fig9(out: Path, quick: bool, engine: str) -> pd.DataFrame:
+    seeds, fixed = _fidelity(quick)
+    axes = {"flows.0.cc": ["reno", "highspeed", "cubic", "htcp"], "loss.sync.x": XS,
+            "dumbbell.buffer.bdp_fraction": FIG9_FRACTIONS}
+    rows = _sweep(out / "sweep", TEN_GIG, axes, seeds, fixed, engine)
+    rows = rows.rename(columns={"flows.0.cc": "variant", "loss.sync.x": "X", "dumbbell.buffer.bdp_fraction": "buffer_fraction"})
+    _atomic(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
+    return rows
+
+
+NAMES = {"reno": "AIMD", "highspeed": "HSTCP", "cubic": "CUBIC", "htcp": "H-TCP", "scalable": "STCP", "bic": "BIC"}
+
+
+def _fig9_figure(rows: pd.DataFrame):
+    cells = _cells(rows)
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharey=True)
+    for ax, v in zip(axes.flat, ["highspeed", "cubic", "reno", "htcp"]):
+        for x, g in cells[cells["variant"] == v].groupby("X"):
+            ax.errorbar(g["buffer_fraction"], g["mean/utilization"], yerr=g["ci95/utilization"], marker="o", ms=3, capsize=2, label=f"X = {x:g}")
+        ax.set_title(NAMES[v], fontsize=10)
+        ax.set_xscale("log")
+        ax.axhline(0.9, color="grey", ls=":", lw=0.8)
+        ax.grid(alpha=0.3, which="both")
+        ax.set_xlabel("buffer (fraction of BDP = 141,667 packets)")
+        ax.legend(fontsize=8)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("link utilization")
+    fig.suptitle("Fig. 9: 10 flows, 10 Gbps, RTT 80–260 ms", fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def _check(description: str, fn: Callable[[pd.DataFrame], tuple[str, bool]]):
+    return Claim(description, fn)
+
+
+def _monotone_in_buffer(rows: pd.DataFrame) -> tuple[str, bool]:
+    cells = _cells(rows)
+    worst = 0.0
+    for _, g in cells.groupby(["variant", "X"]):
+        u = g.sort_values("buffer_fraction")["mean/utilization"].to_numpy()
+        worst = min(worst, float(np.min(np.diff(u))) if len(u) > 1 else 0.0)
+    return f"largest drop between neighbouring buffer sizes: {worst:+.4f}", worst > -0.005
+
+
+def _desync_helps(rows: pd.DataFrame) -> tuple[str, bool]:
+    small = rows[rows["buffer_fraction"] <= 0.1]
+    lines, ok = [], True
+    for v in ["reno", "highspeed", "cubic", "htcp"]:
+        a, b = _u(small, variant=v, X=0.3), _u(small, variant=v, X=1.0)
+        lines.append(f"{NAMES[v]} {b:.3f}→{a:.3f}")
+        ok &= a >= b
+    return "mean U over buffers ≤ 0.1 BDP, X=1 → X=0.3: " + ", ".join(lines), ok
+
+
+def _hstcp_90_below_10(rows):
+    u = {x: _u(rows, variant="highspeed", X=x, buffer_fraction=0.05) for x in XS}
+    return "HSTCP at 0.05 BDP: " + ", ".join(f"X={x:g}: {v:.3f}" for x, v in u.items()), all(v > 0.9 for v in u.values())
+
+
+def _cubic_below_90(rows):
+    u = {x: _u(rows, variant="cubic", X=x, buffer_fraction=0.05) for x in XS}
+    return "CUBIC at 0.05 BDP: " + ", ".join(f"X={x:g}: {v:.3f}" for x, v in u.items()), all(v < 0.9 for v in u.values())
+
+
+def _cubic_x06_no_better(rows):
+    big = rows[rows["buffer_fraction"] > 0.2]
+    a, b, c = (_u(big, variant="cubic", X=x) for x in [0.6, 1.0, 0.3])
+    return f"CUBIC, buffers > 0.2 BDP: X=1 {b:.4f}, X=0.6 {a:.4f}, X=0.3 {c:.4f}", (a - b) < 0.005 and c > b
+
+
+def _ordering(better: str, worse: str, slack: float = 0.0):
+    def check(rows):
+        cells = _cells(rows)
+        a = cells[cells["variant"] == better].set_index(["X", "buffer_fraction"])["mean/utilization"]
+        b = cells[cells["variant"] == worse].set_index(["X", "buffer_fraction"])["mean/utilization"]
+        d = a - b
+        return (f"{NAMES[better]} − {NAMES[worse]} over all cells: min {d.min():+.3f}, mean {d.mean():+.3f}",
+                bool(d.min() >= -slack))
+    return check
+
+
+def _comparable(a: str, b: str, within: float):
+    def check(rows):
+        cells = _cells(rows)
+        ua = cells[cells["variant"] == a].set_index(["X", "buffer_fraction"])["mean/utilization"]
+        ub = cells[cells["variant"] == b].set_index(["X", "buffer_fraction"])["mean/utilization"]
+        d = (ua - ub).abs()
+        return f"|{NAMES[a]} − {NAMES[b]}|: max {d.max():.3f}, mean {d.mean():.3f}", bool(d.max() <= within)
+    return check
+
+
+def _htcp_small_buffers(rows):
+    s, d = _u(rows, variant="htcp", X=1.0, buffer_fraction=0.05), _u(rows, variant="htcp", X=0.3, buffer_fraction=0.05)
+    h = _u(rows, variant="highspeed", X=1.0, buffer_fraction=0.05)
+    return f"H-TCP at 0.05 BDP: X=1 {s:.3f}, X=0.3 {d:.3f} (HSTCP X=1: {h:.3f})", s < d and s < h
+
+
+# ---------------------------------------------------------------------------------------------
+# Figs. 10–12: fixed synchronization level m = 1..10.
+
+MS = list(range(1, 11))
+HETERO = [{"count": 2, "cc": v, "rtt": rtt, "initial_window": 12750} for v, rtt in
+          [("reno", "80ms..100ms"), ("highspeed", "120ms..140ms"), ("cubic", "160ms..180ms"),
+           ("htcp", "200ms..220ms"), ("scalable", "240ms..260ms")]]
+
+
+def _run_m_sweep(variants: list[str], hetero: bool = False):
+    def run_it(out: Path, quick: bool, engine: str) -> pd.DataFrame:
+        seeds, fixed = _fidelity(quick)
+        base = json.loads(json.dumps(TEN_GIG))
+        base["loss"]["sync"] = {"kind": "fixed", "m": 1}
+        if hetero:
+            base["flows"] = HETERO
+            axes = {"loss.sync.m": MS}
+        else:
+            axes = {"flows.0.cc": variants, "loss.sync.m": MS}
+        rows = _sweep(out / "sweep", base, axes, seeds, fixed, engine)
+        rows = rows.rename(columns={"flows.0.cc": "variant", "loss.sync.m": "m"})
+        if hetero:
+            rows["variant"] = "mixed"
+        _atomic(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
+        return rows
+    return run_it
+
+
+def _m_figure(title: str):
+    def figure(rows: pd.DataFrame):
+        cells = _flat(summarize(rows, ["utilization", "jain"]))
+        variants = list(dict.fromkeys(cells["variant"]))
+        fig, axes = plt.subplots(1, len(variants), figsize=(4.2 * len(variants), 3.8), squeeze=False)
+        for ax, v in zip(axes[0], variants):
+            g = cells[cells["variant"] == v].sort_values("m")
+            ax.errorbar(g["m"], g["mean/utilization"], yerr=g["ci95/utilization"], marker="o", ms=3, label="utilization")
+            ax.errorbar(g["m"], g["mean/jain"], yerr=g["ci95/jain"], marker="s", ms=3, label="Jain")
+            ax.set_title(NAMES.get(v, "2 flows each of AIMD, HSTCP, CUBIC, H-TCP, STCP"), fontsize=9)
+            ax.set_xlabel("synchronization level m (flows dropped per event)")
+            ax.set_ylim(0, 1.05)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        fig.suptitle(title, fontsize=10)
+        fig.tight_layout()
+        return fig
+    return figure
+
+
+def _by_m(rows, variant, metric="utilization"):
+    sel = rows[(rows["status"] == "ok") & (rows["variant"] == variant)]
+    return sel.groupby("m")[metric].mean()
+
+
+def _m_claim(variant: str, kind: str):
+    def check(rows):
+        u, j = _by_m(rows, variant), _by_m(rows, variant, "jain")
+        if kind == "cubic":
+            return (f"m=10: U {u[10]:.3f}, J {j[10]:.3f}; m=1: U {u[1]:.3f}, J {j[1]:.3f}",
+                    j[10] > 0.9 and u[1] > u[10] and j[1] > 0.95)
+        if kind == "hstcp":
+            best = int(u.idxmax())
+            return f"utilization peaks at m = {best} ({u.max():.3f}); J min at m = {int(j.idxmin())}", 3 <= best <= 5
+        if kind == "htcp":
+            r = float(np.corrcoef(u.index, u.values)[0, 1])
+            return f"U from {u[1]:.3f} (m=1) to {u[10]:.3f} (m=10), correlation with m {r:+.2f}", r < -0.9
+        if kind == "stcp":
+            lo = int(j.idxmin())
+            return (f"J: m=1 {j[1]:.3f}, min {j.min():.3f} at m={lo}, m=10 {j[10]:.3f}; U m=1 {u[1]:.3f} → m=10 {u[10]:.3f}",
+                    1 < lo < 10 and u[10] <= u[1])
+        if kind == "aimd":
+            return f"m=1: U {u[1]:.3f}, J {j[1]:.3f}; m=10: U {u[10]:.3f}, J {j[10]:.3f}", u[1] > u[10] and j[1] > j[10]
+        if kind == "hetero":
+            lo_u, hi_u = u[u.index < 4].mean(), u[u.index > 4].mean()
+            lo_j, hi_j = j[j.index < 4].mean(), j[j.index > 4].mean()
+            return (f"m<4: U {lo_u:.3f}, J {lo_j:.3f}; m>4: U {hi_u:.3f}, J {hi_j:.3f}", lo_u > hi_u and lo_j > hi_j)
+        raise ValueError(kind)
+    return check
+
+
+# ---------------------------------------------------------------------------------------------
+# Test bed (seed 001): 8 Gbps, 30 ms, 2 and 4 flows, queue 0..100% of BDP.
+
+TESTBED_FRACTIONS = [0.0, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0]
+
+
+def _run_testbed(out: Path, quick: bool, engine: str) -> pd.DataFrame:
+    seeds, fixed = _fidelity(quick, duration=600.0)
+    base = {
+        "dumbbell": {"capacity": "8Gbps", "buffer": {"bdp_fraction": 0.1}},
+        "flows": [{"count": 2, "cc": "reno", "rtt": "30ms", "initial_window": 2500}],
+        "loss": {"model": "sync", "sync": {"kind": "all"}},
+        "run": {"duration": "600s", "from_first_congestion": True, "record_interval": "1s"},
+    }
+    axes = {"flows.0.cc": ["reno", "highspeed", "cubic"], "flows.0.count": [2, 4], "dumbbell.buffer.bdp_fraction": TESTBED_FRACTIONS}
+    rows = _sweep(out / "sweep", base, axes, seeds, fixed, engine)
+    rows = rows.rename(columns={"flows.0.cc": "variant", "flows.0.count": "flows", "dumbbell.buffer.bdp_fraction": "buffer_fraction"})
+    _atomic(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
+    return rows
+
+
+def _testbed_figure(rows: pd.DataFrame):
+    cells = _cells(rows)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, n in zip(axes, [2, 4]):
+        for v, g in cells[cells["flows"] == n].groupby("variant"):
+            ax.errorbar(100 * g["buffer_fraction"], g["mean/utilization"], yerr=g["ci95/utilization"], marker="o", ms=3, label=NAMES[v])
+        ax.set_title(f"{n} flows, 8 Gbps, 30 ms", fontsize=10)
+        ax.set_xlabel("queue size (% of BDP)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("link utilization")
+    fig.tight_layout()
+    return fig
+
+
+def _testbed_claim(rows):
+    cells = _cells(rows)
+    worst = min(float(np.min(np.diff(g.sort_values("buffer_fraction")["mean/utilization"].to_numpy())))
+                for _, g in cells.groupby(["variant", "flows"]))
+    u0 = cells[cells["buffer_fraction"] == 0.0]["mean/utilization"]
+    return f"largest drop between neighbouring queue sizes {worst:+.4f}; at 0% BDP U in [{u0.min():.3f}, {u0.max():.3f}]", worst > -0.005
+
+
+# ---------------------------------------------------------------------------------------------
+
+STUDIES: dict[str, Study] = {}
+
+
+def _register(s: Study) -> None:
+    STUDIES[s.name] = s
+
+
+_register(Study(
+    "fig2", "Fig. 2: Scalable TCP vs standard TCP, full vs partial synchronization",
+    "2 flows (STCP, Reno), 1 Gbps, RTT 120 ms, buffer 0.1 BDP, 200 s (§3.2); (a) both flows lose at every "
+    "event, (b) only the flow with the highest rate loses (m = 1, highest-rate policy).",
+    _pair_runner([{"name": "STCP", "cc": "scalable", "rtt": "120ms"}, {"name": "TCP", "cc": "reno", "rtt": "120ms"}]),
+    _pair_figure,
+    [Claim("“STCP occupies the major bandwidth” when both flows are synchronized", _claim_share_above("full synchronization", "STCP", 0.5)),
+     Claim("“In the case of dropping only one flow with highest sending rate … the fairness improves”", _claim_improves("jain"))],
+))
+_register(Study(
+    "fig3", "Fig. 3: two Scalable TCP flows with low and high RTT",
+    "2 STCP flows, 1 Gbps, RTT 60 ms and 180 ms (our choice: the paper says only “low and high”, mean 120 ms), "
+    "buffer 0.1 BDP at 120 ms, 200 s.",
+    _pair_runner([{"name": "low-RTT", "cc": "scalable", "rtt": "60ms"}, {"name": "high-RTT", "cc": "scalable", "rtt": "180ms"}]),
+    _pair_figure,
+    [Claim("“the flow with low RTT consumes the major bandwidth and the other flow starves” (full synchronization)", _claim_share_above("full synchronization", "low-RTT", 0.5)),
+     Claim("“when we enforce only one flow to lose … a good improvement in fairness”", _claim_improves("jain")),
+     Claim("“… as well as link utilization”", _claim_improves("utilization"))],
+))
+_register(Study(
+    "fig4", "Fig. 4: two Scalable TCP flows, the second starting 10 s later",
+    "2 STCP flows, 1 Gbps, RTT 120 ms, buffer 0.1 BDP, flow 2 starts at 10 s, 200 s.",
+    _pair_runner([{"name": "early", "cc": "scalable", "rtt": "120ms"}, {"name": "late", "cc": "scalable", "rtt": "120ms", "start": "10s"}]),
+    _pair_figure,
+    [Claim("“When losses are synchronized, STCP starting after 10 seconds gets lesser bandwidth”", _claim_share_above("full synchronization", "early", 0.5)),
+     Claim("“improvement in fairness when we enforce the partial synchronization”", _claim_improves("jain"))],
+))
+_register(Study(
+    "fig8", "Fig. 8: the validation setup (HSTCP, 1 Gbps, 1 KB packets)",
+    "10 HSTCP flows, RTT 115.5..124.5 ms, 1 Gbps, 1000 B packets, buffer 0.01..1 × 12,500 packets; the fluid model in "
+    "sync mode at X = 0.3, 0.6, 1 and in proportional mode. The paper compares with NS2 and the Boston model; "
+    "comparison with a packet engine comes with the packet engine.",
+    _run_fig8, _fig8_figure,
+    [Claim("“As we decrease the synchronization … the utilization improves” (mean over buffers ≤ 0.2)",
+           lambda r: (lambda a, b: (f"X=1 {b:.3f} → X=0.3 {a:.3f}", a > b))(
+               _u(r[r["buffer_fraction"] <= 0.2], model="sync X=0.3"), _u(r[r["buffer_fraction"] <= 0.2], model="sync X=1"))),
+     Claim("Boston model / Barman et al. [1]: HSTCP reaches > 90% utilization with a buffer of 10% of BDP (desynchronized, X = 0.3)",
+           lambda r: (lambda u: (f"U at 0.1 × 12,500, X=0.3: {u:.3f}", u > 0.9))(_u(r, model="sync X=0.3", buffer_fraction=0.1))),
+     Claim("“when all the flows are synchronized, fluid model does not match with the NS2 simulation result”",
+           lambda r: ("needs the packet engine (next release)", None))],
+))
+_register(Study(
+    "fig9", "Fig. 9: utilization vs buffer size at 10 Gbps",
+    "10 flows, 10 Gbps, RTT 80..260 ms, BDP 141,667 packets, buffer 0.01..1 BDP; AIMD, HSTCP, CUBIC (β = 0.7), H-TCP; "
+    "X = 0.3, 0.6, 1 (m_k from the bounded normal with the default mean and deviation), highest-rate policy.",
+    _run_fig9, _fig9_figure,
+    [Claim("“as buffer size increases link utilization improves”", _monotone_in_buffer),
+     Claim("“de-synchronization improves the link utilization”", _desync_helps),
+     Claim("HSTCP: > 90% with buffers below 10% of BDP (slides: at 0.05 BDP)", _hstcp_90_below_10),
+     Claim("CUBIC: “less than 90% link utilization for all the three values of X” (at 0.05 BDP)", _cubic_below_90),
+     Claim("CUBIC, buffers > 20% BDP: less synchronization helps, but “X = 0.6 does not show any improvement than X = 1”", _cubic_x06_no_better),
+     Claim("“HSTCP performs better than CUBIC TCP with various buffer sizes” (ties within 0.5 point count)", _ordering("highspeed", "cubic", 0.005)),
+     Claim("“AIMD outperforms CUBIC” (ties within 0.5 point count)", _ordering("reno", "cubic", 0.005)),
+     Claim("“AIMD … is comparable to HSTCP” (within 3 points in every cell)", _comparable("reno", "highspeed", 0.03)),
+     Claim("H-TCP “performs poorly for small buffer sizes … synchronized … at 0.05 BDP. However, desynchronized flows … better”", _htcp_small_buffers)],
+))
+_register(Study(
+    "fig10", "Fig. 10: synchronization level m vs utilization and fairness, homogeneous flows",
+    "10 flows of one variant, the 10 Gbps setup with a buffer of 10% of BDP (our choice: the paper does not give it), "
+    "m fixed from 1 to 10, highest-rate policy.",
+    _run_m_sweep(["cubic", "highspeed", "htcp", "scalable"]), _m_figure("Fig. 10: homogeneous flows, 10 Gbps"),
+    [Claim("CUBIC: “when all the flows are synchronized CUBIC shows good fairness but poor link utilization. As synchronization level decreases, utilization improves and the fairness index is almost 1”", _m_claim("cubic", "cubic")),
+     Claim("HSTCP: “high link utilization for values 3 to 5”", _m_claim("highspeed", "hstcp")),
+     Claim("H-TCP: “a linear decrease in utilization as m increases”", _m_claim("htcp", "htcp")),
+     Claim("STCP: “fairness … decreases first and then improves … For link utilization, we see a slight decrease”", _m_claim("scalable", "stcp"))],
+))
+_register(Study(
+    "fig11", "Fig. 11: synchronization level m, 10 AIMD flows",
+    "10 AIMD (Reno) flows, the 10 Gbps setup, buffer 10% of BDP, m = 1..10.",
+    _run_m_sweep(["reno"]), _m_figure("Fig. 11: 10 AIMD flows, 10 Gbps"),
+    [Claim("“decreasing m improves link utilization as well as fairness”", _m_claim("reno", "aimd"))],
+))
+_register(Study(
+    "fig12", "Fig. 12: synchronization level m, heterogeneous flows",
+    "2 flows each of AIMD, HSTCP, CUBIC, H-TCP, STCP (RTTs 80..260 ms assigned in that order, our choice), "
+    "the 10 Gbps setup, buffer 10% of BDP, m = 1..10.",
+    _run_m_sweep([], hetero=True), _m_figure("Fig. 12: heterogeneous flows, 10 Gbps"),
+    [Claim("“fairness and link utilization both improve as synchronization parameter decreases below 4 … poor … for values greater than 4”", _m_claim("mixed", "hetero"))],
+))
+_register(Study(
+    "testbed", "Seed 001 test bed: 8 Gbps, 30 ms, 2 and 4 flows",
+    "Reno, HSTCP, CUBIC; 2 and 4 flows; RTT 30 ms; 8 Gbps; queue 0..100% of BDP; full synchronization (our choice: a "
+    "few flows on a drop-tail queue tend to lose together); 600 s per run.",
+    _run_testbed, _testbed_figure,
+    [Claim("Utilization rises with the queue size (the slides' plots; values not legible in our copy)", _testbed_claim)],
+))
+
+
+def reproduce(name: str, out: str | Path, quick: bool = False, engine: str = "fluid") -> Path:
+    """Runs one study; writes its data, figure.png and report.md into `out`; returns the report."""
+    from .errors import LossyncError
+
+    if name not in STUDIES:
+        raise LossyncError(f"unknown study {name!r} (known: {', '.join(STUDIES)})")
+    study = STUDIES[name]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    data = study.run(out, quick, engine)
+    fig = study.figure(data)
+    _atomic(out / "figure.png", lambda p: fig.savefig(p, dpi=120, format="png"))
+    plt.close(fig)
+    lines = [f"# {study.title}", "", f"Source: {PAPER}. Reproduced with lossync "
+             f"({'quick: 2 seeds × at most 300 s, indicative only' if quick else 'full fidelity: 10 seeds × 3000 s'}; "
+             f"engine {engine}).", "", f"**Setup.** {study.setup}", "", "![figure](figure.png)", "",
+             "| paper's claim | measured | holds |", "|---|---|---|"]
+    verdicts = []
+    for c in study.claims:
+        measured, holds = c.check(data)
+        verdict = "n/a" if holds is None else ("yes" if holds else "**no**")
+        verdicts.append(verdict)
+        lines.append(f"| {c.text} | {measured} | {verdict} |")
+    report = out / "report.md"
+    _atomic(report, lambda p: p.write_text("\n".join(lines) + "\n"))
+    return report

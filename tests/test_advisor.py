@@ -1,0 +1,48 @@
+"""The buffer-sizing advisor against the synchronized closed form (models.md §4.2)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from lossync.advisor import build_scenario, closed_form_buffer, closed_form_utilization, size_buffer
+
+
+def reno(count: int, capacity: str, bdp: float, duration: float) -> dict:
+    # The fluid window overshoots the closed form's peak by about one packet per flow (one RTT of
+    # feedback), so the BDP per flow must be large for the closed form to apply.
+    doc = build_scenario(capacity, [f"{count}:reno:100ms"], "all", f"{duration}s")
+    doc["run"] = {"duration": f"{duration}s", "warmup": f"{duration / 10}s", "record_interval": "10s"}
+    doc["flows"][0]["initial_window"] = 0.5 * bdp / count
+    return doc
+
+
+def test_closed_form_values():
+    # models.md §4.2: Reno ρ = 0 → 0.750, 0.1 → 0.818, 0.5 → 0.964, 1 → 1.000.
+    for rho, u in [(0.0, 0.750), (0.1, 0.818), (0.5, 0.964), (1.0, 1.0)]:
+        assert closed_form_utilization(rho, 0.5) == pytest.approx(u, abs=5e-4)
+    # HSTCP as AIMD with γ = 0.808: U(0) = 0.904 (models.md §4.2).
+    assert closed_form_utilization(0.0, 0.808) == pytest.approx(0.904, abs=5e-4)
+    rho = closed_form_buffer(0.99, 0.5)
+    assert closed_form_utilization(rho, 0.5) == pytest.approx(0.99, abs=1e-9)
+
+
+@pytest.mark.parametrize("count,capacity,bdp,duration", [(1, "100Mbps", 833.33, 2000), (4, "1Gbps", 8333.3, 8000)])
+def test_synchronized_reno_needs_the_closed_form_buffer(count, capacity, bdp, duration):
+    table, rules = size_buffer(reno(count, capacity, bdp, duration), targets=(0.99,), seeds=1, workers=2)
+    want = closed_form_buffer(0.99, 0.5)  # 0.7035 of the BDP
+    got = table["bdp_fraction"].iloc[0]
+    assert got == pytest.approx(want, rel=0.02), (got, want)
+    assert rules["rule_of_thumb_pkts"] == pytest.approx(bdp, rel=1e-4)
+    assert rules["appenzeller_pkts"] == pytest.approx(bdp / count**0.5, rel=1e-4)
+
+
+def test_cli_prints_the_table_and_the_rules():
+    r = subprocess.run(
+        [sys.executable, "-m", "lossync.cli", "size-buffer", "--capacity", "100Mbps", "--flows", "1:reno:100ms", "--sync", "all",
+         "--duration", "1000s", "--seeds", "1", "--target", "0.9", "--set", "flows.0.initial_window=400"],
+        capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "rule of thumb" in r.stdout and "Appenzeller" in r.stdout and "closed form" in r.stdout
+    bad = subprocess.run([sys.executable, "-m", "lossync.cli", "size-buffer", "--flows", "ten:reno:100ms"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--flows ten:reno:100ms" in bad.stderr
