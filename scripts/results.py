@@ -1,7 +1,7 @@
 """Regenerates docs/results.md: runs every study at full fidelity (10 seeds × 3000 s), copies each
 figure and report into docs/results/NAME/, and writes the index with every claim.
 
-    python scripts/results.py [--quick] [--work DIR] [STUDY ...]
+    python scripts/results.py [--quick] [--work DIR] [--index-only] [STUDY ...]
 """
 
 import argparse
@@ -20,7 +20,10 @@ def main() -> None:
     p.add_argument("studies", nargs="*", default=list(STUDIES))
     p.add_argument("--quick", action="store_true")
     p.add_argument("--work", default="lossync-reproduce-all", help="where the data go (not committed)")
+    p.add_argument("--index-only", action="store_true", help="only rebuild docs/results.md from docs/results/*/")
     a = p.parse_args()
+    if a.index_only:
+        a.studies = []
     docs = ROOT / "docs" / "results"
     timings = {}
     for name in a.studies:

@@ -87,7 +87,10 @@ def summary_table(summary: dict) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of a table.")
 @click.option("--engine", type=click.Choice(["fluid", "packet", "ns3"]), help="Run on this engine (overrides the scenario's).")
 @click.option("--no-figure", is_flag=True, help="With --out: skip the figure.")
-def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None, as_json: bool, engine: str | None, no_figure: bool) -> None:
+@click.option("--drops", "drops_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the bottleneck drop log (time_s,flow) as CSV (packet engine).")
+@click.option("--sync-out", "sync_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the measured m_k distribution (m,count) as CSV, the form loss.sync kind=\"empirical\" reads.")
+def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None, as_json: bool, engine: str | None, no_figure: bool,
+        drops_file: Path | None, sync_file: Path | None) -> None:
     """Run SCENARIO (a TOML file) and print its summary.
 
     With no SCENARIO, runs the shipped default (the paper's 10 Gbps, 10-flow HighSpeed TCP case)
@@ -109,6 +112,14 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
     if out_dir is not None:
         paths = result.write(out_dir, figure=not no_figure)
         click.echo("wrote " + ", ".join(str(p) for p in paths), err=as_json)
+    from .run import _atomic
+
+    if drops_file is not None:
+        _atomic(drops_file, lambda p: result.drops.to_csv(p, index=False))
+        click.echo(f"wrote {drops_file} ({len(result.drops)} drops)", err=as_json)
+    if sync_file is not None:
+        _atomic(sync_file, lambda p: result.sync_distribution().to_csv(p, index=False))
+        click.echo(f"wrote {sync_file}", err=as_json)
 
 
 @main.command()

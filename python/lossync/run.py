@@ -39,6 +39,16 @@ class Result:
     series: pd.DataFrame
     events: pd.DataFrame
     scenario: dict[str, Any] = field(repr=False)
+    #: Bottleneck drops (`time_s`, `flow`), packet engine only (at most 4 million are logged).
+    drops: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"time_s": [], "flow": []}), repr=False)
+
+    def sync_distribution(self) -> pd.DataFrame:
+        """The measured distribution of m_k (flows that lost per congestion event) at the
+        headline link, as `m,count`: the CSV form the fluid engine's empirical synchronization
+        controller reads (`loss.sync = { kind = "empirical", file = … }`)."""
+        link = next(l for l in self.summary["links"] if l["name"] == self.summary["bottleneck"])
+        hist = link["sync_histogram"]
+        return pd.DataFrame([{"m": m, "count": n} for m, n in enumerate(hist) if m >= 1 and n > 0], columns=["m", "count"])
 
     @property
     def flows(self) -> pd.DataFrame:
@@ -118,7 +128,9 @@ def run(
     finally:
         if bar is not None:
             bar.close()
+    drop_times, drop_flows = sim.drops()
+    drops = pd.DataFrame({"time_s": np.frombuffer(drop_times, dtype="<f8"), "flow": np.frombuffer(drop_flows, dtype="<u4")})
     summary_json, columns, events_json = sim.finish()
     series = pd.DataFrame({name: np.frombuffer(data, dtype="<f8") for name, data in columns})
     events = pd.DataFrame(json.loads(events_json), columns=EVENT_COLUMNS)
-    return Result(json.loads(summary_json), series, events, json.loads(sim.resolved))
+    return Result(json.loads(summary_json), series, events, json.loads(sim.resolved), drops)

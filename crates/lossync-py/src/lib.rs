@@ -2,7 +2,7 @@
 //! or TOML) so that the CLI, the tests and the Python API share one parser and one set of error
 //! messages. Core errors become `ScenarioError` / `InputFileError`, never panics.
 
-use lossync_core::{scenario, Error, FluidEngine, RunResult};
+use lossync_core::{scenario, Error, RunResult, Simulation as CoreSimulation};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyRuntimeError};
 use pyo3::prelude::*;
@@ -66,7 +66,7 @@ fn variants() -> Vec<(&'static str, &'static str)> {
 /// and to let Ctrl-C through between chunks.
 #[pyclass(module = "lossync._core")]
 struct Simulation {
-    engine: Option<FluidEngine>,
+    engine: Option<CoreSimulation>,
     resolved_json: String,
 }
 
@@ -76,19 +76,9 @@ impl Simulation {
     #[pyo3(signature = (text, format = "json", base_dir = "."))]
     fn new(text: &str, format: &str, base_dir: &str) -> PyResult<Self> {
         let sc = parse(text, format, base_dir)?;
-        if sc.engine != scenario::Engine::Fluid {
-            return Err(to_py(Error::field(
-                "engine",
-                format!(
-                    "{:?} is not available in this version (only \"fluid\")",
-                    sc.engine
-                )
-                .to_lowercase(),
-            )));
-        }
         let resolved_json =
             serde_json::to_string(&sc).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        let engine = FluidEngine::new(&sc).map_err(to_py)?;
+        let engine = CoreSimulation::new(&sc).map_err(to_py)?;
         Ok(Simulation {
             engine: Some(engine),
             resolved_json,
@@ -119,6 +109,18 @@ impl Simulation {
             .ok_or_else(|| PyRuntimeError::new_err("this simulation has finished"))?;
         py.detach(|| engine.advance(until_s));
         Ok(())
+    }
+
+    /// The bottleneck drop log so far (packet engine): (times in s as little-endian f64 bytes,
+    /// flow indices as little-endian u32 bytes).
+    fn drops<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let log = self.engine()?.drop_log();
+        let times: Vec<u8> = log.iter().flat_map(|(t, _)| t.to_le_bytes()).collect();
+        let flows: Vec<u8> = log
+            .iter()
+            .flat_map(|&(_, f)| (f as u32).to_le_bytes())
+            .collect();
+        Ok((PyBytes::new(py, &times), PyBytes::new(py, &flows)))
     }
 
     /// Ends the run: returns (summary JSON, [(column name, little-endian f64 bytes)], events JSON).
@@ -153,7 +155,7 @@ impl Simulation {
 }
 
 impl Simulation {
-    fn engine(&self) -> PyResult<&FluidEngine> {
+    fn engine(&self) -> PyResult<&CoreSimulation> {
         self.engine
             .as_ref()
             .ok_or_else(|| PyRuntimeError::new_err("this simulation has finished"))

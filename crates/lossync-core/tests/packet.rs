@@ -1,0 +1,414 @@
+//! Packet engine against numbers from outside the code: the closed form of models.md §4.2 for a
+//! single Reno flow, exact packet conservation, determinism, and fairness between identical flows.
+//! The speed measurement is an ignored test:
+//! `cargo test --release --test packet -- --ignored --nocapture packet_speed`.
+
+use lossync_core::{metrics::Summary, scenario, PacketEngine, RunResult};
+use std::path::Path;
+
+fn engine(text: &str) -> PacketEngine {
+    let sc = scenario::from_toml(text, Path::new(".")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    PacketEngine::new(&sc).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn run(text: &str) -> RunResult {
+    engine(text).run()
+}
+
+/// models.md §4.2: U = ¾(1+ρ)²/(1+ρ+ρ²) for synchronized Reno (γ = ½).
+fn reno_closed_form(rho: f64) -> f64 {
+    0.75 * (1.0 + rho).powi(2) / (1.0 + rho + rho * rho)
+}
+
+/// One Reno flow, 100 Mb/s, 100 ms, 1500 B: BDP = 8333.3 pkt/s × 0.1 s = 833.3 packets.
+fn single_reno(buffer_pkts: f64, duration_s: f64, warmup_s: f64) -> Summary {
+    run(&format!(
+        r#"
+engine = "packet"
+[dumbbell]
+capacity = "100Mbps"
+buffer = {{ packets = {buffer_pkts} }}
+[[flows]]
+cc = "reno"
+rtt = "100ms"
+slow_start = true
+[run]
+duration = "{duration_s}s"
+warmup = "{warmup_s}s"
+"#
+    ))
+    .summary
+}
+
+#[test]
+fn packet_single_reno_flow_matches_the_closed_form() {
+    let mut report = Vec::new();
+    for rho in [0.1, 0.25, 0.5, 1.0] {
+        let b = (rho * 833.0_f64).round();
+        let s = single_reno(b, 600.0, 60.0);
+        let want = reno_closed_form(rho);
+        let f = &s.flows[0];
+        report.push(format!(
+            "ρ={rho} B={b}: U={:.4} closed form {want:.4}; events {}, reductions {}, loss {:.2e}",
+            s.utilization, s.congestion_events, f.reductions, s.loss_rate
+        ));
+        // A sawtooth period is P(1+ρ)/2 RTTs of 0.1..0.1(1+ρ) s, 46–125 s: at least 3 in 540 s.
+        assert!(
+            s.congestion_events >= 3,
+            "ρ={rho}: only {} events",
+            s.congestion_events
+        );
+        // One window reduction per congestion event (RFC 6675), no timeouts to add more.
+        assert_eq!(f.reductions, s.congestion_events as f64, "ρ={rho}");
+        assert!(
+            (s.utilization - want).abs() < 0.02,
+            "ρ={rho}: U={} want {want}\n{}",
+            s.utilization,
+            report.join("\n")
+        );
+    }
+    println!("{}", report.join("\n"));
+}
+
+const TWO_FLOWS: &str = r#"
+engine = "packet"
+[dumbbell]
+capacity = "100Mbps"
+buffer = { bdp_fraction = 0.25 }
+[[flows]]
+count = 2
+cc = "reno"
+rtt = "50ms"
+slow_start = true
+start = [0, 20]
+[run]
+duration = "600s"
+warmup = "60s"
+record_interval = "1s"
+"#;
+
+#[test]
+fn packet_identical_flows_share_fairly() {
+    let r = run(TWO_FLOWS);
+    let s = &r.summary;
+    println!(
+        "two Reno flows: J = {:.4}, U = {:.4}, throughputs {:.1} / {:.1} pkt/s, events {}, sync {:.3}",
+        s.jain,
+        s.utilization,
+        s.flows[0].throughput_pps,
+        s.flows[1].throughput_pps,
+        s.congestion_events,
+        s.sync_rate_mean
+    );
+    assert!(s.jain > 0.95, "J = {}", s.jain);
+    assert!(s.congestion_events > 10);
+    // Each event is 1 or 2 flows losing: the fraction is in [1/2, 1].
+    assert!((0.5..=1.0).contains(&s.sync_rate_mean));
+    assert_eq!(s.links[0].sync_histogram[0], 0);
+    // The second flow started 20 s late with a fresh slow start, yet converged.
+    // One sample per second, from 0 to 600 s.
+    assert_eq!(r.series.get("time_s").unwrap().len(), 601);
+    assert_eq!(r.series.get("cwnd_pkts.1").unwrap().len(), 601);
+}
+
+#[test]
+fn packet_same_seed_same_summary() {
+    // Randomness in every place the engine draws: RED, random loss, uniform start times.
+    let text = |seed: u64| {
+        format!(
+            r#"
+engine = "packet"
+[dumbbell]
+capacity = "100Mbps"
+buffer = {{ packets = 200 }}
+queue = {{ discipline = "red", min_th = 30, max_th = 120 }}
+loss_rate = 1e-4
+[[flows]]
+count = 4
+cc = "cubic"
+rtt = "30ms..90ms"
+slow_start = true
+start = {{ uniform = ["0s", "3s"] }}
+[run]
+duration = "60s"
+warmup = "10s"
+seed = {seed}
+"#
+        )
+    };
+    let json = |seed| serde_json::to_string(&run(&text(seed)).summary).unwrap();
+    assert_eq!(json(7), json(7));
+    assert_ne!(json(7), json(8));
+}
+
+#[test]
+fn packet_conservation_is_exact() {
+    // Stop in the middle of busy periods, with drop-tail and with RED plus random loss.
+    for queue in [
+        "",
+        "queue = { discipline = \"red\", min_th = 20, max_th = 60 }\nloss_rate = 0.001\n",
+    ] {
+        let text = format!(
+            r#"
+engine = "packet"
+[dumbbell]
+capacity = "100Mbps"
+buffer = {{ packets = 100 }}
+{queue}
+[[flows]]
+count = 3
+cc = "cubic"
+rtt = "20ms..60ms"
+slow_start = true
+[run]
+duration = "30.0001234s"
+"#
+        );
+        let mut e = engine(&text);
+        e.advance(15.000_003);
+        let drops_so_far = e.drop_log().len();
+        let r = e.finish();
+        let l = &r.summary.links[0];
+        println!("{queue:?}: {l:?}");
+        assert!(l.drops_pkts > 0.0 && l.departures_pkts > 5e4);
+        assert!(l.queue_end_pkts > 0.0, "stopped while the queue is busy");
+        assert_eq!(
+            l.arrivals_pkts,
+            l.departures_pkts + l.drops_pkts + l.queue_end_pkts - l.queue_start_pkts
+        );
+        assert_eq!(drops_so_far as f64, l.drops_pkts);
+        assert!(l.max_queue_pkts <= 100.0);
+        // Goodput never exceeds what the link carried.
+        let delivered: f64 = r.summary.flows.iter().map(|f| f.throughput_pps).sum();
+        assert!(delivered <= l.utilization * 8333.34, "{delivered}");
+    }
+}
+
+/// Congestion events recounted from the drop log, independently of the engine's online
+/// clustering: drops closer than the mean base RTT belong to one event (models.md §5.3).
+#[test]
+fn packet_events_agree_with_the_drop_log() {
+    let text = r#"
+engine = "packet"
+[dumbbell]
+capacity = "100Mbps"
+buffer = { bdp_fraction = 0.1 }
+[[flows]]
+count = 4
+cc = "reno"
+rtt = "40ms..100ms"
+slow_start = true
+start = [0, 1, 2, 3]
+[run]
+duration = "300s"
+warmup = "30s"
+"#;
+    let mut e = engine(text);
+    e.advance(300.0);
+    assert!(
+        e.pending_events() < 4 * 4 + 8,
+        "{} pending",
+        e.pending_events()
+    );
+    let drops = e.drop_log().to_vec();
+    let r = e.finish();
+    let tau = (0.04 + 0.06 + 0.08 + 0.1) / 4.0;
+    let mut hist = [0u64; 5];
+    let mut sync_sum = 0.0;
+    let mut k = 0;
+    while k < drops.len() {
+        let start = drops[k].0;
+        let mut lost = [false; 4];
+        lost[drops[k].1] = true;
+        while k + 1 < drops.len() && drops[k + 1].0 - drops[k].0 < tau - 1e-9 {
+            k += 1;
+            lost[drops[k].1] = true;
+        }
+        k += 1;
+        if start >= 30.0 {
+            let n = lost.iter().filter(|&&b| b).count();
+            hist[n] += 1;
+            sync_sum += n as f64 / 4.0;
+        }
+    }
+    let l = &r.summary.links[0];
+    assert_eq!(l.sync_histogram, hist.to_vec());
+    let events: u64 = hist.iter().sum();
+    assert_eq!(l.congestion_events, events);
+    assert!(events > 20);
+    assert!((l.sync_rate_mean - sync_sum / events as f64).abs() < 1e-12);
+    assert_eq!(r.events.len() as u64, events);
+    assert!(r
+        .events
+        .iter()
+        .all(|e| e.candidates == 4 && e.signalled == 0));
+}
+
+#[test]
+fn packet_statistics_start_at_the_first_drop_after_the_warm_up() {
+    let text = format!("{TWO_FLOWS}from_first_congestion = true\n").replace("600s", "100s");
+    let mut e = engine(&text);
+    e.advance(100.0);
+    let first = e
+        .drop_log()
+        .iter()
+        .map(|&(t, _)| t)
+        .find(|&t| t >= 60.0)
+        .expect("a drop after the warm-up");
+    let s = e.finish().summary;
+    assert_eq!(s.measured_from_s, first);
+}
+
+/// Every variant, drop-tail and RED with random loss, staggered starts, small and large buffers:
+/// runs to the end (in the test profile, with the engine's debug checks of the scoreboard) and
+/// keeps its invariants.
+#[test]
+fn packet_every_variant_runs_and_keeps_its_invariants() {
+    for variant in ["reno", "highspeed", "scalable", "cubic", "htcp", "bic"] {
+        for (buffer, queue) in [
+            ("{ packets = 5 }", ""),
+            ("{ bdp_fraction = 0.5 }", ""),
+            (
+                "{ bdp_fraction = 0.5 }",
+                "queue = { discipline = \"red\", min_th = 20, max_th = 100 }\nloss_rate = 1e-4\n",
+            ),
+        ] {
+            let text = format!(
+                r#"
+engine = "packet"
+[dumbbell]
+capacity = "200Mbps"
+buffer = {buffer}
+{queue}
+[[flows]]
+count = 5
+cc = "{variant}"
+rtt = "10ms..150ms"
+slow_start = true
+start = {{ uniform = ["0s", "5s"] }}
+[run]
+duration = "40s"
+warmup = "10s"
+record_interval = "50ms"
+"#
+            );
+            let r = run(&text);
+            let s = &r.summary;
+            let l = &s.links[0];
+            let what = format!("{variant} {buffer} {queue}");
+            assert_eq!(
+                l.arrivals_pkts,
+                l.departures_pkts + l.drops_pkts + l.queue_end_pkts,
+                "{what}"
+            );
+            // A 5-packet buffer with unpaced bursts at 10·C keeps Reno near its response function
+            // (loss ≈ 0.6%, W ≈ 1.22/√p ≈ 15 packets against a BDP of 1333): U ≈ 0.27.
+            assert!(
+                s.utilization > 0.2 && s.utilization <= 1.0 + 1e-9,
+                "{what}: U={}",
+                s.utilization
+            );
+            assert!(s.flows.iter().all(|f| f.throughput_pps > 0.0), "{what}");
+            assert!(l.max_queue_pkts <= l.buffer_pkts.round().max(1.0), "{what}");
+        }
+    }
+}
+
+#[test]
+fn packet_engine_refuses_what_it_cannot_run() {
+    let two_links = r#"
+engine = "packet"
+[[links]]
+name = "a"
+capacity = "1Gbps"
+buffer = { packets = 100 }
+[[links]]
+name = "b"
+capacity = "1Gbps"
+buffer = { packets = 100 }
+[[flows]]
+cc = "reno"
+rtt = "50ms"
+path = ["a", "b"]
+"#;
+    let sc = scenario::from_toml(two_links, Path::new(".")).unwrap();
+    let err = PacketEngine::new(&sc).err().unwrap().to_string();
+    assert!(
+        err.starts_with("links: the packet engine supports one"),
+        "{err}"
+    );
+
+    let huge = r#"
+engine = "packet"
+[dumbbell]
+capacity = "1Tbps"
+buffer = { bdp_fraction = 1 }
+[[flows]]
+count = 10
+cc = "reno"
+rtt = "1s"
+"#;
+    let sc = scenario::from_toml(huge, Path::new(".")).unwrap();
+    let err = PacketEngine::new(&sc).err().unwrap().to_string();
+    assert!(
+        err.starts_with("links[0].buffer: the packet engine would need"),
+        "{err}"
+    );
+}
+
+/// 10 Reno flows, RTT 80..260 ms, buffer 25% of the mean-RTT BDP, slow start on: simulated
+/// seconds and packets per wall-clock second, on one core. Reno needs minutes to fill a fast link
+/// after its slow-start overshoot, so the runs are long; U is measured over the second half.
+#[test]
+#[ignore]
+fn packet_speed() {
+    let only = std::env::var("PACKET_SPEED_ONLY").ok();
+    for (cap, capacity_pps, dur) in [
+        ("100Mbps", 8_333.3, 600.0),
+        ("1Gbps", 83_333.3, 600.0),
+        ("10Gbps", 833_333.3, 600.0),
+    ] {
+        if only.as_deref().is_some_and(|o| o != cap) {
+            continue;
+        }
+        let text = format!(
+            r#"
+engine = "packet"
+[dumbbell]
+capacity = "{cap}"
+buffer = {{ bdp_fraction = 0.25 }}
+[[flows]]
+count = 10
+cc = "reno"
+rtt = "80ms..260ms"
+slow_start = true
+[run]
+duration = "{dur}s"
+warmup = "{half}s"
+"#,
+            half = dur / 2.0
+        );
+        let t0 = std::time::Instant::now();
+        let (r, drops) = engine(&text).run_with_drops();
+        let wall = t0.elapsed().as_secs_f64();
+        let s = &r.summary;
+        let departed = s.links[0].departures_pkts;
+        let delivered: f64 = s.flows.iter().map(|f| f.throughput_pps).sum::<f64>() * dur / 2.0;
+        println!(
+            "{cap}: {dur} s simulated in {wall:.1} s wall = {:.2} sim s/s; {departed:.3e} packets \
+             through the bottleneck = {:.3e} pkt/s ({:.0} ns/packet, {:.2} events/packet); \
+             full-load equivalent {:.2} sim s/s; second half: U = {:.3}, goodput {delivered:.3e} \
+             pkts, {} congestion events, sync {:.2}, J = {:.3}; {} drops in all",
+            dur / wall,
+            departed / wall,
+            wall / departed * 1e9,
+            s.flow_updates as f64 / departed,
+            departed / wall / capacity_pps,
+            s.utilization,
+            s.congestion_events,
+            s.sync_rate_mean,
+            s.jain,
+            drops.len()
+        );
+    }
+}
