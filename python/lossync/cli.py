@@ -264,22 +264,44 @@ def list_variants() -> None:
 
 
 @main.command()
-@click.option("--duration", default=3000.0, show_default=True, help="Simulated seconds per run.")
-@click.option("--variants", "names", default="reno,highspeed,cubic,htcp", show_default=True)
-@click.option("--step", default=None, type=float, help="Step size in seconds (default: the scenario's).")
-def bench(duration: float, names: str, step: float | None) -> None:
-    """Time the paper's 10 Gbps, 10-flow case (sync mode, X = 0.6) per variant, on one core."""
-    base = default_scenario_path()
-    click.echo(f"{'variant':<12}{'sim s':>8}{'wall s':>9}{'flow-updates/s':>17}{'sim s / wall s':>16}")
-    for name in names.split(","):
-        ov = [f"run.duration={duration}", f'flows.0.cc="{name}"', "run.record_interval=1.0"]
-        if step:
-            ov.append(f"run.step={step}")
-        t0 = time.perf_counter()
-        r = run_scenario(base, ov, progress=False)
-        wall = time.perf_counter() - t0
-        s = r.summary
-        click.echo(f"{name:<12}{s['duration_s']:>8.0f}{wall:>9.3f}{s['flow_updates'] / wall:>17.3e}{s['duration_s'] / wall:>16.0f}")
+@click.option("--engine", "engines", default="fluid", show_default=True, help="Comma-separated engines: fluid, packet.")
+@click.option("--duration", default=None, type=float, help="Simulated seconds per run (default: fluid 3000, packet 20).")
+@click.option("--variants", "names", default="reno,highspeed,cubic,htcp", show_default=True, help="Fluid engine variants.")
+@click.option("--step", default=None, type=float, help="Fluid step size in seconds (default: the scenario's).")
+def bench(engines: str, duration: float | None, names: str, step: float | None) -> None:
+    """Engine speed, one core. fluid: the paper's 10 Gbps 10-flow case (sync X = 0.6) per variant.
+    packet: a 10-flow Reno dumbbell (RTT 80..260 ms, buffer 25% of BDP) at 100 Mbps, 1 Gbps, 10 Gbps."""
+    for engine in engines.split(","):
+        if engine == "fluid":
+            base = default_scenario_path()
+            click.echo(f"fluid engine\n{'variant':<12}{'sim s':>8}{'wall s':>9}{'flow-updates/s':>17}{'sim s / wall s':>16}")
+            for name in names.split(","):
+                ov = [f"run.duration={duration or 3000}", f'flows.0.cc="{name}"', "run.record_interval=1.0"]
+                if step:
+                    ov.append(f"run.step={step}")
+                t0 = time.perf_counter()
+                r = run_scenario(base, ov, progress=False)
+                wall = time.perf_counter() - t0
+                s = r.summary
+                click.echo(f"{name:<12}{s['duration_s']:>8.0f}{wall:>9.3f}{s['flow_updates'] / wall:>17.3e}{s['duration_s'] / wall:>16.0f}")
+        elif engine == "packet":
+            click.echo(f"packet engine\n{'capacity':<10}{'sim s':>7}{'wall s':>9}{'packets/s':>12}{'events/s':>12}{'sim s / wall s':>16}{'util':>7}")
+            for capacity in ["100Mbps", "1Gbps", "10Gbps"]:
+                doc = {
+                    "engine": "packet",
+                    "dumbbell": {"capacity": capacity, "buffer": {"bdp_fraction": 0.25}},
+                    "flows": [{"count": 10, "cc": "reno", "rtt": "80ms..260ms", "slow_start": True}],
+                    "run": {"duration": duration or 20.0, "record_interval": 1.0},
+                }
+                t0 = time.perf_counter()
+                r = run_scenario(doc, progress=False)
+                wall = time.perf_counter() - t0
+                s = r.summary
+                pkts = s["links"][0]["arrivals_pkts"]
+                click.echo(f"{capacity:<10}{s['duration_s']:>7.0f}{wall:>9.3f}{pkts / wall:>12.3e}{s['flow_updates'] / wall:>12.3e}"
+                           f"{s['duration_s'] / wall:>16.1f}{s['utilization']:>7.3f}")
+        else:
+            raise LossyncError(f"--engine: unknown engine {engine!r} (fluid, packet)")
 
 
 if __name__ == "__main__":
