@@ -1,6 +1,7 @@
 //! Metrics computed the same way for every engine (models.md §5): utilization, per-flow
 //! throughput, Jain's index, loss, queue, congestion events and the synchronization rate.
 
+use crate::scenario::Scenario;
 use serde::Serialize;
 
 /// Jain's fairness index `(Σx)² / (N·Σx²)`, in [1/N, 1] (Jain, Chiu, Hawe, DEC-TR-301, 1984).
@@ -81,6 +82,57 @@ pub struct FlowSummary {
     pub reductions: f64,
 }
 
+/// What an engine reports of a finished run; [`Summary::new`] derives the headline numbers.
+pub struct RunTotals {
+    pub engine: &'static str,
+    pub duration_s: f64,
+    pub step_s: f64,
+    pub measured_from_s: f64,
+    pub flow_updates: u64,
+}
+
+impl Summary {
+    /// A summary whose headline numbers come from the link with the most drops (the first link if
+    /// none dropped), the same rule for every engine.
+    pub fn new(
+        sc: &Scenario,
+        t: RunTotals,
+        links: Vec<LinkSummary>,
+        flows: Vec<FlowSummary>,
+    ) -> Summary {
+        let b = (0..links.len())
+            .max_by(|&a, &c| {
+                links[a]
+                    .drops_pkts
+                    .total_cmp(&links[c].drops_pkts)
+                    .then(c.cmp(&a))
+            })
+            .unwrap_or(0);
+        let bl = &links[b];
+        let tput: Vec<f64> = flows.iter().map(|f| f.throughput_pps).collect();
+        Summary {
+            scenario: sc.name.clone(),
+            engine: t.engine.into(),
+            seed: sc.run.seed,
+            version: crate::VERSION.into(),
+            duration_s: t.duration_s,
+            step_s: t.step_s,
+            measured_from_s: t.measured_from_s,
+            bottleneck: bl.name.clone(),
+            utilization: bl.utilization,
+            jain: jain(&tput),
+            loss_rate: bl.loss_rate,
+            congestion_events: bl.congestion_events,
+            sync_rate_mean: bl.sync_rate_mean,
+            mean_queue_pkts: bl.mean_queue_pkts,
+            mean_queueing_delay_s: bl.mean_queueing_delay_s,
+            flow_updates: t.flow_updates,
+            links,
+            flows,
+        }
+    }
+}
+
 /// Time series as named columns of equal length, sampled every `record_interval_s`.
 #[derive(Debug, Clone, Default)]
 pub struct Series {
@@ -88,6 +140,23 @@ pub struct Series {
 }
 
 impl Series {
+    /// The columns every engine records, in order: `time_s`, then per link `queue_pkts.<link>`
+    /// and `utilization.<link>`, then per flow `cwnd_pkts.<i>` and `rate_pps.<i>`.
+    pub fn standard(sc: &Scenario, data: Vec<Vec<f64>>) -> Series {
+        let mut names = vec!["time_s".to_string()];
+        for l in &sc.links {
+            names.push(format!("queue_pkts.{}", l.name));
+            names.push(format!("utilization.{}", l.name));
+        }
+        for i in 0..sc.flows.len() {
+            names.push(format!("cwnd_pkts.{i}"));
+            names.push(format!("rate_pps.{i}"));
+        }
+        Series {
+            columns: names.into_iter().zip(data).collect(),
+        }
+    }
+
     pub fn get(&self, name: &str) -> Option<&[f64]> {
         self.columns
             .iter()

@@ -18,7 +18,9 @@ pub mod sync;
 
 use crate::cc::{self, CcContext, CongestionControl};
 use crate::error::Result;
-use crate::metrics::{self, EventRecord, FlowSummary, LinkSummary, RunResult, Series, Summary};
+use crate::metrics::{
+    EventRecord, FlowSummary, LinkSummary, RunResult, RunTotals, Series, Summary,
+};
 use crate::queue::{self, Discipline};
 use crate::rng::Rng;
 use crate::scenario::{LossModel, Scenario};
@@ -615,49 +617,15 @@ impl FluidEngine {
                 }
             })
             .collect();
-        // The headline link: the one with the most drops (the first if none dropped).
-        let b = (0..links.len())
-            .max_by(|&a, &c| {
-                links[a]
-                    .drops_pkts
-                    .total_cmp(&links[c].drops_pkts)
-                    .then(c.cmp(&a))
-            })
-            .unwrap_or(0);
-        let bl = &links[b];
-        let tput: Vec<f64> = flows.iter().map(|f| f.throughput_pps).collect();
-        let summary = Summary {
-            scenario: sc.name.clone(),
-            engine: "fluid".into(),
-            seed: sc.run.seed,
-            version: crate::VERSION.into(),
+        let totals = RunTotals {
+            engine: "fluid",
             duration_s: end,
             step_s: self.dt,
             measured_from_s: from,
-            bottleneck: bl.name.clone(),
-            utilization: bl.utilization,
-            jain: metrics::jain(&tput),
-            loss_rate: bl.loss_rate,
-            congestion_events: bl.congestion_events,
-            sync_rate_mean: bl.sync_rate_mean,
-            mean_queue_pkts: bl.mean_queue_pkts,
-            mean_queueing_delay_s: bl.mean_queueing_delay_s,
             flow_updates: self.flow_updates,
-            links,
-            flows,
         };
-        let mut names = vec!["time_s".to_string()];
-        for l in &sc.links {
-            names.push(format!("queue_pkts.{}", l.name));
-            names.push(format!("utilization.{}", l.name));
-        }
-        for i in 0..sc.flows.len() {
-            names.push(format!("cwnd_pkts.{i}"));
-            names.push(format!("rate_pps.{i}"));
-        }
-        let series = Series {
-            columns: names.into_iter().zip(self.series).collect(),
-        };
+        let summary = Summary::new(sc, totals, links, flows);
+        let series = Series::standard(sc, self.series);
         RunResult {
             summary,
             series,

@@ -39,7 +39,9 @@ pub mod sender;
 
 use crate::cc;
 use crate::error::{Error, Result};
-use crate::metrics::{self, EventRecord, FlowSummary, LinkSummary, RunResult, Series, Summary};
+use crate::metrics::{
+    EventRecord, FlowSummary, LinkSummary, RunResult, RunTotals, Series, Summary,
+};
 use crate::queue::red::Red;
 use crate::rng::Rng;
 use crate::scenario::{Queue, Scenario};
@@ -778,40 +780,16 @@ impl PacketEngine {
                 }
             })
             .collect();
-        let tput: Vec<f64> = flows.iter().map(|f| f.throughput_pps).collect();
-        let summary = Summary {
-            scenario: sc.name.clone(),
-            engine: "packet".into(),
-            seed: sc.run.seed,
-            version: crate::VERSION.into(),
+        let totals = RunTotals {
+            engine: "packet",
             duration_s: s_from_ps(now),
             // No time step: the bottleneck's packet time is the natural unit.
             step_s: s_from_ps(self.service_ps),
             measured_from_s: s_from_ps(from),
-            bottleneck: link.name.clone(),
-            utilization: link.utilization,
-            jain: metrics::jain(&tput),
-            loss_rate: link.loss_rate,
-            congestion_events: link.congestion_events,
-            sync_rate_mean: link.sync_rate_mean,
-            mean_queue_pkts: link.mean_queue_pkts,
-            mean_queueing_delay_s: link.mean_queueing_delay_s,
             flow_updates: self.events_processed,
-            links: vec![link],
-            flows,
         };
-        let mut names = vec![
-            "time_s".to_string(),
-            format!("queue_pkts.{}", spec.name),
-            format!("utilization.{}", spec.name),
-        ];
-        for i in 0..sc.flows.len() {
-            names.push(format!("cwnd_pkts.{i}"));
-            names.push(format!("rate_pps.{i}"));
-        }
-        let series = Series {
-            columns: names.into_iter().zip(self.series).collect(),
-        };
+        let summary = Summary::new(sc, totals, vec![link], flows);
+        let series = Series::standard(sc, self.series);
         RunResult {
             summary,
             series,

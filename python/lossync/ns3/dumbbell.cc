@@ -1,0 +1,745 @@
+// lossync's ns-3 engine: the scenario's dumbbell in ns-3 (docs/ns3.md).
+//
+// Built and run by lossync/ns3_engine.py; usage: dumbbell PARAMS_FILE OUT_DIR.
+//
+// PARAMS_FILE holds `key value` lines (see ns3_engine.py, `_params_text`):
+//   capacity_bps packet_size mss buffer_pkts queue (droptail|red) red_min_th red_max_th red_max_p
+//   red_weight red_gentle duration warmup from_first_congestion record_interval seed
+//   sndbuf_bytes rcvbuf_bytes ack_bytes
+// and one line per flow:
+//   flow TYPEID RTT_S START_S IW_PKTS SSTHRESH_PKTS(0: unlimited) [Attribute=value ...]
+//
+// Topology (flow i):
+//   S_i --access (10 C, delay d_i)-- R --bottleneck (C)--> D (one receiver node, a PacketSink per flow)
+// The receiver sits right behind the bottleneck, as in the packet engine, and d_i makes the
+// empty-network RTT equal the flow's rtt (one access and one bottleneck serialization of a data
+// packet and of a pure ACK included). Point-to-point devices add a 2-byte PPP header: the device
+// rates are scaled by (packet_size + 2) / packet_size so that a packet_size IP packet takes
+// exactly packet_size·8/C on the bottleneck.
+//
+// Bottleneck buffer: at most B packets in the system, the one being serialized included (the
+// packet engine's definition). Drop-tail: no queue disc, a device queue of B-1 packets; when it is
+// full the device queue is stopped and the traffic-control layer drops the arrival. RED: a
+// RedQueueDisc of B-2 packets plus a device queue of 1. Every other device has no queue disc and
+// a queue no run fills; drops anywhere else are counted and reported (they should be zero).
+//
+// OUT_DIR gets three files:
+//   drops.txt   one line per bottleneck drop: time_s flow
+//   series.txt  one line per record_interval: time_s queue_pkts departed_total, then per flow
+//               cwnd_bytes delivered_bytes (delivered = bytes the PacketSink received)
+//   totals.txt  `key value` lines, and `start`/`end` per-flow snapshots of running totals
+// Nothing is logged per packet except drops; the other traces only update counters.
+
+#include "ns3/boolean.h"
+#include "ns3/config.h"
+#include "ns3/data-rate.h"
+#include "ns3/double.h"
+#include "ns3/inet-socket-address.h"
+#include "ns3/internet-stack-helper.h"
+#include "ns3/ipv4-address-helper.h"
+#include "ns3/ipv4-global-routing-helper.h"
+#include "ns3/ipv4-header.h"
+#include "ns3/ipv4-l3-protocol.h"
+#include "ns3/ipv4-queue-disc-item.h"
+#include "ns3/node.h"
+#include "ns3/object-factory.h"
+#include "ns3/packet-sink-helper.h"
+#include "ns3/packet-sink.h"
+#include "ns3/point-to-point-helper.h"
+#include "ns3/point-to-point-net-device.h"
+#include "ns3/pointer.h"
+#include "ns3/queue-disc.h"
+#include "ns3/queue.h"
+#include "ns3/rng-seed-manager.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-socket-base.h"
+#include "ns3/tcp-socket-factory.h"
+#include "ns3/traffic-control-helper.h"
+#include "ns3/traffic-control-layer.h"
+#include "ns3/uinteger.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+const uint32_t PPP_BYTES = 2;
+const double ACCESS_SPEEDUP = 10.0;
+
+struct FlowSpec
+{
+    std::string type_id;
+    double rtt_s = 0;
+    double start_s = 0;
+    uint32_t iw_pkts = 10;
+    double ssthresh_pkts = 0; // 0: unlimited
+    std::vector<std::pair<std::string, std::string>> attrs;
+};
+
+struct Params
+{
+    double capacity_bps = 0;
+    uint32_t packet_size = 1500;
+    uint32_t mss = 1448;
+    uint32_t buffer_pkts = 1;
+    std::string queue = "droptail";
+    double red_min_th = 0, red_max_th = 0, red_max_p = 0.1, red_weight = 0.002;
+    bool red_gentle = true;
+    double duration = 0, warmup = 0, record_interval = 0.1;
+    bool from_first_congestion = false;
+    uint32_t seed = 1;
+    uint64_t sndbuf_bytes = 1 << 20, rcvbuf_bytes = 1 << 20;
+    uint32_t ack_bytes = 52;
+    std::vector<FlowSpec> flows;
+};
+
+[[noreturn]] void
+Fail(const std::string& msg)
+{
+    std::fprintf(stderr, "dumbbell: %s\n", msg.c_str());
+    std::exit(2);
+}
+
+Params
+ReadParams(const char* path)
+{
+    std::ifstream in(path);
+    if (!in)
+    {
+        Fail(std::string("cannot read ") + path);
+    }
+    Params p;
+    std::string line;
+    while (std::getline(in, line))
+    {
+        std::istringstream ls(line);
+        std::string key;
+        if (!(ls >> key) || key[0] == '#')
+        {
+            continue;
+        }
+        if (key == "flow")
+        {
+            FlowSpec f;
+            if (!(ls >> f.type_id >> f.rtt_s >> f.start_s >> f.iw_pkts >> f.ssthresh_pkts))
+            {
+                Fail("bad flow line: " + line);
+            }
+            std::string kv;
+            while (ls >> kv)
+            {
+                auto eq = kv.find('=');
+                if (eq == std::string::npos)
+                {
+                    Fail("bad attribute " + kv);
+                }
+                f.attrs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+            }
+            p.flows.push_back(f);
+            continue;
+        }
+        std::string v;
+        if (!(ls >> v))
+        {
+            Fail("no value for " + key);
+        }
+        double d = std::atof(v.c_str());
+        if (key == "capacity_bps") p.capacity_bps = d;
+        else if (key == "packet_size") p.packet_size = uint32_t(d);
+        else if (key == "mss") p.mss = uint32_t(d);
+        else if (key == "buffer_pkts") p.buffer_pkts = uint32_t(d);
+        else if (key == "queue") p.queue = v;
+        else if (key == "red_min_th") p.red_min_th = d;
+        else if (key == "red_max_th") p.red_max_th = d;
+        else if (key == "red_max_p") p.red_max_p = d;
+        else if (key == "red_weight") p.red_weight = d;
+        else if (key == "red_gentle") p.red_gentle = d != 0;
+        else if (key == "duration") p.duration = d;
+        else if (key == "warmup") p.warmup = d;
+        else if (key == "from_first_congestion") p.from_first_congestion = d != 0;
+        else if (key == "record_interval") p.record_interval = d;
+        else if (key == "seed") p.seed = uint32_t(d);
+        else if (key == "sndbuf_bytes") p.sndbuf_bytes = uint64_t(d);
+        else if (key == "rcvbuf_bytes") p.rcvbuf_bytes = uint64_t(d);
+        else if (key == "ack_bytes") p.ack_bytes = uint32_t(d);
+        else Fail("unknown key " + key);
+    }
+    if (p.capacity_bps <= 0 || p.duration <= 0 || p.flows.empty() || p.record_interval <= 0)
+    {
+        Fail("capacity_bps, duration, record_interval and at least one flow are required");
+    }
+    if (p.buffer_pkts < 2 || (p.queue == "red" && p.buffer_pkts < 3))
+    {
+        Fail("buffer too small");
+    }
+    return p;
+}
+
+struct FlowState
+{
+    Ptr<TcpSocketBase> sock;
+    Ptr<PacketSink> sink;
+    uint16_t port = 0;
+    uint64_t sent = 0;       // data segments sent (retransmissions included)
+    uint64_t drops = 0;      // bottleneck drops
+    uint64_t reductions = 0; // entries into fast recovery or loss (timeout) state
+    double cwnd_bytes = 0;
+    double cwnd_area = 0; // ∫ cwnd dt, byte·s
+    double cwnd_t = 0;
+};
+
+struct Totals
+{
+    double t = 0;
+    uint64_t accepted = 0, dropped = 0, departed = 0;
+    double queue_area = 0; // ∫ system occupancy dt, packet·s
+    std::vector<uint64_t> rx, sent, drops, reductions;
+    std::vector<double> cwnd_area;
+};
+
+struct Sim
+{
+    Params p;
+    std::vector<FlowState> flows;
+    std::unordered_map<uint32_t, uint32_t> flow_of_addr;
+    Ipv4Address receiver;
+    Ptr<Node> router;
+
+    // The bottleneck system: queue disc (RED) + device queue + the packet being serialized.
+    uint64_t accepted = 0, dropped = 0, departed = 0;
+    uint64_t queue = 0, queue_max = 0;
+    double queue_area = 0, queue_t = 0;
+    uint32_t max_wire_bytes = 0;
+    uint64_t other_drops = 0;
+
+    bool warm = false, measuring = false;
+    Totals start;
+    uint64_t records = 0;
+
+    FILE* drops_out = nullptr;
+    FILE* series_out = nullptr;
+
+    void IntegrateQueue()
+    {
+        double now = Simulator::Now().GetSeconds();
+        queue_area += double(queue) * (now - queue_t);
+        queue_t = now;
+    }
+
+    void OnAccept(uint32_t wire_bytes)
+    {
+        IntegrateQueue();
+        ++accepted;
+        ++queue;
+        if (queue > queue_max)
+        {
+            queue_max = queue;
+        }
+        if (wire_bytes > max_wire_bytes)
+        {
+            max_wire_bytes = wire_bytes;
+        }
+    }
+
+    void OnDepart()
+    {
+        IntegrateQueue();
+        ++departed;
+        --queue;
+    }
+
+    void OnBottleneckDrop(Ipv4Address src)
+    {
+        ++dropped;
+        auto it = flow_of_addr.find(src.Get());
+        uint32_t f = it == flow_of_addr.end() ? 0 : it->second;
+        if (it != flow_of_addr.end())
+        {
+            ++flows[f].drops;
+        }
+        std::fprintf(drops_out, "%.9f %u\n", Simulator::Now().GetSeconds(), f);
+        if (warm && !measuring)
+        {
+            measuring = true;
+            Snapshot(start);
+            queue_max = queue;
+        }
+    }
+
+    void UpdateCwndArea(FlowState& f)
+    {
+        double now = Simulator::Now().GetSeconds();
+        f.cwnd_area += f.cwnd_bytes * (now - f.cwnd_t);
+        f.cwnd_t = now;
+    }
+
+    void Snapshot(Totals& s)
+    {
+        IntegrateQueue();
+        s.t = Simulator::Now().GetSeconds();
+        s.accepted = accepted;
+        s.dropped = dropped;
+        s.departed = departed;
+        s.queue_area = queue_area;
+        s.rx.clear();
+        s.sent.clear();
+        s.drops.clear();
+        s.reductions.clear();
+        s.cwnd_area.clear();
+        for (auto& f : flows)
+        {
+            UpdateCwndArea(f);
+            s.rx.push_back(f.sink->GetTotalRx());
+            s.sent.push_back(f.sent);
+            s.drops.push_back(f.drops);
+            s.reductions.push_back(f.reductions);
+            s.cwnd_area.push_back(f.cwnd_area);
+        }
+    }
+
+    void WarmupEnd()
+    {
+        warm = true;
+        Snapshot(start);
+        queue_max = queue;
+        measuring = !p.from_first_congestion;
+    }
+
+    void Record()
+    {
+        std::fprintf(series_out, "%.9f %lu %lu", Simulator::Now().GetSeconds(), (unsigned long)queue,
+                     (unsigned long)departed);
+        for (auto& f : flows)
+        {
+            std::fprintf(series_out, " %.0f %lu", f.cwnd_bytes, (unsigned long)f.sink->GetTotalRx());
+        }
+        std::fputc('\n', series_out);
+        ++records;
+        double next = double(records) * p.record_interval;
+        if (next <= p.duration + 1e-9)
+        {
+            Simulator::Schedule(Seconds(next) - Simulator::Now(), &Sim::Record, this);
+        }
+        else if (Simulator::Now() < Seconds(p.duration))
+        {
+            Simulator::Schedule(Seconds(p.duration) - Simulator::Now(), &Sim::Finish, this);
+        }
+        else
+        {
+            Finish();
+        }
+    }
+
+    // Ends the run after the current event (events at the same instant that are already
+    // scheduled ran before this one).
+    void Finish()
+    {
+        Simulator::Stop();
+    }
+
+    void Fill(uint32_t i)
+    {
+        auto& s = flows[i].sock;
+        while (s->GetTxAvailable() >= p.mss)
+        {
+            if (s->Send(Create<Packet>(p.mss), 0) < 0)
+            {
+                break;
+            }
+        }
+    }
+
+    void StartFlow(uint32_t i)
+    {
+        auto& f = flows[i];
+        f.sock->Connect(InetSocketAddress(receiver, f.port));
+    }
+};
+
+Sim* g = nullptr;
+
+// Connects a trace source, failing loudly on a wrong name (TraceConnect only returns false).
+template <typename T, typename Cb>
+void
+Hook(const Ptr<T>& obj, const char* name, const Cb& cb)
+{
+    if (!obj || !obj->TraceConnectWithoutContext(name, cb))
+    {
+        Fail(std::string("cannot connect trace source ") + name);
+    }
+}
+
+void
+TraceDeviceEnqueue(Ptr<const Packet> pkt)
+{
+    g->OnAccept(pkt->GetSize());
+}
+
+void
+TraceQueueDiscEnqueue(Ptr<const QueueDiscItem> item)
+{
+    g->OnAccept(item->GetSize() + PPP_BYTES);
+}
+
+void
+TraceDepart(Ptr<const Packet>)
+{
+    g->OnDepart();
+}
+
+// Drop-tail mode: the router's traffic-control layer drops what the stopped bottleneck queue
+// cannot take (the packet carries its IPv4 header). Packets for other destinations (ACKs) would
+// be drops elsewhere.
+void
+TraceRouterTcDrop(Ptr<const Packet> pkt)
+{
+    Ipv4Header h;
+    pkt->PeekHeader(h);
+    if (h.GetDestination() == g->receiver)
+    {
+        g->OnBottleneckDrop(h.GetSource());
+    }
+    else
+    {
+        ++g->other_drops;
+    }
+}
+
+void
+TraceQueueDiscDrop(Ptr<const QueueDiscItem> item)
+{
+    auto ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+    g->OnBottleneckDrop(ip ? ip->GetHeader().GetSource() : Ipv4Address());
+}
+
+void
+TraceOtherDrop(Ptr<const Packet>)
+{
+    ++g->other_drops;
+}
+
+void
+TraceIpDrop(const Ipv4Header&, Ptr<const Packet>, Ipv4L3Protocol::DropReason, Ptr<Ipv4>, uint32_t)
+{
+    ++g->other_drops;
+}
+
+void
+TraceCwnd(uint32_t i, uint32_t, uint32_t now)
+{
+    auto& f = g->flows[i];
+    g->UpdateCwndArea(f);
+    f.cwnd_bytes = now;
+}
+
+void
+TraceCongState(uint32_t i, TcpSocketState::TcpCongState_t old, TcpSocketState::TcpCongState_t now)
+{
+    if ((now == TcpSocketState::CA_RECOVERY && old != TcpSocketState::CA_RECOVERY) ||
+        (now == TcpSocketState::CA_LOSS && old != TcpSocketState::CA_LOSS))
+    {
+        ++g->flows[i].reductions;
+    }
+}
+
+void
+TraceTx(uint32_t i, Ptr<const Packet> pkt, const TcpHeader&, Ptr<const TcpSocketBase>)
+{
+    if (pkt->GetSize() > 0)
+    {
+        ++g->flows[i].sent;
+    }
+}
+
+void
+OnConnected(uint32_t i, Ptr<Socket>)
+{
+    g->Fill(i);
+}
+
+void
+OnConnectFailed(uint32_t i, Ptr<Socket>)
+{
+    Fail("flow " + std::to_string(i) + " could not connect");
+}
+
+void
+OnSendSpace(uint32_t i, Ptr<Socket>, uint32_t)
+{
+    g->Fill(i);
+}
+
+void
+ConnectQueueTraces(Ptr<NetDevice> dev)
+{
+    auto p2p = DynamicCast<PointToPointNetDevice>(dev);
+    Hook(p2p->GetQueue(), "Drop", MakeCallback(&TraceOtherDrop));
+    Hook(p2p, "MacTxDrop", MakeCallback(&TraceOtherDrop));
+    Hook(p2p, "PhyTxDrop", MakeCallback(&TraceOtherDrop));
+    Hook(p2p, "PhyRxDrop", MakeCallback(&TraceOtherDrop));
+}
+
+} // namespace
+
+int
+main(int argc, char** argv)
+{
+    if (argc != 3)
+    {
+        Fail("usage: dumbbell PARAMS_FILE OUT_DIR");
+    }
+    Sim sim;
+    g = &sim;
+    sim.p = ReadParams(argv[1]);
+    const Params& p = sim.p;
+    std::string out = argv[2];
+    sim.drops_out = std::fopen((out + "/drops.txt").c_str(), "w");
+    sim.series_out = std::fopen((out + "/series.txt").c_str(), "w");
+    if (!sim.drops_out || !sim.series_out)
+    {
+        Fail("cannot write to " + out);
+    }
+    static char drops_buf[1 << 20], series_buf[1 << 16];
+    std::setvbuf(sim.drops_out, drops_buf, _IOFBF, sizeof drops_buf);
+    std::setvbuf(sim.series_out, series_buf, _IOFBF, sizeof series_buf);
+
+    RngSeedManager::SetSeed(1);
+    RngSeedManager::SetRun(p.seed);
+
+    // TCP defaults shared by every socket (per-flow ones are set on each socket below).
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(p.mss));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(p.sndbuf_bytes));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(p.rcvbuf_bytes));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+    // RTO = SRTT + max(200 ms, 4·RTTVAR), as Linux and the packet engine (ns-3 uses the clock
+    // granularity as the floor of the variance term; MinRto then never binds).
+    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(200)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+
+    const uint32_t n = p.flows.size();
+    const double scale = double(p.packet_size + PPP_BYTES) / double(p.packet_size);
+    const double bn_bps = p.capacity_bps * scale;
+    const double acc_bps = ACCESS_SPEEDUP * bn_bps;
+    const uint32_t data_wire = p.packet_size + PPP_BYTES;
+    const uint32_t ack_wire = p.ack_bytes + PPP_BYTES;
+    const double ser_s = 8.0 * data_wire / bn_bps + 8.0 * data_wire / acc_bps +
+                         8.0 * ack_wire / bn_bps + 8.0 * ack_wire / acc_bps;
+
+    NodeContainer senders;
+    senders.Create(n);
+    Ptr<Node> router = CreateObject<Node>();
+    Ptr<Node> dest = CreateObject<Node>();
+    sim.router = router;
+    InternetStackHelper stack;
+    stack.Install(senders);
+    stack.Install(router);
+    stack.Install(dest);
+
+    const std::string huge = "100000000p";
+    PointToPointHelper bn;
+    bn.SetDeviceAttribute("DataRate", DataRateValue(DataRate(uint64_t(std::llround(bn_bps)))));
+    bn.SetChannelAttribute("Delay", TimeValue(Seconds(0)));
+    bn.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize(huge)));
+    NetDeviceContainer bn_dev = bn.Install(router, dest);
+
+    Ipv4AddressHelper addr;
+    addr.SetBase("10.0.0.0", "255.255.255.252");
+    Ipv4InterfaceContainer bn_if = addr.Assign(bn_dev);
+    sim.receiver = bn_if.GetAddress(1);
+
+    std::vector<NetDeviceContainer> acc_dev(n);
+    std::vector<Ipv4Address> sender_addr(n);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        const FlowSpec& f = p.flows[i];
+        double d = (f.rtt_s - ser_s) / 2.0;
+        if (d < 0)
+        {
+            Fail("flow " + std::to_string(i) + ": rtt shorter than the serialization times");
+        }
+        PointToPointHelper acc;
+        acc.SetDeviceAttribute("DataRate", DataRateValue(DataRate(uint64_t(std::llround(acc_bps)))));
+        acc.SetChannelAttribute("Delay", TimeValue(Seconds(d)));
+        acc.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize(huge)));
+        acc_dev[i] = acc.Install(senders.Get(i), router);
+        addr.NewNetwork();
+        Ipv4InterfaceContainer ifc = addr.Assign(acc_dev[i]);
+        sender_addr[i] = ifc.GetAddress(0);
+        sim.flow_of_addr[ifc.GetAddress(0).Get()] = i;
+    }
+
+    // No queue disc anywhere (Ipv4AddressHelper installed fq_codel); RED on the bottleneck only.
+    TrafficControlHelper tch;
+    tch.Uninstall(bn_dev);
+    for (auto& d : acc_dev)
+    {
+        tch.Uninstall(d);
+    }
+    auto bn_p2p = DynamicCast<PointToPointNetDevice>(bn_dev.Get(0));
+    if (p.queue == "red")
+    {
+        bn_p2p->GetQueue()->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, 1));
+        TrafficControlHelper red;
+        // RED measures the queue disc, which holds the system occupancy minus the packet in
+        // service and the one in the device queue: thresholds move down by 2.
+        red.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, p.buffer_pkts - 2)),
+                             "MinTh", DoubleValue(std::max(0.0, p.red_min_th - 2)),
+                             "MaxTh", DoubleValue(std::max(1.0, p.red_max_th - 2)),
+                             "LInterm", DoubleValue(1.0 / p.red_max_p),
+                             "QW", DoubleValue(p.red_weight),
+                             "Gentle", BooleanValue(p.red_gentle),
+                             "MeanPktSize", UintegerValue(p.packet_size),
+                             "LinkBandwidth", DataRateValue(DataRate(uint64_t(std::llround(bn_bps)))),
+                             "LinkDelay", TimeValue(Seconds(0)));
+        QueueDiscContainer qd = red.Install(NetDeviceContainer(bn_dev.Get(0)));
+        Hook(qd.Get(0), "Enqueue", MakeCallback(&TraceQueueDiscEnqueue));
+        Hook(qd.Get(0), "Drop", MakeCallback(&TraceQueueDiscDrop));
+        Hook(bn_p2p->GetQueue(), "Drop", MakeCallback(&TraceOtherDrop));
+        Hook(router->GetObject<TrafficControlLayer>(),
+             "TcDrop", MakeCallback(&TraceOtherDrop));
+    }
+    else
+    {
+        bn_p2p->GetQueue()->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, p.buffer_pkts - 1));
+        Hook(bn_p2p->GetQueue(), "Enqueue", MakeCallback(&TraceDeviceEnqueue));
+        Hook(bn_p2p->GetQueue(), "Drop", MakeCallback(&TraceOtherDrop));
+        Hook(router->GetObject<TrafficControlLayer>(),
+             "TcDrop", MakeCallback(&TraceRouterTcDrop));
+    }
+    Hook(bn_p2p, "PhyTxEnd", MakeCallback(&TraceDepart));
+    Hook(bn_p2p, "MacTxDrop", MakeCallback(&TraceOtherDrop));
+    Hook(bn_p2p, "PhyTxDrop", MakeCallback(&TraceOtherDrop));
+    ConnectQueueTraces(bn_dev.Get(1));
+    for (auto& d : acc_dev)
+    {
+        ConnectQueueTraces(d.Get(0));
+        ConnectQueueTraces(d.Get(1));
+    }
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        Hook(senders.Get(i)->GetObject<TrafficControlLayer>(),
+             "TcDrop", MakeCallback(&TraceOtherDrop));
+        Hook(senders.Get(i)->GetObject<Ipv4L3Protocol>(),
+             "Drop", MakeCallback(&TraceIpDrop));
+    }
+    Hook(dest->GetObject<TrafficControlLayer>(), "TcDrop", MakeCallback(&TraceOtherDrop));
+    Hook(dest->GetObject<Ipv4L3Protocol>(), "Drop", MakeCallback(&TraceIpDrop));
+    Hook(router->GetObject<Ipv4L3Protocol>(), "Drop", MakeCallback(&TraceIpDrop));
+
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+    // Receivers: one PacketSink per flow on the receiver node.
+    sim.flows.resize(n);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        FlowState& fs = sim.flows[i];
+        fs.port = uint16_t(5000 + i);
+        PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), fs.port));
+        ApplicationContainer app = sink.Install(dest);
+        app.Start(Seconds(0));
+        fs.sink = DynamicCast<PacketSink>(app.Get(0));
+    }
+
+    // Senders: a bulk sender per flow (BulkSendApplication's loop: keep the send buffer full),
+    // with its own congestion-control object so each flow gets its variant and parameters.
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        const FlowSpec& f = p.flows[i];
+        FlowState& fs = sim.flows[i];
+        Ptr<Socket> s = Socket::CreateSocket(senders.Get(i), TcpSocketFactory::GetTypeId());
+        fs.sock = DynamicCast<TcpSocketBase>(s);
+        ObjectFactory cc;
+        cc.SetTypeId(f.type_id);
+        for (auto& [k, v] : f.attrs)
+        {
+            cc.Set(k, StringValue(v));
+        }
+        fs.sock->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
+        fs.sock->SetAttribute("InitialCwnd", UintegerValue(f.iw_pkts));
+        if (f.ssthresh_pkts > 0)
+        {
+            double b = std::min(4.0e9, f.ssthresh_pkts * p.mss);
+            fs.sock->SetAttribute("InitialSlowStartThreshold", UintegerValue(uint64_t(b)));
+        }
+        Hook(fs.sock, "CongestionWindow", MakeBoundCallback(&TraceCwnd, i));
+        Hook(fs.sock, "CongState", MakeBoundCallback(&TraceCongState, i));
+        Hook(fs.sock, "Tx", MakeBoundCallback(&TraceTx, i));
+        fs.sock->Bind();
+        fs.sock->SetConnectCallback(MakeBoundCallback(&OnConnected, i),
+                                    MakeBoundCallback(&OnConnectFailed, i));
+        fs.sock->SetSendCallback(MakeBoundCallback(&OnSendSpace, i));
+        Simulator::Schedule(Seconds(f.start_s), &Sim::StartFlow, &sim, i);
+    }
+
+    sim.start.rx.assign(n, 0);
+    sim.start.sent.assign(n, 0);
+    sim.start.drops.assign(n, 0);
+    sim.start.reductions.assign(n, 0);
+    sim.start.cwnd_area.assign(n, 0);
+    if (p.warmup > 0)
+    {
+        Simulator::Schedule(Seconds(p.warmup), &Sim::WarmupEnd, &sim);
+    }
+    else
+    {
+        Simulator::ScheduleNow(&Sim::WarmupEnd, &sim);
+    }
+    Simulator::ScheduleNow(&Sim::Record, &sim);
+    Simulator::Run();
+
+    Totals end;
+    sim.Snapshot(end);
+    uint64_t events = Simulator::GetEventCount();
+    std::fclose(sim.drops_out);
+    std::fclose(sim.series_out);
+
+    FILE* t = std::fopen((out + "/totals.txt").c_str(), "w");
+    if (!t)
+    {
+        Fail("cannot write totals");
+    }
+    auto kv = [t](const char* k, double v) { std::fprintf(t, "%s %.17g\n", k, v); };
+    kv("end_s", end.t);
+    kv("measured_from_s", sim.start.t);
+    kv("events", double(events));
+    kv("accepted", double(end.accepted));
+    kv("dropped", double(end.dropped));
+    kv("departed", double(end.departed));
+    kv("queue_end", double(sim.queue));
+    kv("queue_max", double(sim.queue_max));
+    kv("queue_area", end.queue_area);
+    kv("start_accepted", double(sim.start.accepted));
+    kv("start_dropped", double(sim.start.dropped));
+    kv("start_departed", double(sim.start.departed));
+    kv("start_queue_area", sim.start.queue_area);
+    kv("other_drops", double(sim.other_drops));
+    kv("max_wire_bytes", double(sim.max_wire_bytes));
+    kv("bottleneck_bps", bn_bps);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        // flow i: rx sent drops reductions cwnd_area (end), then the same at the measurement start
+        std::fprintf(t, "flow %u %lu %lu %lu %lu %.17g %lu %lu %lu %lu %.17g\n", i,
+                     (unsigned long)end.rx[i], (unsigned long)end.sent[i], (unsigned long)end.drops[i],
+                     (unsigned long)end.reductions[i], end.cwnd_area[i],
+                     (unsigned long)sim.start.rx[i], (unsigned long)sim.start.sent[i],
+                     (unsigned long)sim.start.drops[i], (unsigned long)sim.start.reductions[i],
+                     sim.start.cwnd_area[i]);
+    }
+    std::fclose(t);
+    Simulator::Destroy();
+    return 0;
+}
