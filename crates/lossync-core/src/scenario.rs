@@ -82,6 +82,49 @@ pub struct FlowGroupSpec {
     pub path: Option<Vec<String>>,
     pub slow_start: Option<bool>,
     pub initial_window: Option<f64>,
+    pub pacing: Option<PacingSpec>,
+}
+
+/// `pacing = true`, or `pacing = { ss_ratio = 2.0, ca_ratio = 1.2 }`.
+#[derive(Debug, Clone)]
+pub enum PacingSpec {
+    On(bool),
+    Ratios {
+        ss_ratio: Option<f64>,
+        ca_ratio: Option<f64>,
+    },
+}
+
+impl<'de> Deserialize<'de> for PacingSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Ratios {
+            ss_ratio: Option<f64>,
+            ca_ratio: Option<f64>,
+        }
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PacingSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("true, false, or { ss_ratio = 2.0, ca_ratio = 1.2 }")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<PacingSpec, E> {
+                Ok(PacingSpec::On(v))
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                m: A,
+            ) -> std::result::Result<PacingSpec, A::Error> {
+                let r = Ratios::deserialize(de::value::MapAccessDeserializer::new(m))?;
+                Ok(PacingSpec::Ratios {
+                    ss_ratio: r.ss_ratio,
+                    ca_ratio: r.ca_ratio,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -340,6 +383,17 @@ pub struct Flow {
     pub path: Vec<usize>,
     pub slow_start: bool,
     pub initial_window_pkts: f64,
+    /// Packet engine: pace sending at ratio × cwnd / srtt (slow start, congestion avoidance).
+    /// The fluid engine is paced by nature and ignores it.
+    pub pacing: Option<Pacing>,
+}
+
+/// Pacing ratios; Linux's defaults `tcp_pacing_ss_ratio = 200` and `tcp_pacing_ca_ratio = 120`
+/// (percent, net/ipv4/tcp_ipv4.c; Documentation/networking/ip-sysctl.rst).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Pacing {
+    pub ss_ratio: f64,
+    pub ca_ratio: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -850,6 +904,17 @@ fn resolve_flows(
             &format!("{field}.initial_window"),
             fs.initial_window.unwrap_or(10.0),
         )?;
+        let pacing = match &fs.pacing {
+            None | Some(PacingSpec::On(false)) => None,
+            Some(PacingSpec::On(true)) => Some(Pacing {
+                ss_ratio: 2.0,
+                ca_ratio: 1.2,
+            }),
+            Some(PacingSpec::Ratios { ss_ratio, ca_ratio }) => Some(Pacing {
+                ss_ratio: positive(&format!("{field}.pacing.ss_ratio"), ss_ratio.unwrap_or(2.0))?,
+                ca_ratio: positive(&format!("{field}.pacing.ca_ratio"), ca_ratio.unwrap_or(1.2))?,
+            }),
+        };
         let group_name = fs.name.clone().unwrap_or_else(|| format!("{variant}{g}"));
         for k in 0..n {
             flows.push(Flow {
@@ -863,6 +928,7 @@ fn resolve_flows(
                 path: path.clone(),
                 slow_start: fs.slow_start.unwrap_or(false),
                 initial_window_pkts,
+                pacing,
             });
         }
     }

@@ -39,6 +39,8 @@ pub enum Event {
     /// The flow's retransmission timer; stale unless `gen` is the flow's current timer generation
     /// (timers are cancelled lazily, by bumping the generation).
     Rto { flow: u32, gen: u32 },
+    /// The flow's pacing timer: it may send its next packet.
+    Pace(u32),
     /// Take one time-series sample.
     Record,
     /// The warm-up ends.

@@ -44,7 +44,7 @@ use crate::metrics::{
 };
 use crate::queue::red::Red;
 use crate::rng::Rng;
-use crate::scenario::{Queue, Scenario};
+use crate::scenario::{Pacing, Queue, Scenario};
 use event::{ps_from_s, s_from_ps, Event, EventQueue, Serializer, SimTime};
 use receiver::Receiver;
 use sender::{Ack, Sender};
@@ -116,6 +116,10 @@ struct FlowState {
     timer_gen: u32,
     dropped: u64,
     interval_delivered: u64,
+    pacing: Option<Pacing>,
+    /// Paced flows: the earliest time of the next send, and whether a `Pace` event is pending.
+    pace_next_ps: SimTime,
+    pace_pending: bool,
 }
 
 /// Congestion event under way: a cluster of drops whose gaps are below the mean base RTT
@@ -281,6 +285,9 @@ impl PacketEngine {
                 timer_gen: 0,
                 dropped: 0,
                 interval_delivered: 0,
+                pacing: f.pacing,
+                pace_next_ps: 0,
+                pace_pending: false,
             });
         }
         let red = match link.queue {
@@ -433,6 +440,10 @@ impl PacketEngine {
                 self.started_flows += 1;
                 self.send(f);
             }
+            Event::Pace(f) => {
+                self.flows[f as usize].pace_pending = false;
+                self.send(f as usize);
+            }
             Event::Record => self.record(),
             Event::WarmupEnd => {
                 self.warm = true;
@@ -442,10 +453,21 @@ impl PacketEngine {
         }
     }
 
-    /// Puts every packet the sender may send now on its access link.
+    /// Puts every packet the sender may send now on its access link; a paced flow sends at most
+    /// one, then waits `packet bits / (ratio · cwnd · packet bits / srtt)` = `srtt/(ratio·cwnd)`.
     fn send(&mut self, f: usize) {
         let now = self.now_ps;
         let fl = &mut self.flows[f];
+        if fl.pacing.is_some() {
+            if fl.pace_pending {
+                return self.sync_timer(f);
+            }
+            if now < fl.pace_next_ps {
+                fl.pace_pending = true;
+                self.queue.push(fl.pace_next_ps, Event::Pace(f as u32));
+                return self.sync_timer(f);
+            }
+        }
         while let Some(seg) = fl.sender.next_segment(now) {
             fl.access_free_ps = fl.access_free_ps.max(now) + fl.access.next_ps();
             let at = fl.access_free_ps + fl.fwd_delay_ps;
@@ -460,6 +482,20 @@ impl PacketEngine {
                     sent_ps: now,
                 },
             ));
+            if let Some(p) = fl.pacing {
+                let s = &fl.sender;
+                let ratio = if s.cwnd_pkts() < s.ssthresh_pkts() {
+                    p.ss_ratio
+                } else {
+                    p.ca_ratio
+                };
+                // The rate follows the usable window (Linux paces at cwnd only while cwnd-limited).
+                let gap_s = s.srtt_s() / (ratio * s.window_pkts().max(1.0));
+                fl.pace_next_ps = now + ps_from_s(gap_s);
+                fl.pace_pending = true;
+                self.queue.push(fl.pace_next_ps, Event::Pace(f as u32));
+                break;
+            }
         }
         self.sync_timer(f);
     }

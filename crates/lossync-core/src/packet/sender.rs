@@ -180,6 +180,20 @@ impl Sender {
         self.cwnd_pkts
     }
 
+    /// The usable window: cwnd, capped by the receive window.
+    pub fn window_pkts(&self) -> f64 {
+        self.cwnd_pkts.min(self.rwnd_pkts)
+    }
+
+    /// The smoothed RTT in seconds, or the base RTT before the first sample.
+    pub fn srtt_s(&self) -> f64 {
+        if self.has_rtt {
+            self.srtt_ps * 1e-12
+        } else {
+            self.latest_rtt_s
+        }
+    }
+
     pub fn ssthresh_pkts(&self) -> f64 {
         self.ssthresh_pkts
     }

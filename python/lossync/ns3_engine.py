@@ -1,0 +1,495 @@
+"""The ns-3 engine: the scenario's dumbbell in ns-3 (the `ns3` wheel, 3.44), as a packet-level
+yardstick for the packet and fluid engines.
+
+`run_ns3(scenario) -> Result` translates a resolved scenario into the parameters of one C++
+program (`ns3/dumbbell.cc`, compiled once per source and ns-3 version into a cache directory),
+runs it, and computes the same summary as the other engines from its drop log, samples and
+totals. What is modelled, what differs from the packet engine and why: docs/ns3.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import math
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import __version__, _core
+from .errors import LossyncError, ScenarioError
+from .run import EVENT_COLUMNS, Result
+from .scenario import ScenarioLike, to_core
+
+SOURCE = Path(__file__).resolve().parent / "ns3" / "dumbbell.cc"
+#: IPv4 (20) + TCP (20) + timestamp option (10, padded to 12): IP packets are packet_size bytes.
+HEADER_BYTES = 52
+#: ns-3 libraries the program links (each one's static TypeId registration must run).
+LIBS = ["applications", "internet", "bridge", "traffic-control", "point-to-point", "network", "stats", "core"]
+#: The defines the wheel's libraries were built with (lib64/cmake/ns3/ns3Targets.cmake), so that
+#: inline header code matches them.
+DEFINES = ["NS3_BUILD_PROFILE_RELEASE", "NS3_LOG_ENABLE", "NS3_ASSERT_ENABLE", "__LINUX__"]
+MISSING = "engine ns3 needs the optional extra: pip install 'lossync[ns3]'"
+MAX_FLOWS = 60000  # one receiver port per flow
+
+# Variant -> (ns-3 TypeId, {our parameter: (default, translate)}). translate(value, field) returns
+# a list of (ns-3 attribute, value as text) or raises ScenarioError naming the field. A parameter
+# ns-3 has no knob for accepts only its default (the difference is documented in docs/ns3.md).
+
+
+def _fixed(default: Any):
+    def tr(v: Any, field: str) -> list[tuple[str, str]]:
+        if v != default:
+            raise ScenarioError(f"{field}: {v!r} cannot be translated to ns-3 (only the default {default!r} is supported by the ns3 engine)")
+        return []
+
+    return default, tr
+
+
+def _attr(name: str, default: Any, kind: str = "float"):
+    def tr(v: Any, field: str) -> list[tuple[str, str]]:
+        if kind == "bool":
+            return [(name, "true" if v else "false")]
+        if kind == "uint":
+            if float(v) != round(float(v)) or v < 0:
+                raise ScenarioError(f"{field}: {v!r} cannot be translated to ns-3 (needs a whole number)")
+            return [(name, str(int(round(v))))]
+        if kind == "time":
+            return [(name, f"{float(v)!r}s")]
+        return [(name, repr(float(v)))]
+
+    return default, tr
+
+
+def _scalable_a(v: Any, field: str) -> list[tuple[str, str]]:
+    # ns-3 adds one segment per min(cwnd, AIFactor) acked segments: a = 1/AIFactor per ACK.
+    k = round(1.0 / float(v))
+    if k < 1 or abs(k * float(v) - 1.0) > 1e-9:
+        raise ScenarioError(f"{field}: {v!r} cannot be translated to ns-3 (TcpScalable needs a = 1/k for a whole k)")
+    return [("AIFactor", str(k))]
+
+
+def _htcp_adaptive(v: Any, field: str) -> list[tuple[str, str]]:
+    # ns-3 always adapts β unless the throughput test can never pass.
+    return [] if v else [("ThroughputRatio", "-1")]
+
+
+VARIANTS: dict[str, tuple[str, dict[str, tuple[Any, Any]], list[tuple[str, str]]]] = {
+    # TcpLinuxReno counts acked segments in congestion avoidance (+1 segment per cwnd acked)
+    # and halves cwnd (TcpNewReno adds MSS²/cwnd per ACK and halves bytes in flight).
+    "reno": ("ns3::TcpLinuxReno", {"a": _fixed(1), "b": _fixed(0.5)}, []),
+    "highspeed": ("ns3::TcpHighSpeed", {
+        "low_window": _fixed(38), "high_window": _fixed(83000), "high_p": _fixed(1e-7), "high_decrease": _fixed(0.1),
+    }, []),
+    "scalable": ("ns3::TcpScalable", {
+        "a": (0.01, _scalable_a), "b": _attr("MDFactor", 0.125), "low_window": _fixed(16),
+    }, []),
+    "cubic": ("ns3::TcpCubic", {
+        "c": _attr("C", 0.4), "beta": _attr("Beta", 0.7),
+        "fast_convergence": _attr("FastConvergence", True, "bool"),
+        "reno_friendly": _attr("TcpFriendliness", True, "bool"),
+    }, [("HyStart", "false")]),  # the other engines have no HyStart
+    "htcp": ("ns3::TcpHtcp", {
+        "delta_l": _attr("DeltaL", 1.0, "time"), "adaptive_backoff": (True, _htcp_adaptive),
+        "rtt_scaling": _fixed(True),
+    }, []),
+    "bic": ("ns3::TcpBic", {
+        "search_divisor": _attr("BinarySearchCoefficient", 4, "uint"), "s_max": _attr("MaxIncr", 16, "uint"),
+        "low_window": _attr("LowWnd", 14, "uint"), "beta": _attr("Beta", 819 / 1024),
+        "smooth_part": _attr("SmoothPart", 20, "uint"), "fast_convergence": _attr("FastConvergence", True, "bool"),
+    }, []),
+}
+
+
+@dataclass
+class Ns3Stats:
+    """What a run cost: wall time of the simulation (compilation excluded), events the ns-3
+    scheduler processed, data segments sent (retransmissions included), drops outside the
+    bottleneck (should be 0) and the largest packet seen at the bottleneck, on the wire."""
+
+    wall_s: float
+    events: int
+    data_packets_sent: int
+    other_drops: int
+    max_wire_bytes: int
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding ns-3 and building the program
+
+
+def ns3_root() -> Path:
+    """The installed `ns3` wheel's directory (with include/ and lib64/), or LossyncError."""
+    try:
+        spec = importlib.util.find_spec("ns3")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        raise LossyncError(MISSING)
+    for loc in list(spec.submodule_search_locations or []) + ([str(Path(spec.origin).parent)] if spec.origin else []):
+        root = Path(loc)
+        if (root / "include" / "ns3" / "tcp-socket-base.h").is_file() and any((root / "lib64").glob("libns3*-core.so")):
+            return root
+    raise LossyncError(MISSING + " (the installed ns3 package has no C++ headers and libraries)")
+
+
+def ns3_version() -> str:
+    try:
+        return importlib.metadata.version("ns3")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("LOSSYNC_CACHE_DIR") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "lossync")
+    return Path(base) / "ns3"
+
+
+def _build_command(root: Path, out: Path) -> list[str]:
+    lib = root / "lib64"
+    core = sorted(lib.glob("libns3*-core.so"))[0].name  # libns3.44-core.so
+    prefix = core[len("lib"):-len("-core.so")]  # ns3.44
+    cxx = os.environ.get("CXX", "g++")
+    return [
+        cxx, "-std=c++20", "-O2", *(f"-D{d}" for d in DEFINES), f"-I{root / 'include'}",
+        str(SOURCE), "-o", str(out),
+        f"-L{lib}", "-Wl,--no-as-needed", *(f"-l{prefix}-{m}" for m in LIBS),
+        f"-Wl,-rpath,{lib}", "-lpthread", "-ldl",
+    ]
+
+
+def build_program() -> Path:
+    """Compiles dumbbell.cc once per (source, ns-3 version, compiler) into the cache directory
+    (`~/.cache/lossync/ns3/<hash>/dumbbell`, or under $LOSSYNC_CACHE_DIR) and returns its path.
+    Concurrent callers wait for one compilation (a file lock)."""
+    root = ns3_root()
+    probe = _build_command(root, Path("dumbbell"))
+    h = hashlib.sha256()
+    h.update(SOURCE.read_bytes())
+    h.update(ns3_version().encode())
+    h.update(json.dumps(probe).encode())
+    d = cache_dir() / h.hexdigest()[:16]
+    exe = d / "dumbbell"
+    if exe.is_file():
+        return exe
+    if shutil.which(probe[0]) is None:
+        raise LossyncError(f"engine ns3 compiles a C++20 program: no compiler {probe[0]!r} found (set CXX or install g++)")
+    d.mkdir(parents=True, exist_ok=True)
+    import fcntl
+
+    with open(d / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if exe.is_file():
+            return exe
+        tmp = d / f".dumbbell.{os.getpid()}.tmp"
+        r = subprocess.run(_build_command(root, tmp), capture_output=True, text=True)
+        if r.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            first = "\n".join((r.stderr or r.stdout).strip().splitlines()[:15])
+            raise LossyncError(f"engine ns3: compiling {SOURCE.name} failed:\n{first}")
+        os.replace(tmp, exe)
+    return exe
+
+
+# ---------------------------------------------------------------------------------------------
+# Translating a scenario
+
+
+def _resolve(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...], base_dir: str | Path | None) -> dict[str, Any]:
+    text, base = to_core(scenario, overrides, base_dir)
+    return json.loads(_core.resolve(text, "json", base))
+
+
+def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None) -> str:
+    """The program's parameter file for a resolved scenario; ScenarioError names any field the
+    ns3 engine cannot translate."""
+    links = sc["links"]
+    if len(links) != 1:
+        raise ScenarioError("links: the ns3 engine supports one bottleneck link (a dumbbell) in this version")
+    link = links[0]
+    if link["loss_rate"] > 0:
+        raise ScenarioError("links[0].loss_rate: the ns3 engine does not model random loss")
+    ps = int(round(link["packet_size_bytes"]))
+    if ps != link["packet_size_bytes"] or ps - HEADER_BYTES < 64:
+        raise ScenarioError(f"links[0].packet_size: the ns3 engine needs a whole number of bytes, at least {HEADER_BYTES + 64}")
+    mss = ps - HEADER_BYTES
+    b = max(1, int(round(link["buffer_pkts"])))
+    queue = link["queue"]
+    red = queue["discipline"] == "red"
+    if b < (3 if red else 2):
+        raise ScenarioError(f"links[0].buffer: the ns3 engine needs at least {3 if red else 2} packets with {queue['discipline']} (one is always in service)")
+    flows = sc["flows"]
+    if len(flows) > MAX_FLOWS:
+        raise ScenarioError(f"flows: the ns3 engine runs at most {MAX_FLOWS} flows")
+    cap_pps = link["capacity_bps"] / (8.0 * ps)
+    max_rtt = max(f["rtt_s"] for f in flows)
+    lines = [
+        f"capacity_bps {link['capacity_bps']!r}",
+        f"packet_size {ps}",
+        f"mss {mss}",
+        f"buffer_pkts {b}",
+        f"queue {'red' if red else 'droptail'}",
+    ]
+    if red:
+        lines += [
+            f"red_min_th {queue['min_th']!r}", f"red_max_th {queue['max_th']!r}", f"red_max_p {queue['max_p']!r}",
+            f"red_weight {queue['weight']!r}", f"red_gentle {1 if queue['gentle'] else 0}",
+        ]
+    run = sc["run"]
+    # Send buffers hold any window the run can reach (a slow-start overshoot is below twice the
+    # pipe plus the buffer); receive buffers never limit (window scaling caps them at 2^30).
+    iw_max = max(f["initial_window_pkts"] for f in flows)
+    snd_pkts = 2.0 * (cap_pps * max_rtt + b) + 2 * iw_max + 64
+    snd = int(min(snd_pkts * mss, 2**31 - 1))
+    lines += [
+        f"duration {run['duration_s']!r}",
+        f"warmup {run['warmup_s']!r}",
+        f"from_first_congestion {1 if run['from_first_congestion'] else 0}",
+        f"record_interval {run['record_interval_s']!r}",
+        f"seed {int(run['seed']) % (2**32 - 1) or 1}",
+        f"sndbuf_bytes {snd}",
+        f"rcvbuf_bytes {min(snd, 2**30 - 1)}",
+        f"ack_bytes {HEADER_BYTES}",
+    ]
+    for f in flows:
+        field = f"flows[{f['group']}]"
+        if f["rwnd_pkts"] is not None:
+            raise ScenarioError(f"{field}.rwnd: the ns3 engine does not model receive-window caps")
+        if f["variant"] not in VARIANTS:
+            raise ScenarioError(f"{field}.cc: variant {f['variant']!r} has no ns-3 counterpart (known: {', '.join(VARIANTS)})")
+        type_id, table, extra = VARIANTS[f["variant"]]
+        attrs: list[tuple[str, str]] = []
+        given = f.get("params") or {}
+        for name in given:
+            if name not in table:
+                raise ScenarioError(f"{field}.cc.{name}: no ns-3 counterpart")
+        for name, (default, tr) in table.items():
+            attrs += tr(given.get(name, default), f"{field}.cc.{name}")
+        attrs += extra
+        iw = f["initial_window_pkts"]
+        if iw != round(iw) or iw < 1:
+            raise ScenarioError(f"{field}.initial_window: the ns3 engine needs a whole number of packets")
+        if not f["slow_start"]:
+            # Congestion avoidance from the initial window: ssthresh = the initial window.
+            ssthresh = iw
+        elif initial_ssthresh_pkts is not None:
+            ssthresh = max(float(initial_ssthresh_pkts), 2.0)
+        else:
+            ssthresh = 0.0  # unlimited
+        attr_text = " ".join(f"{k}={v}" for k, v in attrs)
+        lines.append(f"flow {type_id} {f['rtt_s']!r} {f['start_s']!r} {int(iw)} {ssthresh!r} {attr_text}".rstrip())
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Running and measuring
+
+
+def _read_totals(path: Path) -> tuple[dict[str, float], np.ndarray]:
+    scalars: dict[str, float] = {}
+    flows = []
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "flow":
+            flows.append([float(x) for x in parts[2:]])
+        else:
+            scalars[parts[0]] = float(parts[1])
+    return scalars, np.array(flows, dtype=float).reshape(len(flows), 10)
+
+
+def congestion_events(
+    drop_t: np.ndarray, drop_f: np.ndarray, tau_s: float, warmup_s: float, start_s: np.ndarray
+) -> tuple[pd.DataFrame, np.ndarray, float]:
+    """Clusters of drops whose gaps are under tau_s (the packet engine's rule). Returns the
+    events that began at or after the warm-up (link, start_s, candidates, signalled, lost), the
+    histogram of flows lost per event, and the sum of lost/candidates."""
+    n = len(start_s)
+    hist = np.zeros(n + 1, dtype=np.int64)
+    if len(drop_t) == 0:
+        return pd.DataFrame(columns=EVENT_COLUMNS), hist, 0.0
+    new = np.empty(len(drop_t), dtype=bool)
+    new[0] = True
+    new[1:] = np.diff(drop_t) >= tau_s
+    cid = np.cumsum(new) - 1
+    starts = drop_t[new]
+    pairs = np.unique(cid.astype(np.int64) * n + drop_f.astype(np.int64))
+    lost = np.bincount(pairs // n, minlength=len(starts))
+    candidates = np.searchsorted(np.sort(start_s), starts, side="right")
+    measured = starts >= warmup_s
+    ev = pd.DataFrame({
+        "link": 0, "start_s": starts[measured], "candidates": candidates[measured],
+        "signalled": 0, "lost": lost[measured],
+    }, columns=EVENT_COLUMNS)
+    hist += np.bincount(lost[measured], minlength=n + 1)[: n + 1]
+    ok = measured & (candidates > 0)
+    return ev, hist, float(np.sum(lost[ok] / candidates[ok]))
+
+
+def run_ns3_with_stats(
+    scenario: ScenarioLike,
+    overrides: list[str] | tuple[str, ...] = (),
+    base_dir: str | Path | None = None,
+    *,
+    initial_ssthresh_pkts: float | None = None,
+    timeout_s: float | None = None,
+) -> tuple[Result, Ns3Stats]:
+    """`run_ns3`, and what the run cost (Ns3Stats)."""
+    sc = _resolve(scenario, overrides, base_dir)
+    params = translate(sc, initial_ssthresh_pkts)
+    exe = build_program()
+    with tempfile.TemporaryDirectory(prefix="lossync-ns3-") as tmp:
+        out = Path(tmp)
+        (out / "params.txt").write_text(params)
+        t0 = time.perf_counter()
+        try:
+            r = subprocess.run([str(exe), str(out / "params.txt"), str(out)], capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise LossyncError(f"engine ns3: the simulation did not finish within {timeout_s} s") from None
+        wall = time.perf_counter() - t0
+        if r.returncode != 0:
+            tail = "\n".join(r.stderr.strip().splitlines()[-15:])
+            raise LossyncError(f"engine ns3: the simulation failed (exit status {r.returncode}):\n{tail}")
+        scalars, fl = _read_totals(out / "totals.txt")
+        drops_file = out / "drops.txt"
+        if drops_file.stat().st_size > 0:
+            d = pd.read_csv(drops_file, sep=" ", header=None, names=["time_s", "flow"], dtype={"time_s": "f8", "flow": "u4"})
+        else:
+            d = pd.DataFrame({"time_s": np.array([], dtype="f8"), "flow": np.array([], dtype="u4")})
+        raw = pd.read_csv(out / "series.txt", sep=" ", header=None, dtype="f8")
+    result = _measure(sc, scalars, fl, d, raw)
+    stats = Ns3Stats(
+        wall_s=wall, events=int(scalars["events"]), data_packets_sent=int(fl[:, 1].sum()),
+        other_drops=int(scalars["other_drops"]), max_wire_bytes=int(scalars["max_wire_bytes"]),
+    )
+    return result, stats
+
+
+def run_ns3(
+    scenario: ScenarioLike,
+    overrides: list[str] | tuple[str, ...] = (),
+    base_dir: str | Path | None = None,
+    *,
+    initial_ssthresh_pkts: float | None = None,
+    timeout_s: float | None = None,
+) -> Result:
+    """Runs a scenario (a TOML file name or a dict) in ns-3 and returns its Result, with the
+    same summary, series, events and drops as the packet engine (`engine` = "ns3").
+
+    initial_ssthresh_pkts: with slow start on, the initial slow-start threshold in packets
+        (default: unlimited, as in the scenario); capping it near the fair share avoids the
+        slow-start overshoot that makes ns-3 slow at high speed.
+    timeout_s: give up after this much wall time.
+    """
+    return run_ns3_with_stats(scenario, overrides, base_dir, initial_ssthresh_pkts=initial_ssthresh_pkts, timeout_s=timeout_s)[0]
+
+
+def _measure(sc: dict[str, Any], s: dict[str, float], fl: np.ndarray, drops: pd.DataFrame, raw: pd.DataFrame) -> Result:
+    link_spec = sc["links"][0]
+    flows_spec = sc["flows"]
+    n = len(flows_spec)
+    ps = link_spec["packet_size_bytes"]
+    mss = ps - HEADER_BYTES
+    cap = link_spec["capacity_pps"]
+    end, start = s["end_s"], s["measured_from_s"]
+    span = end - start
+    per = (lambda v: v / span) if span > 0 else (lambda v: 0.0)
+
+    rtts = np.array([f["rtt_s"] for f in flows_spec])
+    starts = np.array([f["start_s"] for f in flows_spec])
+    events, hist, sync_sum = congestion_events(
+        drops["time_s"].to_numpy(), drops["flow"].to_numpy(), float(rtts.mean()), sc["run"]["warmup_s"], starts
+    )
+    n_events = len(events)
+    arrived = (s["accepted"] + s["dropped"]) - (s["start_accepted"] + s["start_dropped"])
+    mean_q = (s["queue_area"] - s["start_queue_area"]) / span if span > 0 else 0.0
+    sync_mean = sync_sum / n_events if n_events else None
+    link = {
+        "name": link_spec["name"],
+        "capacity_bps": link_spec["capacity_bps"],
+        "buffer_pkts": link_spec["buffer_pkts"],
+        "utilization": per(s["departed"] - s["start_departed"]) / cap,
+        "loss_rate": (s["dropped"] - s["start_dropped"]) / arrived if arrived > 0 else 0.0,
+        "mean_queue_pkts": mean_q,
+        "max_queue_pkts": s["queue_max"],
+        "mean_queueing_delay_s": mean_q / cap,
+        "max_queueing_delay_s": s["queue_max"] / cap,
+        "congestion_events": n_events,
+        "sync_rate_mean": sync_mean,
+        "sync_histogram": [int(x) for x in hist],
+        "arrivals_pkts": s["accepted"] + s["dropped"],
+        "departures_pkts": s["departed"],
+        "drops_pkts": s["dropped"],
+        "queue_start_pkts": 0.0,
+        "queue_end_pkts": s["queue_end"],
+    }
+    flows = []
+    for i, f in enumerate(flows_spec):
+        rx, sent, dr, red, area, rx0, sent0, dr0, red0, area0 = fl[i]
+        pps = per((rx - rx0) / mss)
+        flows.append({
+            "flow": i,
+            "group": f["group_name"],
+            "variant": f["variant"],
+            "rtt_s": f["rtt_s"],
+            "throughput_pps": pps,
+            "throughput_bps": pps * 8.0 * ps,
+            "loss_rate": (dr - dr0) / (sent - sent0) if sent > sent0 else 0.0,
+            "mean_cwnd_pkts": per((area - area0) / mss),
+            "reductions": float(red - red0),
+        })
+    tput = np.array([f["throughput_pps"] for f in flows])
+    s2 = float(np.sum(tput**2))
+    jain = float(tput.sum() ** 2 / (n * s2)) if s2 > 0 else 1.0
+    summary = {
+        "scenario": sc["name"],
+        "engine": "ns3",
+        "seed": sc["run"]["seed"],
+        "version": __version__,
+        "duration_s": end,
+        "step_s": 8.0 * ps / link_spec["capacity_bps"],
+        "measured_from_s": start,
+        "bottleneck": link["name"],
+        "utilization": link["utilization"],
+        "jain": jain,
+        "loss_rate": link["loss_rate"],
+        "congestion_events": n_events,
+        "sync_rate_mean": sync_mean,
+        "mean_queue_pkts": mean_q,
+        "mean_queueing_delay_s": link["mean_queueing_delay_s"],
+        "links": [link],
+        "flows": flows,
+        "flow_updates": int(s["events"]),
+    }
+
+    # Series: time, queue, departed (cumulative), then per flow cwnd bytes, delivered bytes.
+    a = raw.to_numpy()
+    t = a[:, 0]
+    dt = np.diff(t, prepend=np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cols: dict[str, np.ndarray] = {
+            "time_s": t,
+            f"queue_pkts.{link['name']}": a[:, 1],
+            f"utilization.{link['name']}": np.diff(a[:, 2], prepend=np.nan) / (cap * dt),
+        }
+        for i in range(n):
+            cols[f"cwnd_pkts.{i}"] = a[:, 3 + 2 * i] / mss
+            cols[f"rate_pps.{i}"] = np.diff(a[:, 4 + 2 * i], prepend=np.nan) / mss / dt
+    series = pd.DataFrame(cols)
+    scenario = dict(sc, engine="ns3")
+    drops = drops.reset_index(drop=True)
+    return Result(summary, series, events.reset_index(drop=True), scenario, drops)
+
+
+__all__ = ["Ns3Stats", "build_program", "congestion_events", "run_ns3", "run_ns3_with_stats", "translate"]
