@@ -1,4 +1,4 @@
-"""The ns-3 engine (docs/ns3.md): the same dumbbell in ns-3 agrees with the packet engine, holds
+"""The ns-3 engine (lossync/ns3_engine.py): the same dumbbell in ns-3 agrees with the packet engine, holds
 exactly B packets at the bottleneck, and refuses what it cannot translate. Skipped when the
 optional `ns3` wheel is not installed (pip install 'lossync[ns3]')."""
 
@@ -56,6 +56,21 @@ def test_red_runs_within_the_buffer():
     assert link["max_queue_pkts"] <= 60
 
 
+@pytest.mark.parametrize("pacing", [False, True])
+def test_pacing_translates(pacing):
+    # Four Reno flows through a 5-packet buffer: unpaced slow-start and ACK-clocked bursts
+    # overflow it (U ≈ 0.4 in both engines); paced, utilization roughly doubles in both.
+    doc = {
+        "dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 5}},
+        "flows": [{"count": 4, "cc": "reno", "rtt": "80ms..140ms", "slow_start": True, "pacing": pacing}],
+        "run": {"duration": "40s", "warmup": "10s"},
+    }
+    ns3 = run_ns3(doc).summary["utilization"]
+    packet = lossync.run(dict(doc, engine="packet")).summary["utilization"]
+    assert ns3 == pytest.approx(packet, abs=0.06)
+    assert (ns3 > 0.75) == pacing
+
+
 def test_two_links_are_refused_naming_the_field():
     doc = {
         "links": [
@@ -74,6 +89,7 @@ def test_two_links_are_refused_naming_the_field():
         ({"cc": "reno", "rtt": "100ms", "rwnd": {"packets": 30}}, r"^flows\[0\]\.rwnd: "),
         ({"cc": {"variant": "reno", "a": 2}, "rtt": "100ms"}, r"^flows\[0\]\.cc\.a: "),
         ({"cc": {"variant": "scalable", "a": 0.03}, "rtt": "100ms"}, r"^flows\[0\]\.cc\.a: "),
+        ({"cc": "reno", "rtt": "100ms", "pacing": {"ss_ratio": 1.2345}}, r"^flows\[0\]\.pacing\.ss_ratio: "),
     ],
 )
 def test_untranslatable_fields_are_refused(flow, field):

@@ -2,9 +2,72 @@
 yardstick for the packet and fluid engines.
 
 `run_ns3(scenario) -> Result` translates a resolved scenario into the parameters of one C++
-program (`ns3/dumbbell.cc`, compiled once per source and ns-3 version into a cache directory),
-runs it, and computes the same summary as the other engines from its drop log, samples and
-totals. What is modelled, what differs from the packet engine and why: docs/ns3.md.
+program (`ns3/dumbbell.cc`, compiled once per source, ns-3 version and compiler into
+`~/.cache/lossync/ns3/<hash>/`, or under $LOSSYNC_CACHE_DIR), runs it, and computes the same
+summary as the packet engine from its drop log, samples and totals. `run_ns3_with_stats` also
+returns what the run cost (wall time, ns-3 events, data packets sent).
+
+What is modelled (the packet engine's dumbbell, docs/packet.md):
+- One bottleneck of capacity C; per flow a sender node on an access link of 10 C whose
+  propagation delay makes the empty-network RTT equal the flow's `rtt` (one access and one
+  bottleneck serialization of a data packet and of a 52-byte ACK included). One receiver node
+  right behind the bottleneck, with a PacketSink per flow. ACKs return over the reverse
+  directions of the same links, which never queue noticeably (ACKs are 52-72 bytes).
+- IP packets of `packet_size` bytes: segment size = packet_size - 52 (IPv4 20, TCP 20,
+  timestamps 12), 1448 for 1500. Point-to-point devices add 2 bytes of PPP header, so device
+  rates are scaled by (packet_size + 2)/packet_size: a packet takes exactly packet_size*8/C.
+- Exactly B = round(buffer) packets at the bottleneck, the one being serialized included (the
+  packet engine's definition). Drop-tail: no queue disc and a device queue of B - 1 (a full,
+  stopped device queue makes the traffic-control layer drop the arrival). RED: a RedQueueDisc of
+  B - 2 plus a device queue of 1, thresholds lowered by 2 (RED sees only the queue disc).
+  (The notes' FifoQueueDisc of B - 1 plus a device queue of 1 holds B + 1 with the packet on
+  the wire.) Every other device has no queue disc and a queue no run fills; drops anywhere else
+  are counted (Ns3Stats.other_drops, 0 in every run so far).
+- TCP: SACK on, timestamps and window scaling on (ns-3 defaults), an ACK per segment
+  (DelAckCount = 1), initial window from the scenario, RTO = SRTT + max(200 ms, 4 RTTVAR) as in
+  Linux and the packet engine (ClockGranularity = MinRto = 200 ms), send buffer large enough
+  never to limit the window, receive buffer never limiting (no `rwnd` support: refused).
+- `slow_start = false` is translated, not ignored: the initial ssthresh is the initial window,
+  so the flow is in congestion avoidance from its first ACK (after a timeout it slow-starts, as
+  in the packet engine). With slow start on, ssthresh starts unlimited (or at
+  `initial_ssthresh_pkts`).
+- Pacing (`pacing`): ns-3's Linux-style pacing (TcpSocketState EnablePacing, PacingSsRatio and
+  PacingCaRatio as percentages), rate = ratio x max(cwnd, bytes in flight) / srtt; the slow-start
+  ratio applies while cwnd < ssthresh/2 (Linux's rule), the initial window is not paced.
+- Persistent bulk flows: each flow's socket is created with its own congestion-control object
+  (variant and parameters), connects at the flow's start time and keeps its send buffer full
+  (BulkSendApplication's loop, written in the program so the socket can be configured first).
+- Variants: reno -> TcpLinuxReno (+1 segment per cwnd acked segments, cwnd/2 on loss; TcpNewReno
+  grows by MSS^2/cwnd per ACK and halves bytes in flight), highspeed -> TcpHighSpeed, scalable ->
+  TcpScalable (AIFactor = 1/a, MDFactor = b), cubic -> TcpCubic (C, Beta, FastConvergence,
+  TcpFriendliness; HyStart off, the other engines have none), htcp -> TcpHtcp (DeltaL;
+  adaptive_backoff = false -> ThroughputRatio = -1), bic -> TcpBic (all six parameters; ns-3's
+  SmoothPart default is 5, Linux's and ours 20). A parameter ns-3 has no knob for accepts only
+  its default value; anything else is refused with ScenarioError naming the field, as are more
+  than one link, random loss (`loss_rate`), `rwnd`, and buffers under 2 packets (3 with RED).
+- Measurements as in the packet engine: utilization = departures / (capacity x measured time),
+  goodput from in-order deliveries, Jain, loss, the queue's exact time average (the program
+  integrates the occupancy at every arrival and departure; samples are only for the series),
+  congestion events = clusters of drops with gaps under the mean base RTT, the sync histogram
+  and rate over flows started, statistics from the warm-up or, with `from_first_congestion`,
+  from the first drop after it. `flow_updates` = events ns-3's scheduler processed. The
+  scenario's `loss` model does not apply (drops are real), as in the packet engine.
+
+Known differences from the packet engine (they explain most gaps in scripts/validate_ns3.py):
+- Connection set-up: data starts one RTT after `start` (SYN, SYN-ACK).
+- Loss recovery: ns-3 uses PRR (RFC 6937), spreading the reduction over the recovery RTT; ours
+  sets cwnd at once and sends by RFC 6675's pipe. HighSpeed, Scalable and H-TCP (TcpNewReno
+  subclasses) compute ssthresh from bytes in flight, which SACK has already lowered; Reno and
+  CUBIC from cwnd.
+- HighSpeed: Linux's integer a(w)/b(w) table, not RFC 3649's continuous formula.
+- Scalable: ns-3 grows like Reno below 1/a = 100 segments (ours below low_window = 16), so
+  flows with fair shares of ~60-250 segments grow faster in ns-3.
+- H-TCP: ns-3 adds MSS^2/cwnd + alpha *bytes* per ACK (alpha segments per RTT intended: about
+  W/MSS as much, a tenth for W = 140 segments); no RTT scaling (ours scales alpha by
+  RTT_min/100 ms in [0.1, 2], the default rtt_scaling = true); beta = RTT_min/RTT_max, not
+  clamped to [0.5, 0.8], only when the throughput between losses rose (by less than 100%, an
+  integer division), otherwise 0.5 (Linux: 0.5 when it moved by more than 20% either way).
+- CUBIC: ns-3's integer cnt-based growth (Linux's), HyStart off here.
 """
 
 from __future__ import annotations
@@ -44,7 +107,7 @@ MAX_FLOWS = 60000  # one receiver port per flow
 
 # Variant -> (ns-3 TypeId, {our parameter: (default, translate)}). translate(value, field) returns
 # a list of (ns-3 attribute, value as text) or raises ScenarioError naming the field. A parameter
-# ns-3 has no knob for accepts only its default (the difference is documented in docs/ns3.md).
+# ns-3 has no knob for accepts only its default (the differences are listed in the module docstring).
 
 
 def _fixed(default: Any):
@@ -286,8 +349,16 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None) ->
             ssthresh = max(float(initial_ssthresh_pkts), 2.0)
         else:
             ssthresh = 0.0  # unlimited
+        pacing = f.get("pacing")
+        pace = "0 200 120"
+        if pacing:
+            pct = {k: float(pacing[k]) * 100 for k in ("ss_ratio", "ca_ratio")}
+            for k, v in pct.items():
+                if abs(v - round(v)) > 1e-6 or not 1 <= round(v) <= 65535:
+                    raise ScenarioError(f"{field}.pacing.{k}: {pacing[k]!r} cannot be translated to ns-3 (a whole percentage)")
+            pace = f"1 {round(pct['ss_ratio'])} {round(pct['ca_ratio'])}"
         attr_text = " ".join(f"{k}={v}" for k, v in attrs)
-        lines.append(f"flow {type_id} {f['rtt_s']!r} {f['start_s']!r} {int(iw)} {ssthresh!r} {attr_text}".rstrip())
+        lines.append(f"flow {type_id} {f['rtt_s']!r} {f['start_s']!r} {int(iw)} {ssthresh!r} {pace} {attr_text}".rstrip())
     return "\n".join(lines) + "\n"
 
 

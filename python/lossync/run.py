@@ -111,6 +111,10 @@ def run(
     base_dir: where relative file names in a dict scenario resolve (default: the working directory).
     """
     text, base = to_core(scenario, overrides, base_dir)
+    if json.loads(text).get("engine") == "ns3":
+        from .ns3_engine import run_ns3
+
+        return run_ns3(scenario, overrides, base_dir)
     sim = _core.Simulation(text, "json", base)
     duration = sim.duration_s
     if progress is None:

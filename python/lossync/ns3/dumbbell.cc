@@ -1,4 +1,5 @@
-// lossync's ns-3 engine: the scenario's dumbbell in ns-3 (docs/ns3.md).
+// lossync's ns-3 engine: the scenario's dumbbell in ns-3 (what is modelled and how it differs
+// from the packet engine: the docstring of lossync/ns3_engine.py).
 //
 // Built and run by lossync/ns3_engine.py; usage: dumbbell PARAMS_FILE OUT_DIR.
 //
@@ -7,7 +8,8 @@
 //   red_weight red_gentle duration warmup from_first_congestion record_interval seed
 //   sndbuf_bytes rcvbuf_bytes ack_bytes
 // and one line per flow:
-//   flow TYPEID RTT_S START_S IW_PKTS SSTHRESH_PKTS(0: unlimited) [Attribute=value ...]
+//   flow TYPEID RTT_S START_S IW_PKTS SSTHRESH_PKTS(0: unlimited) PACING(0|1) SS_PCT CA_PCT
+//        [Attribute=value ...]   (attributes of the congestion-control TypeId)
 //
 // Topology (flow i):
 //   S_i --access (10 C, delay d_i)-- R --bottleneck (C)--> D (one receiver node, a PacketSink per flow)
@@ -85,6 +87,8 @@ struct FlowSpec
     double start_s = 0;
     uint32_t iw_pkts = 10;
     double ssthresh_pkts = 0; // 0: unlimited
+    bool pacing = false;
+    uint32_t pacing_ss_pct = 200, pacing_ca_pct = 120;
     std::vector<std::pair<std::string, std::string>> attrs;
 };
 
@@ -133,10 +137,13 @@ ReadParams(const char* path)
         if (key == "flow")
         {
             FlowSpec f;
-            if (!(ls >> f.type_id >> f.rtt_s >> f.start_s >> f.iw_pkts >> f.ssthresh_pkts))
+            int pacing = 0;
+            if (!(ls >> f.type_id >> f.rtt_s >> f.start_s >> f.iw_pkts >> f.ssthresh_pkts >> pacing >>
+                  f.pacing_ss_pct >> f.pacing_ca_pct))
             {
                 Fail("bad flow line: " + line);
             }
+            f.pacing = pacing != 0;
             std::string kv;
             while (ls >> kv)
             {
@@ -660,6 +667,12 @@ main(int argc, char** argv)
     {
         const FlowSpec& f = p.flows[i];
         FlowState& fs = sim.flows[i];
+        // Pacing lives in the socket's TcpSocketState, which takes the defaults in force when
+        // the socket is created.
+        Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(f.pacing));
+        Config::SetDefault("ns3::TcpSocketState::PacingSsRatio", UintegerValue(f.pacing_ss_pct));
+        Config::SetDefault("ns3::TcpSocketState::PacingCaRatio", UintegerValue(f.pacing_ca_pct));
+        Config::SetDefault("ns3::TcpSocketState::MaxPacingRate", DataRateValue(DataRate(uint64_t(1e13))));
         Ptr<Socket> s = Socket::CreateSocket(senders.Get(i), TcpSocketFactory::GetTypeId());
         fs.sock = DynamicCast<TcpSocketBase>(s);
         ObjectFactory cc;
