@@ -264,44 +264,79 @@ def list_variants() -> None:
 
 
 @main.command()
-@click.option("--engine", "engines", default="fluid", show_default=True, help="Comma-separated engines: fluid, packet.")
-@click.option("--duration", default=None, type=float, help="Simulated seconds per run (default: fluid 3000, packet 20).")
+@click.option("--engine", "engines", default="fluid", show_default=True, help="Comma-separated engines: fluid, packet, ns3.")
+@click.option("--duration", default=None, type=float, help="Simulated seconds per run (default: fluid 3000, packet and ns3 20).")
 @click.option("--variants", "names", default="reno,highspeed,cubic,htcp", show_default=True, help="Fluid engine variants.")
 @click.option("--step", default=None, type=float, help="Fluid step size in seconds (default: the scenario's).")
-def bench(engines: str, duration: float | None, names: str, step: float | None) -> None:
+@click.option("--capacities", default="100Mbps,1Gbps,10Gbps", show_default=True, help="Packet and ns3 engines: bottleneck capacities.")
+@click.option("--ns3-wall", default=120.0, show_default=True, help="ns3: stop each run after this many wall seconds (it reports how far it got).")
+def bench(engines: str, duration: float | None, names: str, step: float | None, capacities: str, ns3_wall: float) -> None:
     """Engine speed, one core. fluid: the paper's 10 Gbps 10-flow case (sync X = 0.6) per variant.
-    packet: a 10-flow Reno dumbbell (RTT 80..260 ms, buffer 25% of BDP) at 100 Mbps, 1 Gbps, 10 Gbps."""
-    for engine in engines.split(","):
-        if engine == "fluid":
-            base = default_scenario_path()
-            click.echo(f"fluid engine\n{'variant':<12}{'sim s':>8}{'wall s':>9}{'flow-updates/s':>17}{'sim s / wall s':>16}")
-            for name in names.split(","):
-                ov = [f"run.duration={duration or 3000}", f'flows.0.cc="{name}"', "run.record_interval=1.0"]
-                if step:
-                    ov.append(f"run.step={step}")
-                t0 = time.perf_counter()
-                r = run_scenario(base, ov, progress=False)
-                wall = time.perf_counter() - t0
-                s = r.summary
-                click.echo(f"{name:<12}{s['duration_s']:>8.0f}{wall:>9.3f}{s['flow_updates'] / wall:>17.3e}{s['duration_s'] / wall:>16.0f}")
-        elif engine == "packet":
-            click.echo(f"packet engine\n{'capacity':<10}{'sim s':>7}{'wall s':>9}{'packets/s':>12}{'events/s':>12}{'sim s / wall s':>16}{'util':>7}")
-            for capacity in ["100Mbps", "1Gbps", "10Gbps"]:
-                doc = {
-                    "engine": "packet",
-                    "dumbbell": {"capacity": capacity, "buffer": {"bdp_fraction": 0.25}},
-                    "flows": [{"count": 10, "cc": "reno", "rtt": "80ms..260ms", "slow_start": True}],
-                    "run": {"duration": duration or 20.0, "record_interval": 1.0},
-                }
-                t0 = time.perf_counter()
-                r = run_scenario(doc, progress=False)
-                wall = time.perf_counter() - t0
-                s = r.summary
-                pkts = s["links"][0]["arrivals_pkts"]
-                click.echo(f"{capacity:<10}{s['duration_s']:>7.0f}{wall:>9.3f}{pkts / wall:>12.3e}{s['flow_updates'] / wall:>12.3e}"
-                           f"{s['duration_s'] / wall:>16.1f}{s['utilization']:>7.3f}")
-        else:
-            raise LossyncError(f"--engine: unknown engine {engine!r} (fluid, packet)")
+    packet, ns3: a 10-flow Reno dumbbell (RTT 80..260 ms, buffer 25% of BDP, slow start) per
+    capacity. With both, each capacity runs in ns-3 first (up to --ns3-wall), then in the packet
+    engine over the same simulated span and over the whole duration, side by side."""
+    chosen = engines.split(",")
+    for engine in chosen:
+        if engine not in ("fluid", "packet", "ns3"):
+            raise LossyncError(f"--engine: unknown engine {engine!r} (fluid, packet, ns3)")
+    if "fluid" in chosen:
+        base = default_scenario_path()
+        click.echo(f"fluid engine\n{'variant':<12}{'sim s':>8}{'wall s':>9}{'flow-updates/s':>17}{'sim s / wall s':>16}")
+        for name in names.split(","):
+            ov = [f"run.duration={duration or 3000}", f'flows.0.cc="{name}"', "run.record_interval=1.0"]
+            if step:
+                ov.append(f"run.step={step}")
+            t0 = time.perf_counter()
+            r = run_scenario(base, ov, progress=False)
+            wall = time.perf_counter() - t0
+            s = r.summary
+            click.echo(f"{name:<12}{s['duration_s']:>8.0f}{wall:>9.3f}{s['flow_updates'] / wall:>17.3e}{s['duration_s'] / wall:>16.0f}")
+    if "packet" in chosen or "ns3" in chosen:
+        _bench_packet_level(capacities.split(","), duration or 20.0, "packet" in chosen, "ns3" in chosen, ns3_wall)
+
+
+def _bench_packet_level(capacities: list[str], duration: float, packet: bool, ns3: bool, ns3_wall: float) -> None:
+    """Packets per wall second (arrivals at the bottleneck), scheduler events per wall second and
+    simulated seconds per wall second of the packet engine and ns-3 on the same dumbbell."""
+    click.echo(f"{'capacity':<9}{'engine':<8}{'sim s':>8}{'wall s':>9}{'data pkts':>12}{'pkts/s':>11}{'events/s':>11}"
+               f"{'sim s/wall s':>14}{'util':>7}")
+
+    def row(capacity: str, engine: str, sim_s: float, wall: float, pkts: float, events: float, util: float) -> None:
+        click.echo(f"{capacity:<9}{engine:<8}{sim_s:>8.2f}{wall:>9.2f}{pkts:>12.4g}{pkts / wall:>11.4g}{events / wall:>11.4g}"
+                   f"{sim_s / wall:>14.3g}{util:>7.3f}")
+
+    def packet_run(doc: dict, capacity: str, label: str) -> float:
+        t0 = time.perf_counter()
+        r = run_scenario(dict(doc, engine="packet"), progress=False)
+        wall = time.perf_counter() - t0
+        s = r.summary
+        pkts = s["links"][0]["arrivals_pkts"]
+        row(capacity, label, s["duration_s"], wall, pkts, s["flow_updates"], s["utilization"])
+        return pkts / wall
+
+    for capacity in capacities:
+        doc = {
+            "dumbbell": {"capacity": capacity, "buffer": {"bdp_fraction": 0.25}},
+            "flows": [{"count": 10, "cc": "reno", "rtt": "80ms..260ms", "slow_start": True}],
+            "run": {"duration": duration, "record_interval": 0.1},
+        }
+        ns3_rate = None
+        if ns3:
+            from .ns3_engine import run_ns3_with_stats
+
+            r, st = run_ns3_with_stats(doc, wall_limit_s=ns3_wall)
+            pkts = r.summary["links"][0]["arrivals_pkts"]
+            row(capacity, "ns3", st.sim_s, st.wall_s, pkts, st.events, r.summary["utilization"])
+            ns3_rate = pkts / st.wall_s
+            if packet and st.sim_s < duration - 1e-9:
+                # The same span as ns-3 managed, then the whole run.
+                span = dict(doc, run=dict(doc["run"], duration=st.sim_s, record_interval=min(0.1, st.sim_s / 10)))
+                rate = packet_run(span, capacity, "packet")
+                click.echo(f"{'':<9}packet engine / ns-3, data packets per wall second, same span: {rate / ns3_rate:,.0f}x")
+        if packet:
+            rate = packet_run(doc, capacity, "packet")
+            if ns3_rate:
+                click.echo(f"{'':<9}packet engine / ns-3, data packets per wall second: {rate / ns3_rate:,.0f}x")
 
 
 if __name__ == "__main__":

@@ -178,9 +178,11 @@ VARIANTS: dict[str, tuple[str, dict[str, tuple[Any, Any]], list[tuple[str, str]]
 class Ns3Stats:
     """What a run cost: wall time of the simulation (compilation excluded), events the ns-3
     scheduler processed, data segments sent (retransmissions included), drops outside the
-    bottleneck (should be 0) and the largest packet seen at the bottleneck, on the wire."""
+    bottleneck (should be 0) and the largest packet seen at the bottleneck, on the wire; sim_s:
+    how far the run got (short of the duration when a wall-time limit stopped it)."""
 
     wall_s: float
+    sim_s: float
     events: int
     data_packets_sent: int
     other_drops: int
@@ -273,10 +275,12 @@ def _resolve(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...], bas
     return json.loads(_core.resolve(text, "json", base))
 
 
-def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None) -> str:
+def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wall_limit_s: float | None = None) -> str:
     """The program's parameter file for a resolved scenario; ScenarioError names any field the
     ns3 engine cannot translate."""
     links = sc["links"]
+    if len(links) == 2 and links[1].get("reverse_of") == 0:
+        raise ScenarioError("dumbbell.reverse: the ns3 engine models no queue on the way back (two-way traffic) in this version")
     if len(links) != 1:
         raise ScenarioError("links: the ns3 engine supports one bottleneck link (a dumbbell) in this version")
     link = links[0]
@@ -309,6 +313,12 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None) ->
             f"red_weight {queue['weight']!r}", f"red_gentle {1 if queue['gentle'] else 0}",
         ]
     run = sc["run"]
+    delack = {json.dumps(f.get("delayed_ack"), sort_keys=True) for f in flows}
+    if len(delack) > 1:
+        raise ScenarioError("flows: the ns3 engine needs the same delayed_ack for every flow group (ns-3 sets it globally here)")
+    delack_count, delack_timeout = 1, 0.2
+    if flows[0].get("delayed_ack"):
+        delack_count, delack_timeout = flows[0]["delayed_ack"]["count"], flows[0]["delayed_ack"]["timeout_s"]
     # Send buffers hold any window the run can reach (a slow-start overshoot is below twice the
     # pipe plus the buffer); receive buffers never limit (window scaling caps them at 2^30).
     iw_max = max(f["initial_window_pkts"] for f in flows)
@@ -323,6 +333,9 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None) ->
         f"sndbuf_bytes {snd}",
         f"rcvbuf_bytes {min(snd, 2**30 - 1)}",
         f"ack_bytes {HEADER_BYTES}",
+        f"delack_count {delack_count}",
+        f"delack_timeout {delack_timeout!r}",
+        f"wall_limit {float(wall_limit_s or 0)!r}",
     ]
     for f in flows:
         field = f"flows[{f['group']}]"
@@ -357,6 +370,8 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None) ->
                 if abs(v - round(v)) > 1e-6 or not 1 <= round(v) <= 65535:
                     raise ScenarioError(f"{field}.pacing.{k}: {pacing[k]!r} cannot be translated to ns-3 (a whole percentage)")
             pace = f"1 {round(pct['ss_ratio'])} {round(pct['ca_ratio'])}"
+        if f.get("access_capacity_bps"):
+            attrs.insert(0, ("@access_bps", repr(float(f["access_capacity_bps"]))))
         attr_text = " ".join(f"{k}={v}" for k, v in attrs)
         lines.append(f"flow {type_id} {f['rtt_s']!r} {f['start_s']!r} {int(iw)} {ssthresh!r} {pace} {attr_text}".rstrip())
     return "\n".join(lines) + "\n"
@@ -415,10 +430,12 @@ def run_ns3_with_stats(
     *,
     initial_ssthresh_pkts: float | None = None,
     timeout_s: float | None = None,
+    wall_limit_s: float | None = None,
 ) -> tuple[Result, Ns3Stats]:
-    """`run_ns3`, and what the run cost (Ns3Stats)."""
+    """`run_ns3`, and what the run cost (Ns3Stats). wall_limit_s: stop the simulation (cleanly,
+    at its next record) after this much wall time; the result covers the time simulated."""
     sc = _resolve(scenario, overrides, base_dir)
-    params = translate(sc, initial_ssthresh_pkts)
+    params = translate(sc, initial_ssthresh_pkts, wall_limit_s)
     exe = build_program()
     with tempfile.TemporaryDirectory(prefix="lossync-ns3-") as tmp:
         out = Path(tmp)
@@ -441,7 +458,7 @@ def run_ns3_with_stats(
         raw = pd.read_csv(out / "series.txt", sep=" ", header=None, dtype="f8")
     result = _measure(sc, scalars, fl, d, raw)
     stats = Ns3Stats(
-        wall_s=wall, events=int(scalars["events"]), data_packets_sent=int(fl[:, 1].sum()),
+        wall_s=wall, sim_s=float(scalars["end_s"]), events=int(scalars["events"]), data_packets_sent=int(fl[:, 1].sum()),
         other_drops=int(scalars["other_drops"]), max_wire_bytes=int(scalars["max_wire_bytes"]),
     )
     return result, stats

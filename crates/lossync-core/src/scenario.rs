@@ -44,6 +44,9 @@ pub struct LinkSpec {
     pub delay: Option<Time>,
     /// Probability that a packet arriving at the link is lost at random (before the queue).
     pub loss_rate: Option<f64>,
+    /// Model the link's other direction as a queue of its own (ACKs and reverse flows queue
+    /// there); without it the way back is a pure delay.
+    pub reverse: Option<ReverseSpec>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -83,48 +86,73 @@ pub struct FlowGroupSpec {
     pub slow_start: Option<bool>,
     pub initial_window: Option<f64>,
     pub pacing: Option<PacingSpec>,
+    /// "forward" (default) or "reverse": the flows send along the reverse direction of their
+    /// path's links (two-way traffic).
+    pub direction: Option<String>,
+    pub delayed_ack: Option<DelayedAckSpec>,
+    pub ack_size: Option<Bytes>,
+    /// Capacity of each flow's access link; default 10x the first link of its path.
+    pub access_capacity: Option<Rate>,
 }
 
-/// `pacing = true`, or `pacing = { ss_ratio = 2.0, ca_ratio = 1.2 }`.
+/// `true`, `false`, or a table of settings (each missing setting takes its default).
 #[derive(Debug, Clone)]
-pub enum PacingSpec {
-    On(bool),
-    Ratios {
-        ss_ratio: Option<f64>,
-        ca_ratio: Option<f64>,
-    },
+pub enum BoolOr<T> {
+    Bool(bool),
+    Table(T),
 }
 
-impl<'de> Deserialize<'de> for PacingSpec {
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for BoolOr<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Ratios {
-            ss_ratio: Option<f64>,
-            ca_ratio: Option<f64>,
-        }
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = PacingSpec;
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = BoolOr<T>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("true, false, or { ss_ratio = 2.0, ca_ratio = 1.2 }")
+                f.write_str("true, false, or a table of settings")
             }
-            fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<PacingSpec, E> {
-                Ok(PacingSpec::On(v))
+            fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<BoolOr<T>, E> {
+                Ok(BoolOr::Bool(v))
             }
             fn visit_map<A: MapAccess<'de>>(
                 self,
                 m: A,
-            ) -> std::result::Result<PacingSpec, A::Error> {
-                let r = Ratios::deserialize(de::value::MapAccessDeserializer::new(m))?;
-                Ok(PacingSpec::Ratios {
-                    ss_ratio: r.ss_ratio,
-                    ca_ratio: r.ca_ratio,
-                })
+            ) -> std::result::Result<BoolOr<T>, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(m)).map(BoolOr::Table)
             }
         }
-        d.deserialize_any(V)
+        d.deserialize_any(V(std::marker::PhantomData))
     }
+}
+
+/// `pacing = true`, or `pacing = { ss_ratio = 2.0, ca_ratio = 1.2 }`.
+pub type PacingSpec = BoolOr<PacingRatios>;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PacingRatios {
+    pub ss_ratio: Option<f64>,
+    pub ca_ratio: Option<f64>,
+}
+
+/// `reverse = true` (the link's other direction mirrors it), or a table overriding some of it.
+pub type ReverseSpec = BoolOr<ReverseLinkSpec>;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReverseLinkSpec {
+    pub capacity: Option<Rate>,
+    pub buffer: Option<BufferSpec>,
+    pub queue: Option<QueueSpec>,
+}
+
+/// `delayed_ack = true`, or `delayed_ack = { count = 2, timeout = "200ms" }`.
+pub type DelayedAckSpec = BoolOr<DelayedAckParams>;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelayedAckParams {
+    pub count: Option<i64>,
+    pub timeout: Option<Time>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -353,6 +381,8 @@ pub struct Link {
     pub delay_s: f64,
     pub queue: Queue,
     pub loss_rate: f64,
+    /// This link is the other direction of that link (`reverse = ...` on it).
+    pub reverse_of: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -379,13 +409,30 @@ pub struct Flow {
     pub rtt_s: f64,
     pub start_s: f64,
     pub rwnd_pkts: f64,
-    /// Link indices, in order.
+    /// Link indices the data crosses, in order.
     pub path: Vec<usize>,
+    /// Link indices the ACKs cross, in order: the reverse directions of the path's links that
+    /// are modelled as queues (empty: the way back is a pure delay).
+    pub ack_path: Vec<usize>,
+    /// The flow sends along the reverse direction of the links it names.
+    pub reverse: bool,
+    /// Packet engine: the receiver ACKs every `count` in-order packets or after `timeout_s`.
+    pub delayed_ack: Option<DelayedAck>,
+    pub ack_size_bytes: f64,
+    /// Packet engine: the sender's access link (`None`: 10x the first link of the path).
+    pub access_capacity_bps: Option<f64>,
     pub slow_start: bool,
     pub initial_window_pkts: f64,
     /// Packet engine: pace sending at ratio × cwnd / srtt (slow start, congestion avoidance).
     /// The fluid engine is paced by nature and ignores it.
     pub pacing: Option<Pacing>,
+}
+
+/// Delayed ACKs (RFC 5681 §4.2; RFC 1122 §4.2.3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DelayedAck {
+    pub count: u32,
+    pub timeout_s: f64,
 }
 
 /// Pacing ratios; Linux's defaults `tcp_pacing_ss_ratio = 200` and `tcp_pacing_ca_ratio = 120`
@@ -584,11 +631,8 @@ pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
         ));
     }
 
-    let mut links = Vec::new();
-    for (i, (field, l)) in link_specs.iter().enumerate() {
-        let crossing: Vec<&Flow> = flows.iter().filter(|f| f.path.contains(&i)).collect();
-        links.push(resolve_link(field, &names[i], l, &crossing)?);
-    }
+    let mut flows = flows;
+    let links = resolve_links(&link_specs, &names, &mut flows)?;
     let sizes: Vec<f64> = links.iter().map(|l| l.packet_size_bytes).collect();
     if let Some(i) = sizes.iter().position(|&s| s != sizes[0]) {
         return Err(Error::field(
@@ -662,6 +706,106 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
         seed: r.seed.unwrap_or(1),
         record_interval_s,
     })
+}
+
+/// The links as given, then the reverse directions (asked for with `reverse`, or needed by a
+/// flow with `direction = "reverse"`), each named `<link>-reverse`. Moves reverse flows onto
+/// those and fills every flow's ACK path.
+fn resolve_links(
+    link_specs: &[(String, &LinkSpec)],
+    names: &[String],
+    flows: &mut [Flow],
+) -> Result<Vec<Link>> {
+    let n = link_specs.len();
+    let mut rev_index: Vec<Option<usize>> = vec![None; n];
+    let mut next = n;
+    for (i, (field, l)) in link_specs.iter().enumerate() {
+        let asked = match &l.reverse {
+            None => None,
+            Some(BoolOr::Bool(b)) => Some(*b),
+            Some(BoolOr::Table(_)) => Some(true),
+        };
+        if let Some(f) = flows.iter().find(|f| f.reverse && f.path.contains(&i)) {
+            if asked == Some(false) {
+                return Err(Error::field(
+                    format!("{field}.reverse"),
+                    format!(
+                        "is false, but flows[{}] (direction = \"reverse\") crosses the link",
+                        f.group
+                    ),
+                ));
+            }
+            rev_index[i] = Some(next);
+            next += 1;
+        } else if asked == Some(true) {
+            rev_index[i] = Some(next);
+            next += 1;
+        }
+    }
+
+    let mut links = Vec::with_capacity(next);
+    for (i, (field, l)) in link_specs.iter().enumerate() {
+        // The BDP of a link's buffer: the flows whose data cross it in that direction.
+        let mut crossing: Vec<&Flow> = flows
+            .iter()
+            .filter(|f| !f.reverse && f.path.contains(&i))
+            .collect();
+        if crossing.is_empty() {
+            crossing = flows.iter().filter(|f| f.path.contains(&i)).collect();
+        }
+        links.push(resolve_link(field, &names[i], l, &crossing)?);
+    }
+    for (i, (field, l)) in link_specs.iter().enumerate() {
+        let Some(ri) = rev_index[i] else { continue };
+        let over = match &l.reverse {
+            Some(BoolOr::Table(t)) => t.clone(),
+            _ => ReverseLinkSpec {
+                capacity: None,
+                buffer: None,
+                queue: None,
+            },
+        };
+        let spec = LinkSpec {
+            name: None,
+            capacity: over.capacity.unwrap_or(l.capacity),
+            packet_size: l.packet_size,
+            buffer: over.buffer.clone().unwrap_or_else(|| l.buffer.clone()),
+            queue: over.queue.clone().or_else(|| l.queue.clone()),
+            delay: l.delay,
+            loss_rate: l.loss_rate,
+            reverse: None,
+        };
+        let mut crossing: Vec<&Flow> = flows
+            .iter()
+            .filter(|f| f.reverse && f.path.contains(&i))
+            .collect();
+        if crossing.is_empty() {
+            crossing = flows.iter().filter(|f| f.path.contains(&i)).collect();
+        }
+        let mut link = resolve_link(
+            &format!("{field}.reverse"),
+            &format!("{}-reverse", names[i]),
+            &spec,
+            &crossing,
+        )?;
+        if over.buffer.is_none() {
+            link.buffer_pkts = links[i].buffer_pkts; // a mirror holds as many packets
+        }
+        link.reverse_of = Some(i);
+        debug_assert_eq!(links.len(), ri);
+        links.push(link);
+    }
+
+    for f in flows.iter_mut() {
+        let there_and_back: Vec<usize> =
+            f.path.iter().rev().filter_map(|&l| rev_index[l]).collect();
+        if f.reverse {
+            f.ack_path = std::mem::replace(&mut f.path, there_and_back);
+        } else {
+            f.ack_path = there_and_back;
+        }
+    }
+    Ok(links)
 }
 
 fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Result<Link> {
@@ -771,6 +915,7 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
         delay_s,
         queue,
         loss_rate,
+        reverse_of: None,
     })
 }
 
@@ -905,16 +1050,72 @@ fn resolve_flows(
             fs.initial_window.unwrap_or(10.0),
         )?;
         let pacing = match &fs.pacing {
-            None | Some(PacingSpec::On(false)) => None,
-            Some(PacingSpec::On(true)) => Some(Pacing {
+            None | Some(BoolOr::Bool(false)) => None,
+            Some(BoolOr::Bool(true)) => Some(Pacing {
                 ss_ratio: 2.0,
                 ca_ratio: 1.2,
             }),
-            Some(PacingSpec::Ratios { ss_ratio, ca_ratio }) => Some(Pacing {
-                ss_ratio: positive(&format!("{field}.pacing.ss_ratio"), ss_ratio.unwrap_or(2.0))?,
-                ca_ratio: positive(&format!("{field}.pacing.ca_ratio"), ca_ratio.unwrap_or(1.2))?,
+            Some(BoolOr::Table(r)) => Some(Pacing {
+                ss_ratio: positive(
+                    &format!("{field}.pacing.ss_ratio"),
+                    r.ss_ratio.unwrap_or(2.0),
+                )?,
+                ca_ratio: positive(
+                    &format!("{field}.pacing.ca_ratio"),
+                    r.ca_ratio.unwrap_or(1.2),
+                )?,
             }),
         };
+        let reverse = match fs.direction.as_deref().unwrap_or("forward") {
+            "forward" => false,
+            "reverse" => true,
+            other => {
+                return Err(Error::field(
+                    format!("{field}.direction"),
+                    format!("unknown direction {other:?} (forward, reverse)"),
+                ))
+            }
+        };
+        // RFC 5681 §4.2: an ACK for at least every second full-sized segment; RFC 1122 §4.2.3.2:
+        // within 0.5 s. 200 ms is ns-3's DelAckTimeout default (Linux adapts between 40 and 200).
+        let delayed_ack = match &fs.delayed_ack {
+            None | Some(BoolOr::Bool(false)) => None,
+            Some(BoolOr::Bool(true)) => Some(DelayedAck {
+                count: 2,
+                timeout_s: 0.2,
+            }),
+            Some(BoolOr::Table(d)) => {
+                let count = d.count.unwrap_or(2);
+                if !(1..=64).contains(&count) {
+                    return Err(Error::field(
+                        format!("{field}.delayed_ack.count"),
+                        format!("must be in 1..=64, got {count}"),
+                    ));
+                }
+                Some(DelayedAck {
+                    count: count as u32,
+                    timeout_s: positive(
+                        &format!("{field}.delayed_ack.timeout"),
+                        d.timeout.map_or(0.2, |t| t.0),
+                    )?,
+                })
+            }
+        };
+        // 40 B: IPv4 and TCP headers without options (RFC 791, RFC 9293).
+        let ack_size_bytes = positive(
+            &format!("{field}.ack_size"),
+            fs.ack_size.map_or(40.0, |b| b.0),
+        )?;
+        if ack_size_bytes > packet_size {
+            return Err(Error::field(
+                format!("{field}.ack_size"),
+                format!("{ack_size_bytes} B is larger than a data packet ({packet_size} B)"),
+            ));
+        }
+        let access_capacity_bps = fs
+            .access_capacity
+            .map(|r| positive(&format!("{field}.access_capacity"), r.0))
+            .transpose()?;
         let group_name = fs.name.clone().unwrap_or_else(|| format!("{variant}{g}"));
         for k in 0..n {
             flows.push(Flow {
@@ -929,6 +1130,11 @@ fn resolve_flows(
                 slow_start: fs.slow_start.unwrap_or(false),
                 initial_window_pkts,
                 pacing,
+                ack_path: Vec::new(),
+                reverse,
+                delayed_ack,
+                ack_size_bytes,
+                access_capacity_bps,
             });
         }
     }
@@ -1157,6 +1363,29 @@ mod tests {
     }
 
     #[test]
+    fn reverse_flows_cross_the_mirror_and_acks_cross_back() {
+        let sc = parse(&format!(
+            "{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\ndirection = \"reverse\"\n"
+        ))
+        .unwrap();
+        assert_eq!(sc.links.len(), 2);
+        assert_eq!(sc.links[1].name, "bottleneck-reverse");
+        assert_eq!(sc.links[1].reverse_of, Some(0));
+        assert_eq!(sc.links[1].buffer_pkts, sc.links[0].buffer_pkts);
+        assert_eq!(
+            (sc.flows[0].path.clone(), sc.flows[0].ack_path.clone()),
+            (vec![0], vec![1])
+        );
+        assert_eq!(
+            (sc.flows[1].path.clone(), sc.flows[1].ack_path.clone()),
+            (vec![1], vec![0])
+        );
+        // Without `reverse`, ACKs take no link.
+        let one = parse(&format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n")).unwrap();
+        assert!(one.flows[0].ack_path.is_empty() && one.links.len() == 1);
+    }
+
+    #[test]
     fn errors_name_their_field() {
         let cases = [
             (format!("{LINK}[[flows]]\ncount = 3\ncc = \"reno\"\nrtt = [0.1, 0.2]\n"), "flows[0].rtt: lists 2 RTTs for 3 flows"),
@@ -1165,6 +1394,11 @@ mod tests {
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[run]\nstep = \"1s\"\nduration = \"5s\"\n"), "run.step: must be at most a tenth of run.duration"),
             ("[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { packets = 10, bytes = 100 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n".to_string(), "dumbbell.buffer: give exactly one of packets, bytes, bdp_fraction"),
             ("engine = \"warp\"\n".to_string() + LINK, "engine: unknown engine \"warp\""),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ndirection = \"sideways\"\n"), "flows[0].direction: unknown direction \"sideways\""),
+            (format!("{LINK}reverse = false\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\ndirection = \"reverse\"\n"), "dumbbell.reverse: is false, but flows[0]"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\nack_size = \"2KB\"\n"), "flows[0].ack_size: 2000 B is larger than a data packet"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ndelayed_ack = {{ count = 0 }}\n"), "flows[0].delayed_ack.count: must be in 1..=64"),
+            (format!("{LINK}reverse = {{ speed = 1 }}\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n"), "dumbbell.reverse.speed: unknown field `speed`"),
         ];
         for (text, want) in cases {
             let err = parse(&text).unwrap_err().to_string();

@@ -22,16 +22,29 @@ fn reno_closed_form(rho: f64) -> f64 {
 
 /// One Reno flow, 100 Mb/s, 100 ms, 1500 B: BDP = 8333.3 pkt/s × 0.1 s = 833.3 packets.
 fn single_reno(buffer_pkts: f64, duration_s: f64, warmup_s: f64) -> Summary {
+    single_reno_with(buffer_pkts, duration_s, warmup_s, "", "")
+}
+
+/// `single_reno` with extra lines for the dumbbell and the flow group.
+fn single_reno_with(
+    buffer_pkts: f64,
+    duration_s: f64,
+    warmup_s: f64,
+    dumbbell: &str,
+    flow: &str,
+) -> Summary {
     run(&format!(
         r#"
 engine = "packet"
 [dumbbell]
 capacity = "100Mbps"
 buffer = {{ packets = {buffer_pkts} }}
+{dumbbell}
 [[flows]]
 cc = "reno"
 rtt = "100ms"
 slow_start = true
+{flow}
 [run]
 duration = "{duration_s}s"
 warmup = "{warmup_s}s"
@@ -68,6 +81,89 @@ fn packet_single_reno_flow_matches_the_closed_form() {
         );
     }
     println!("{}", report.join("\n"));
+}
+
+/// Delayed ACKs halve the ACKs, but with byte counting (RFC 3465) the window still grows by one
+/// packet per RTT; ACKs serialized on a modelled reverse direction are part of the base RTT. The
+/// closed form holds in both cases.
+#[test]
+fn packet_closed_form_holds_with_delayed_acks_and_a_reverse_direction() {
+    for (label, dumbbell, flow) in [
+        ("delayed ACKs", "", "delayed_ack = true"),
+        ("reverse direction", "reverse = true", ""),
+    ] {
+        for rho in [0.25, 1.0] {
+            let b = (rho * 833.0_f64).round();
+            let s = single_reno_with(b, 600.0, 60.0, dumbbell, flow);
+            let want = reno_closed_form(rho);
+            assert!(s.congestion_events >= 3, "{label} ρ={rho}");
+            assert!(
+                (s.utilization - want).abs() < 0.02,
+                "{label} ρ={rho}: U={} want {want}",
+                s.utilization
+            );
+        }
+    }
+}
+
+/// Two-way traffic (Zhang, Shenker, Clark, "Observations on the dynamics of a congestion
+/// control algorithm: the effects of two-way traffic", SIGCOMM 1991): ACKs queued behind data
+/// arrive in bursts (ACK compression) and utilization falls below the one-way case. The
+/// dumbbell is symmetric, so both directions must come out alike; packets are conserved per
+/// direction.
+#[test]
+fn packet_two_way_traffic_compresses_acks_and_costs_utilization() {
+    let doc = |reverse_flows: &str| {
+        format!(
+            r#"
+engine = "packet"
+[dumbbell]
+capacity = "100Mbps"
+buffer = {{ bdp_fraction = 0.5 }}
+[[flows]]
+count = 4
+cc = "reno"
+rtt = "80ms..140ms"
+{reverse_flows}
+[run]
+duration = "300s"
+warmup = "60s"
+"#
+        )
+    };
+    let one_way = run(&doc("")).summary;
+    let two_way = run(&doc(
+        "[[flows]]\ncount = 4\ncc = \"reno\"\nrtt = \"80ms..140ms\"\ndirection = \"reverse\"",
+    ))
+    .summary;
+    let (fwd, rev) = (&two_way.links[0], &two_way.links[1]);
+    assert_eq!(rev.name, "bottleneck-reverse");
+    assert!(
+        two_way.utilization < one_way.utilization - 0.03,
+        "two-way U={} one-way U={}",
+        two_way.utilization,
+        one_way.utilization
+    );
+    assert!(
+        (fwd.utilization - rev.utilization).abs() < 0.03,
+        "forward {} reverse {}",
+        fwd.utilization,
+        rev.utilization
+    );
+    // Each direction carries its own flows' data: deliveries per second match departures.
+    let goodput = |range: std::ops::Range<usize>| -> f64 {
+        two_way.flows[range].iter().map(|f| f.throughput_pps).sum()
+    };
+    let cap = 1e8 / 12_000.0;
+    for (link, range) in [(fwd, 0..4), (rev, 4..8)] {
+        let delivered = goodput(range);
+        assert!(
+            (delivered - link.utilization * cap).abs() < 0.01 * cap,
+            "{}: goodput {delivered} vs departures {}",
+            link.name,
+            link.utilization * cap
+        );
+    }
 }
 
 const TWO_FLOWS: &str = r#"

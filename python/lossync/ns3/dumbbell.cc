@@ -6,10 +6,12 @@
 // PARAMS_FILE holds `key value` lines (see ns3_engine.py, `_params_text`):
 //   capacity_bps packet_size mss buffer_pkts queue (droptail|red) red_min_th red_max_th red_max_p
 //   red_weight red_gentle duration warmup from_first_congestion record_interval seed
-//   sndbuf_bytes rcvbuf_bytes ack_bytes
+//   sndbuf_bytes rcvbuf_bytes ack_bytes delack_count delack_timeout wall_limit (s; 0: none)
 // and one line per flow:
 //   flow TYPEID RTT_S START_S IW_PKTS SSTHRESH_PKTS(0: unlimited) PACING(0|1) SS_PCT CA_PCT
-//        [Attribute=value ...]   (attributes of the congestion-control TypeId)
+//        [@access_bps=RATE] [Attribute=value ...]   (attributes of the congestion-control TypeId)
+// With a wall_limit the run stops at the first record after that much wall time, and totals.txt
+// says how far it got (end_s): benchmarks measure ns-3 where it cannot finish.
 //
 // Topology (flow i):
 //   S_i --access (10 C, delay d_i)-- R --bottleneck (C)--> D (one receiver node, a PacketSink per flow)
@@ -62,6 +64,7 @@
 #include "ns3/traffic-control-layer.h"
 #include "ns3/uinteger.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -89,6 +92,7 @@ struct FlowSpec
     double ssthresh_pkts = 0; // 0: unlimited
     bool pacing = false;
     uint32_t pacing_ss_pct = 200, pacing_ca_pct = 120;
+    double access_bps = 0; // 0: ACCESS_SPEEDUP times the bottleneck
     std::vector<std::pair<std::string, std::string>> attrs;
 };
 
@@ -106,6 +110,9 @@ struct Params
     uint32_t seed = 1;
     uint64_t sndbuf_bytes = 1 << 20, rcvbuf_bytes = 1 << 20;
     uint32_t ack_bytes = 52;
+    uint32_t delack_count = 1;
+    double delack_timeout = 0.2;
+    double wall_limit = 0;
     std::vector<FlowSpec> flows;
 };
 
@@ -152,7 +159,14 @@ ReadParams(const char* path)
                 {
                     Fail("bad attribute " + kv);
                 }
-                f.attrs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+                if (kv.substr(0, eq) == "@access_bps")
+                {
+                    f.access_bps = std::atof(kv.c_str() + eq + 1);
+                }
+                else
+                {
+                    f.attrs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+                }
             }
             p.flows.push_back(f);
             continue;
@@ -181,6 +195,9 @@ ReadParams(const char* path)
         else if (key == "sndbuf_bytes") p.sndbuf_bytes = uint64_t(d);
         else if (key == "rcvbuf_bytes") p.rcvbuf_bytes = uint64_t(d);
         else if (key == "ack_bytes") p.ack_bytes = uint32_t(d);
+        else if (key == "delack_count") p.delack_count = uint32_t(d);
+        else if (key == "delack_timeout") p.delack_timeout = d;
+        else if (key == "wall_limit") p.wall_limit = d;
         else Fail("unknown key " + key);
     }
     if (p.capacity_bps <= 0 || p.duration <= 0 || p.flows.empty() || p.record_interval <= 0)
@@ -223,6 +240,7 @@ struct Sim
     std::unordered_map<uint32_t, uint32_t> flow_of_addr;
     Ipv4Address receiver;
     Ptr<Node> router;
+    std::chrono::steady_clock::time_point wall_start = std::chrono::steady_clock::now();
 
     // The bottleneck system: queue disc (RED) + device queue + the packet being serialized.
     uint64_t accepted = 0, dropped = 0, departed = 0;
@@ -347,6 +365,18 @@ struct Sim
         {
             Finish();
         }
+    }
+
+    // With a wall-time limit: every simulated millisecond, stop if the limit has passed (ns-3
+    // can spend minutes on one simulated second at 1-10 Gb/s, so records are too far apart).
+    void WallCheck()
+    {
+        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count() > p.wall_limit)
+        {
+            Finish();
+            return;
+        }
+        Simulator::Schedule(MilliSeconds(1), &Sim::WallCheck, this);
     }
 
     // Ends the run after the current event (events at the same instant that are already
@@ -527,7 +557,8 @@ main(int argc, char** argv)
 
     // TCP defaults shared by every socket (per-flow ones are set on each socket below).
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(p.mss));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(p.delack_count));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(Seconds(p.delack_timeout)));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(p.sndbuf_bytes));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(p.rcvbuf_bytes));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
@@ -539,11 +570,8 @@ main(int argc, char** argv)
     const uint32_t n = p.flows.size();
     const double scale = double(p.packet_size + PPP_BYTES) / double(p.packet_size);
     const double bn_bps = p.capacity_bps * scale;
-    const double acc_bps = ACCESS_SPEEDUP * bn_bps;
     const uint32_t data_wire = p.packet_size + PPP_BYTES;
     const uint32_t ack_wire = p.ack_bytes + PPP_BYTES;
-    const double ser_s = 8.0 * data_wire / bn_bps + 8.0 * data_wire / acc_bps +
-                         8.0 * ack_wire / bn_bps + 8.0 * ack_wire / acc_bps;
 
     NodeContainer senders;
     senders.Create(n);
@@ -572,6 +600,9 @@ main(int argc, char** argv)
     for (uint32_t i = 0; i < n; ++i)
     {
         const FlowSpec& f = p.flows[i];
+        const double acc_bps = f.access_bps > 0 ? f.access_bps * scale : ACCESS_SPEEDUP * bn_bps;
+        const double ser_s = 8.0 * data_wire / bn_bps + 8.0 * data_wire / acc_bps +
+                             8.0 * ack_wire / bn_bps + 8.0 * ack_wire / acc_bps;
         double d = (f.rtt_s - ser_s) / 2.0;
         if (d < 0)
         {
@@ -712,6 +743,11 @@ main(int argc, char** argv)
         Simulator::ScheduleNow(&Sim::WarmupEnd, &sim);
     }
     Simulator::ScheduleNow(&Sim::Record, &sim);
+    sim.wall_start = std::chrono::steady_clock::now();
+    if (p.wall_limit > 0)
+    {
+        Simulator::Schedule(MilliSeconds(1), &Sim::WallCheck, &sim);
+    }
     Simulator::Run();
 
     Totals end;

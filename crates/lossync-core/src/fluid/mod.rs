@@ -103,6 +103,10 @@ struct FlowState {
     /// This flow's hops are `hop_off..hop_off + hops` in `hop_in` and `path_links`.
     hop_off: usize,
     hops: usize,
+    /// The links its ACKs queue in (two-way traffic) are `ack_off..ack_off + ack_hops` in
+    /// `ack_links`.
+    ack_off: usize,
+    ack_hops: usize,
     acc: FlowAcc,
 }
 
@@ -166,6 +170,9 @@ pub struct FluidEngine {
     links: Vec<LinkState>,
     hop_in: Vec<f64>,
     path_links: Vec<usize>,
+    /// ACKs queue behind data in these links (their queueing delay adds to the RTT; their
+    /// bytes are not counted as load).
+    ack_links: Vec<usize>,
     ring: LossRing,
     reductions_per_event: f64,
     /// Past the warm-up (events are counted from here on).
@@ -190,12 +197,14 @@ impl FluidEngine {
         let total_steps = (sc.run.duration_s / dt).round() as u64;
         let mut flows = Vec::with_capacity(sc.flows.len());
         let mut path_links = Vec::new();
+        let mut ack_links = Vec::new();
         let mut max_rtt: f64 = 0.0;
         for f in &sc.flows {
             let law = cc::build(&f.variant, &f.params, &format!("flows[{}].cc", f.group))?;
             let queueing: f64 = f
                 .path
                 .iter()
+                .chain(&f.ack_path)
                 .map(|&l| sc.links[l].buffer_pkts / sc.links[l].capacity_pps)
                 .sum();
             max_rtt = max_rtt.max(f.rtt_s + queueing);
@@ -211,9 +220,12 @@ impl FluidEngine {
                 rwnd: f.rwnd_pkts,
                 hop_off: path_links.len(),
                 hops: f.path.len(),
+                ack_off: ack_links.len(),
+                ack_hops: f.ack_path.len(),
                 acc: FlowAcc::default(),
             });
             path_links.extend_from_slice(&f.path);
+            ack_links.extend_from_slice(&f.ack_path);
         }
         let (sync_spec, reductions_per_event, holdoff) = match &sc.loss {
             LossModel::Proportional => (None, 1.0, None),
@@ -288,6 +300,7 @@ impl FluidEngine {
             total_steps,
             hop_in: vec![0.0; path_links.len()],
             path_links,
+            ack_links,
             ring: LossRing::new(ring_len, sc.flows.len()),
             reductions_per_event,
             warm: false,
@@ -361,12 +374,13 @@ impl FluidEngine {
         }
         let warm = self.warm;
         let reductions_per_event = self.reductions_per_event;
-        let (flows, links, hop_in, ring, path_links) = (
+        let (flows, links, hop_in, ring, path_links, ack_links) = (
             &mut self.flows,
             &mut self.links,
             &mut self.hop_in,
             &mut self.ring,
             &self.path_links,
+            &self.ack_links,
         );
 
         // 1. Senders: RTT and rate.
@@ -382,6 +396,9 @@ impl FluidEngine {
             }
             let mut rtt = f.base_rtt_s;
             for &l in &path_links[f.hop_off..f.hop_off + f.hops] {
+                rtt += links[l].delay_s;
+            }
+            for &l in &ack_links[f.ack_off..f.ack_off + f.ack_hops] {
                 rtt += links[l].delay_s;
             }
             f.rtt_s = rtt;

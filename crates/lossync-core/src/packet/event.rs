@@ -30,10 +30,10 @@ pub fn s_from_ps(t: SimTime) -> f64 {
 pub enum Event {
     /// The flow starts sending.
     FlowStart(u32),
-    /// The head packet of the flow's forward line reaches the bottleneck.
+    /// The head packet of the flow's forward line reaches its bottleneck port.
     DataArrival(u32),
-    /// The bottleneck finishes serializing the packet at the head of its queue.
-    ServiceDone,
+    /// The port finishes serializing the packet at the head of its queue.
+    ServiceDone(u32),
     /// The head ACK of the flow's reverse line reaches the sender.
     AckArrival(u32),
     /// The flow's retransmission timer; stale unless `gen` is the flow's current timer generation
@@ -41,6 +41,8 @@ pub enum Event {
     Rto { flow: u32, gen: u32 },
     /// The flow's pacing timer: it may send its next packet.
     Pace(u32),
+    /// The flow's delayed-ACK timer (stale unless `gen` is current, as for `Rto`).
+    DelAck { flow: u32, gen: u32 },
     /// Take one time-series sample.
     Record,
     /// The warm-up ends.
@@ -167,7 +169,7 @@ mod tests {
         let mut q = EventQueue::with_capacity(8);
         q.push(5, Event::Record);
         q.push(3, Event::DataArrival(1));
-        q.push(5, Event::ServiceDone);
+        q.push(5, Event::ServiceDone(0));
         q.push(3, Event::DataArrival(2));
         let order: Vec<(u64, Event)> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
@@ -176,7 +178,7 @@ mod tests {
                 (3, Event::DataArrival(1)),
                 (3, Event::DataArrival(2)),
                 (5, Event::Record),
-                (5, Event::ServiceDone),
+                (5, Event::ServiceDone(0)),
             ]
         );
     }

@@ -6,34 +6,43 @@
 //! ```text
 //! sender ─ access link (10·C, no loss) ─ d_fwd ─► bottleneck (C, B slots) ─► receiver
 //!    ▲                                                                           │
-//!    └────────────────────────────── d_rev (pure delay) ◄─────── ACK ────────────┘
+//!    └──────────── d_rev ◄──── [reverse direction (C, B slots), if modelled] ◄── ACK
 //! ```
 //!
 //! `T_i` covers everything an empty network adds: one access serialization, one bottleneck
-//! serialization and the propagation `d_fwd + d_rev = T_i − 1/(10C) − 1/C`, split in halves. The
-//! receiver sits right behind the bottleneck, so a packet leaving the bottleneck is delivered at
-//! once. The bandwidth-delay product of the closed forms is thus exactly `C·T_i`.
+//! serialization, one ACK serialization on the reverse direction when it is modelled, and the
+//! propagation `d_fwd + d_rev`, split in halves. The receiver sits right behind the bottleneck,
+//! so a packet leaving the bottleneck is delivered at once. The bandwidth-delay product of the
+//! closed forms is thus exactly `C·T_i`.
 //!
-//! The bottleneck holds at most `B = round(buffer_pkts)` packets *including the one in service*
-//! (at least one, so a bufferless link can still serve); `queue_pkts` everywhere counts that
-//! system occupancy. Drop-tail, or RED on every arrival (Floyd & Jacobson 1993: EWMA of the
+//! Each direction of the bottleneck that is modelled is a [`port::Port`]: at most
+//! `B = round(buffer_pkts)` packets *including the one in service* (at least one, so a
+//! bufferless link can still serve); data and ACKs alike take a slot, in packets as in ns-2 and
+//! ns-3's packet mode. Drop-tail, or RED on every arrival (Floyd & Jacobson 1993: EWMA of the
 //! occupancy with weight w, decayed over idle time; the drop probability of
 //! [`crate::queue::red::Red::probability`], applied independently per arrival, without the
-//! count-based spacing of the original). The link's random `loss_rate` drops arrivals before the
-//! queue. `loss.model` (the fluid engine's synchronization module) does not apply here: drops are
-//! real.
+//! count-based spacing of the original). The link's random `loss_rate` drops data arrivals
+//! before the queue. `loss.model` (the fluid engine's synchronization module) does not apply
+//! here: drops are real.
+//!
+//! Two-way traffic: with `reverse` on the dumbbell (or a flow group with `direction =
+//! "reverse"`) the way back is the link's other direction, a port of its own; forward flows' ACKs
+//! queue there behind reverse flows' data, and reverse flows' ACKs queue in the forward port.
+//! Without it the way back is a pure delay (ACKs never queue or drop).
 //!
 //! As in htsim, a link is a queue plus a pipe, and a pipe keeps its packets in its own FIFO ring
 //! and schedules only its head: the event heap holds a few entries per flow, not one per packet in
 //! flight. Per data packet there are three events (arrival at the bottleneck, end of service, ACK
-//! at the sender). After the rings have grown to the largest window, nothing is allocated per
-//! packet (the drop log grows per drop, up to [`DROP_LOG_LIMIT`]).
+//! at the sender), one more per ACK that crosses a reverse port. After the rings have grown to
+//! the largest window, nothing is allocated per packet (the drop log grows per drop, up to
+//! [`DROP_LOG_LIMIT`]).
 //!
-//! Senders: [`sender`] (SACK recovery, RFC 6675; RTO, RFC 6298; the variant's law per ACK).
-//! Not modelled in this version: pacing, delayed ACKs, reverse-path traffic (ACKs never queue or
-//! drop), more than one bottleneck, ECN.
+//! Senders: [`sender`] (SACK recovery, RFC 6675; RTO, RFC 6298; the variant's law per ACK;
+//! optional pacing). Receivers: [`receiver`] (an ACK per packet, or delayed ACKs).
+//! Not modelled in this version: more than one bottleneck, ECN.
 
 pub mod event;
+pub mod port;
 pub mod receiver;
 pub mod sender;
 
@@ -42,42 +51,22 @@ use crate::error::{Error, Result};
 use crate::metrics::{
     EventRecord, FlowSummary, LinkSummary, RunResult, RunTotals, Series, Summary,
 };
-use crate::queue::red::Red;
-use crate::rng::Rng;
-use crate::scenario::{Pacing, Queue, Scenario};
+use crate::scenario::{Pacing, Scenario};
 use event::{ps_from_s, s_from_ps, Event, EventQueue, Serializer, SimTime};
+use port::{Admit, Pkt, Port, PortAcc};
 use receiver::Receiver;
 use sender::{Ack, Sender};
 use std::collections::VecDeque;
 
-/// At most this many congestion events are logged one by one (all are counted).
-const EVENT_LOG_LIMIT: usize = 1_000_000;
 /// At most this many drops are kept in the drop log (all are counted).
 pub const DROP_LOG_LIMIT: usize = 4_000_000;
-/// Refuse runs whose buffer plus largest plausible windows exceed this many packet slots.
+/// Refuse runs whose buffers plus largest plausible windows exceed this many packet slots.
 const MAX_PACKET_SLOTS: f64 = (1u64 << 27) as f64;
-/// Access links run this many times faster than the bottleneck.
+/// Access links run this many times faster than the bottleneck unless a flow group sets
+/// `access_capacity`.
 const ACCESS_SPEEDUP: f64 = 10.0;
 /// Rings are pre-sized to the expected window, but not beyond this (they grow if needed).
 const RING_PRESIZE_LIMIT: usize = 1 << 16;
-
-/// A data packet on its way to the bottleneck or in its queue.
-#[derive(Debug, Clone, Copy)]
-struct Packet {
-    flow: u32,
-    seq: u64,
-    sent_ps: SimTime,
-}
-
-/// Running totals of the bottleneck since t = 0; statistics are differences of two snapshots.
-#[derive(Debug, Clone, Copy, Default)]
-struct LinkAcc {
-    arrived: u64,
-    departed: u64,
-    dropped: u64,
-    /// ∫ queue dt in packet·picoseconds, exact.
-    queue_area: u128,
-}
 
 #[derive(Debug, Clone, Copy, Default)]
 struct FlowAcc {
@@ -88,51 +77,38 @@ struct FlowAcc {
     cwnd_integral_pkt_s: f64,
 }
 
-/// RED state of the bottleneck (per-arrival EWMA of the occupancy).
-#[derive(Debug)]
-struct RedState {
-    law: Red,
-    weight: f64,
-    avg_pkts: f64,
-}
-
 struct FlowState {
     sender: Sender,
     receiver: Receiver,
     start_ps: SimTime,
-    /// Propagation before the bottleneck and on the way back.
+    /// The port its data cross, and the one its ACKs cross (`None`: a pure delay).
+    data_port: usize,
+    ack_port: Option<usize>,
+    /// Propagation before the data port and on the way back.
     fwd_delay_ps: SimTime,
     rev_delay_ps: SimTime,
     access: Serializer,
+    /// Serializes this flow's ACKs on its ACK port.
+    ack_service: Serializer,
     /// The access link is busy until then.
     access_free_ps: SimTime,
     /// Packets between the sender and the bottleneck, with their arrival times (FIFO).
-    fwd: VecDeque<(SimTime, Packet)>,
-    /// ACKs on the way back, with their arrival times (FIFO).
+    fwd: VecDeque<(SimTime, Pkt)>,
+    /// ACKs on the way back to the sender, with their arrival times (FIFO).
     rev: VecDeque<(SimTime, Ack)>,
     /// The RTO timer event in the heap, if any, and its generation.
     timer_pending: bool,
     timer_at_ps: SimTime,
     timer_gen: u32,
+    /// Delayed ACKs: the timeout, and the generation of the pending timer event.
+    delack_ps: SimTime,
+    delack_gen: u32,
     dropped: u64,
     interval_delivered: u64,
     pacing: Option<Pacing>,
     /// Paced flows: the earliest time of the next send, and whether a `Pace` event is pending.
     pace_next_ps: SimTime,
     pace_pending: bool,
-}
-
-/// Congestion event under way: a cluster of drops whose gaps are below the mean base RTT
-/// (models.md §5.3).
-#[derive(Debug)]
-struct Cluster {
-    active: bool,
-    start_ps: SimTime,
-    last_ps: SimTime,
-    measured: bool,
-    candidates: u32,
-    lost: Vec<bool>,
-    lost_list: Vec<u32>,
 }
 
 /// A packet-level run in progress. Build with [`PacketEngine::new`], drive with
@@ -143,34 +119,14 @@ pub struct PacketEngine {
     end_ps: SimTime,
     queue: EventQueue,
     flows: Vec<FlowState>,
-    // The bottleneck.
-    capacity_pps: f64,
-    buffer_slots: usize,
-    service: Serializer,
-    service_ps: SimTime,
-    bottleneck: VecDeque<Packet>,
-    red: Option<RedState>,
-    random_loss: f64,
-    rng: Rng,
-    idle_since_ps: SimTime,
-    acc: LinkAcc,
-    queue_changed_ps: SimTime,
-    q_max: usize,
-    interval_departed: u64,
-    // Congestion events.
-    tau_ps: SimTime,
-    cluster: Cluster,
-    started_flows: u32,
-    events: u64,
-    sync_sum: f64,
-    sync_hist: Vec<u64>,
-    event_log: Vec<EventRecord>,
+    /// One per link of the scenario: the bottleneck, then its reverse direction if modelled.
+    ports: Vec<Port>,
     drop_log: Vec<(f64, usize)>,
     // Measurement.
     warm: bool,
     measuring: bool,
     measured_from_ps: SimTime,
-    start_link: LinkAcc,
+    start_ports: Vec<PortAcc>,
     start_flows: Vec<FlowAcc>,
     // Time series.
     record_every_ps: f64,
@@ -183,34 +139,45 @@ pub struct PacketEngine {
 impl PacketEngine {
     pub fn new(scenario: &Scenario) -> Result<Self> {
         let sc = scenario.clone();
-        if sc.links.len() != 1 {
+        let two_way = sc.links.len() == 2 && sc.links[1].reverse_of == Some(0);
+        if sc.links.len() != 1 && !two_way {
             return Err(Error::field(
                 "links",
-                "the packet engine supports one bottleneck link (a dumbbell) in this version",
+                "the packet engine supports one bottleneck link (a dumbbell, with its reverse \
+                 direction if asked for) in this version",
             ));
         }
         let link = &sc.links[0];
-        let bits = 8.0 * link.packet_size_bytes;
-        let buffer_slots = (link.buffer_pkts.round() as usize).max(1);
+        let slots_of_link = |l: &crate::scenario::Link| (l.buffer_pkts.round() as usize).max(1);
+        let buffer_slots: Vec<usize> = sc.links.iter().map(slots_of_link).collect();
+        let all_buffers: usize = buffer_slots.iter().sum();
 
-        // Memory: the buffer plus the packets in flight, which all share one link: at most twice
-        // its capacity in flight plus the buffer (a slow-start overshoot), plus the initial
+        // Memory: the buffers plus the packets in flight, which all share one link: at most
+        // twice its capacity in flight plus the buffer (a slow-start overshoot), plus the initial
         // windows, and never more than the receive windows allow.
         let slots_of = |f: &crate::scenario::Flow| {
-            (2.0 * (link.capacity_pps * f.rtt_s + buffer_slots as f64) + f.initial_window_pkts)
+            let l = &sc.links[f.path[0]];
+            (2.0 * (l.capacity_pps * f.rtt_s + buffer_slots[f.path[0]] as f64)
+                + f.initial_window_pkts)
                 .min(f.rwnd_pkts)
         };
         let max_rtt_s = sc.flows.iter().map(|f| f.rtt_s).fold(0.0, f64::max);
         let iw_sum: f64 = sc.flows.iter().map(|f| f.initial_window_pkts).sum();
+        let pipe_limit: f64 = sc
+            .links
+            .iter()
+            .zip(&buffer_slots)
+            .map(|(l, &b)| 2.0 * (l.capacity_pps * max_rtt_s + b as f64))
+            .sum();
         let in_flight = sc
             .flows
             .iter()
             .map(slots_of)
             .sum::<f64>()
-            .min(2.0 * (link.capacity_pps * max_rtt_s + buffer_slots as f64) + iw_sum);
-        let slots = buffer_slots as f64 + in_flight;
+            .min(pipe_limit + iw_sum);
+        let slots = all_buffers as f64 + in_flight;
         if slots > MAX_PACKET_SLOTS {
-            let field = if buffer_slots as f64 > MAX_PACKET_SLOTS / 2.0 {
+            let field = if all_buffers as f64 > MAX_PACKET_SLOTS / 2.0 {
                 "links[0].buffer".to_string()
             } else {
                 let g = sc
@@ -229,27 +196,47 @@ impl PacketEngine {
                 ),
             ));
         }
-        // Rings start at about a fair share of that (they grow if a flow takes more).
-        let n_flows = sc.flows.len() as f64;
-        let hints: Vec<usize> = sc
-            .flows
+
+        let n = sc.flows.len();
+        let mean_rtt_s = sc.flows.iter().map(|f| f.rtt_s).sum::<f64>() / n as f64;
+        let ports: Vec<Port> = sc
+            .links
             .iter()
-            .map(|f| {
-                let share = 2.0 * (link.capacity_pps * f.rtt_s + buffer_slots as f64) / n_flows
-                    + f.initial_window_pkts;
-                (share.min(f.rwnd_pkts) as usize).clamp(64, RING_PRESIZE_LIMIT)
+            .enumerate()
+            .map(|(i, l)| {
+                Port::new(
+                    i,
+                    l,
+                    buffer_slots[i],
+                    ps_from_s(mean_rtt_s),
+                    n,
+                    sc.run.seed,
+                    RING_PRESIZE_LIMIT << 4,
+                )
             })
             .collect();
 
-        let service = Serializer::new(bits, link.capacity_bps);
-        let service_ps = service.nominal_ps();
-        let mut flows = Vec::with_capacity(sc.flows.len());
-        for (i, f) in sc.flows.iter().enumerate() {
+        let bits = 8.0 * link.packet_size_bytes;
+        let mut flows = Vec::with_capacity(n);
+        for f in &sc.flows {
             let field = format!("flows[{}]", f.group);
             let law = cc::build(&f.variant, &f.params, &format!("{field}.cc"))?;
-            let access = Serializer::new(bits, ACCESS_SPEEDUP * link.capacity_bps);
+            let data_port = f.path[0];
+            let ack_port = f.ack_path.first().copied();
+            let dl = &sc.links[data_port];
+            let access_bps = f
+                .access_capacity_bps
+                .unwrap_or(ACCESS_SPEEDUP * dl.capacity_bps);
+            let access = Serializer::new(bits, access_bps);
+            let ack_bits = 8.0 * f.ack_size_bytes;
+            let ack_service = Serializer::new(
+                ack_bits,
+                ack_port.map_or(dl.capacity_bps, |p| sc.links[p].capacity_bps),
+            );
             let rtt_ps = ps_from_s(f.rtt_s);
-            let serialization_ps = access.nominal_ps() + service_ps;
+            let serialization_ps = access.nominal_ps()
+                + ports[data_port].service_ps
+                + ack_port.map_or(0, |_| ack_service.nominal_ps());
             if rtt_ps < serialization_ps {
                 return Err(Error::field(
                     format!("{field}.rtt"),
@@ -262,7 +249,12 @@ impl PacketEngine {
                 ));
             }
             let prop_ps = rtt_ps - serialization_ps;
-            let hint = hints[i];
+            // Rings start at about a fair share of the pipe (they grow if a flow takes more).
+            let share = 2.0 * (dl.capacity_pps * f.rtt_s + buffer_slots[data_port] as f64)
+                / n as f64
+                + f.initial_window_pkts;
+            let hint = (share.min(f.rwnd_pkts) as usize).clamp(64, RING_PRESIZE_LIMIT);
+            let ack_every = f.delayed_ack.map_or(1, |d| d.count);
             flows.push(FlowState {
                 sender: Sender::new(
                     law,
@@ -271,18 +263,24 @@ impl PacketEngine {
                     f.slow_start,
                     f.rtt_s,
                     hint,
-                ),
-                receiver: Receiver::new(hint),
+                )
+                .with_abc_limit(ack_every),
+                receiver: Receiver::new(hint).with_ack_every(ack_every),
                 start_ps: ps_from_s(f.start_s),
+                data_port,
+                ack_port,
                 fwd_delay_ps: prop_ps / 2,
                 rev_delay_ps: prop_ps - prop_ps / 2,
                 access,
+                ack_service,
                 access_free_ps: 0,
                 fwd: VecDeque::with_capacity(hint),
                 rev: VecDeque::with_capacity(hint),
                 timer_pending: false,
                 timer_at_ps: 0,
                 timer_gen: 0,
+                delack_ps: f.delayed_ack.map_or(0, |d| ps_from_s(d.timeout_s)),
+                delack_gen: 0,
                 dropped: 0,
                 interval_delivered: 0,
                 pacing: f.pacing,
@@ -290,26 +288,10 @@ impl PacketEngine {
                 pace_pending: false,
             });
         }
-        let red = match link.queue {
-            Queue::Droptail => None,
-            Queue::Red {
-                min_th,
-                max_th,
-                max_p,
-                weight,
-                gentle,
-            } => Some(RedState {
-                law: Red::new(min_th, max_th, max_p, weight, gentle),
-                weight,
-                avg_pkts: 0.0,
-            }),
-        };
-        let n = flows.len();
-        let mean_rtt_s = sc.flows.iter().map(|f| f.rtt_s).sum::<f64>() / n as f64;
         let end_ps = ps_from_s(sc.run.duration_s);
         let record_every_ps = sc.run.record_interval_s * event::PS_PER_S;
         let n_records = (sc.run.duration_s / sc.run.record_interval_s).floor() as usize + 1;
-        let n_cols = 3 + 2 * n;
+        let n_cols = 1 + 2 * ports.len() + 2 * n;
 
         let mut queue = EventQueue::with_capacity(4 * n + 8);
         for (i, f) in flows.iter().enumerate() {
@@ -322,40 +304,12 @@ impl PacketEngine {
             now_ps: 0,
             end_ps,
             queue,
-            capacity_pps: link.capacity_pps,
-            buffer_slots,
-            service,
-            service_ps,
-            bottleneck: VecDeque::with_capacity(buffer_slots.min(RING_PRESIZE_LIMIT << 4)),
-            red,
-            random_loss: link.loss_rate,
-            // Stream 3000 + link: the packet engine's per-link randomness (random loss, RED).
-            rng: Rng::new(sc.run.seed, 3000),
-            idle_since_ps: 0,
-            acc: LinkAcc::default(),
-            queue_changed_ps: 0,
-            q_max: 0,
-            interval_departed: 0,
-            tau_ps: ps_from_s(mean_rtt_s),
-            cluster: Cluster {
-                active: false,
-                start_ps: 0,
-                last_ps: 0,
-                measured: false,
-                candidates: 0,
-                lost: vec![false; n],
-                lost_list: Vec::with_capacity(n),
-            },
-            started_flows: 0,
-            events: 0,
-            sync_sum: 0.0,
-            sync_hist: vec![0; n + 1],
-            event_log: Vec::new(),
+            start_ports: vec![PortAcc::default(); ports.len()],
+            ports,
             drop_log: Vec::new(),
             warm: false,
             measuring: false,
             measured_from_ps: 0,
-            start_link: LinkAcc::default(),
             start_flows: vec![FlowAcc::default(); n],
             record_every_ps,
             records: 0,
@@ -431,13 +385,21 @@ impl PacketEngine {
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::DataArrival(f) => self.on_data_arrival(f as usize),
-            Event::ServiceDone => self.on_service_done(),
+            Event::ServiceDone(p) => self.on_service_done(p as usize),
             Event::AckArrival(f) => self.on_ack_arrival(f as usize),
             Event::Rto { flow, gen } => self.on_timer(flow as usize, gen),
+            Event::DelAck { flow, gen } => {
+                let fl = &mut self.flows[flow as usize];
+                if gen == fl.delack_gen {
+                    if let Some(ack) = fl.receiver.flush() {
+                        self.send_ack(flow as usize, ack);
+                    }
+                }
+            }
             Event::FlowStart(f) => {
                 let f = f as usize;
                 self.flows[f].sender.start(self.now_ps);
-                self.started_flows += 1;
+                self.ports[self.flows[f].data_port].started_flows += 1;
                 self.send(f);
             }
             Event::Pace(f) => {
@@ -476,10 +438,12 @@ impl PacketEngine {
             }
             fl.fwd.push_back((
                 at,
-                Packet {
+                Pkt {
                     flow: f as u32,
+                    is_ack: false,
                     seq: seg.seq,
-                    sent_ps: now,
+                    sacked: 0,
+                    stamp_ps: now,
                 },
             ));
             if let Some(p) = fl.pacing {
@@ -537,80 +501,95 @@ impl PacketEngine {
         }
     }
 
-    /// Adds the queue's occupancy over the time since its last change.
-    fn integrate_queue(&mut self) {
-        let dt = self.now_ps - self.queue_changed_ps;
-        self.acc.queue_area += self.bottleneck.len() as u128 * dt as u128;
-        self.queue_changed_ps = self.now_ps;
+    /// A packet reaches port `p`: queued, or dropped (a data drop is logged and clustered).
+    fn arrive(&mut self, p: usize, pkt: Pkt) {
+        let now = self.now_ps;
+        let ack_service = &mut self.flows[pkt.flow as usize].ack_service;
+        match self.ports[p].admit(now, pkt, ack_service) {
+            Admit::Queued => {}
+            Admit::Serving(t) => self.queue.push(now + t, Event::ServiceDone(p as u32)),
+            Admit::Dropped if pkt.is_ack => {}
+            Admit::Dropped => self.on_drop(p, pkt.flow as usize),
+        }
     }
 
     fn on_data_arrival(&mut self, f: usize) {
-        let now = self.now_ps;
         let fl = &mut self.flows[f];
         let (_, pkt) = fl.fwd.pop_front().expect("a scheduled arrival");
         if let Some(&(next, _)) = fl.fwd.front() {
             self.queue.push(next, Event::DataArrival(f as u32));
         }
-        self.acc.arrived += 1;
-        let q = self.bottleneck.len();
-        let mut drop = self.random_loss > 0.0 && self.rng.uniform() < self.random_loss;
-        if !drop {
-            if let Some(red) = &mut self.red {
-                if q == 0 {
-                    // Floyd & Jacobson 1993 §4: over an idle period the average decays as if
-                    // m = idle / (packet time) empty-queue samples had been taken.
-                    let m = (now - self.idle_since_ps) as f64 / self.service_ps as f64;
-                    red.avg_pkts *= (1.0 - red.weight).powf(m);
-                } else {
-                    red.avg_pkts += red.weight * (q as f64 - red.avg_pkts);
-                }
-                let p = red.law.probability(red.avg_pkts);
-                drop = p > 0.0 && self.rng.uniform() < p;
+        let p = fl.data_port;
+        self.arrive(p, pkt);
+    }
+
+    fn on_service_done(&mut self, p: usize) {
+        let now = self.now_ps;
+        let port = &mut self.ports[p];
+        let pkt = port.depart(now);
+        if let Some(head) = port.head() {
+            let t = port.start_next(&mut self.flows[head.flow as usize].ack_service);
+            self.queue.push(now + t, Event::ServiceDone(p as u32));
+        }
+        let f = pkt.flow as usize;
+        if pkt.is_ack {
+            let ack = Ack {
+                cum: pkt.seq,
+                sacked: pkt.sacked,
+                echo_ps: pkt.stamp_ps,
+            };
+            return self.ack_onto_return_path(f, ack);
+        }
+        // The receiver sits right behind the bottleneck.
+        let fl = &mut self.flows[f];
+        let before = fl.receiver.delivered_pkts();
+        let ack = fl.receiver.receive(pkt.seq, pkt.stamp_ps);
+        fl.interval_delivered += fl.receiver.delivered_pkts() - before;
+        match ack {
+            Some(ack) => self.send_ack(f, ack),
+            None if fl.receiver.pending() == 1 => {
+                // The first packet held for a delayed ACK arms the timer.
+                fl.delack_gen = fl.delack_gen.wrapping_add(1);
+                let gen = fl.delack_gen;
+                self.queue.push(
+                    now + fl.delack_ps,
+                    Event::DelAck {
+                        flow: f as u32,
+                        gen,
+                    },
+                );
             }
-        }
-        if drop || q >= self.buffer_slots {
-            self.on_drop(pkt.flow as usize);
-            return;
-        }
-        self.integrate_queue();
-        self.bottleneck.push_back(pkt);
-        self.q_max = self.q_max.max(q + 1);
-        if q == 0 {
-            let t = self.service.next_ps();
-            self.queue.push(now + t, Event::ServiceDone);
+            None => {}
         }
     }
 
-    fn on_service_done(&mut self) {
-        let now = self.now_ps;
-        self.integrate_queue();
-        let pkt = self.bottleneck.pop_front().expect("a packet in service");
-        self.acc.departed += 1;
-        self.interval_departed += 1;
-        if self.bottleneck.is_empty() {
-            self.idle_since_ps = now;
-        } else {
-            let t = self.service.next_ps();
-            self.queue.push(now + t, Event::ServiceDone);
-        }
-        // The receiver sits right behind the bottleneck.
-        let f = pkt.flow as usize;
+    /// The receiver sends an ACK: into the reverse port if modelled, else straight back.
+    fn send_ack(&mut self, f: usize, ack: Ack) {
         let fl = &mut self.flows[f];
-        let before = fl.receiver.delivered_pkts();
-        let cum = fl.receiver.on_data(pkt.seq);
-        fl.interval_delivered += fl.receiver.delivered_pkts() - before;
-        let at = now + fl.rev_delay_ps;
+        fl.delack_gen = fl.delack_gen.wrapping_add(1); // cancels a pending delayed-ACK timer
+        match fl.ack_port {
+            Some(p) => self.arrive(
+                p,
+                Pkt {
+                    flow: f as u32,
+                    is_ack: true,
+                    seq: ack.cum,
+                    sacked: ack.sacked,
+                    stamp_ps: ack.echo_ps,
+                },
+            ),
+            None => self.ack_onto_return_path(f, ack),
+        }
+    }
+
+    /// The ACK propagates back to the sender.
+    fn ack_onto_return_path(&mut self, f: usize, ack: Ack) {
+        let fl = &mut self.flows[f];
+        let at = self.now_ps + fl.rev_delay_ps;
         if fl.rev.is_empty() {
             self.queue.push(at, Event::AckArrival(f as u32));
         }
-        fl.rev.push_back((
-            at,
-            Ack {
-                cum,
-                sacked: pkt.seq,
-                echo_ps: pkt.sent_ps,
-            },
-        ));
+        fl.rev.push_back((at, ack));
     }
 
     fn on_ack_arrival(&mut self, f: usize) {
@@ -624,11 +603,11 @@ impl PacketEngine {
         self.send(f);
     }
 
-    /// A bottleneck drop: counted, logged, clustered into congestion events, and (with
-    /// `from_first_congestion`) the first one after the warm-up starts the statistics.
-    fn on_drop(&mut self, f: usize) {
+    /// A data drop at port `p`: counted, logged (the headline port's), clustered into
+    /// congestion events, and (with `from_first_congestion`) the first one after the warm-up
+    /// starts the statistics.
+    fn on_drop(&mut self, p: usize, f: usize) {
         let now = self.now_ps;
-        self.acc.dropped += 1;
         self.flows[f].dropped += 1;
         if self.drop_log.len() < DROP_LOG_LIMIT {
             self.drop_log.push((s_from_ps(now), f));
@@ -637,50 +616,7 @@ impl PacketEngine {
             self.measuring = true;
             self.start_measuring();
         }
-        let c = &self.cluster;
-        if !(c.active && now - c.last_ps < self.tau_ps) {
-            if c.active {
-                self.close_cluster();
-            }
-            let c = &mut self.cluster;
-            c.active = true;
-            c.start_ps = now;
-            c.measured = self.warm;
-            c.candidates = self.started_flows;
-        }
-        let c = &mut self.cluster;
-        c.last_ps = now;
-        if !c.lost[f] {
-            c.lost[f] = true;
-            c.lost_list.push(f as u32);
-        }
-    }
-
-    fn close_cluster(&mut self) {
-        let c = &mut self.cluster;
-        c.active = false;
-        let lost = c.lost_list.len();
-        for &f in &c.lost_list {
-            c.lost[f as usize] = false;
-        }
-        c.lost_list.clear();
-        if !c.measured {
-            return;
-        }
-        self.events += 1;
-        if c.candidates > 0 {
-            self.sync_sum += lost as f64 / c.candidates as f64;
-        }
-        self.sync_hist[lost] += 1;
-        if self.event_log.len() < EVENT_LOG_LIMIT {
-            self.event_log.push(EventRecord {
-                link: 0,
-                start_s: s_from_ps(c.start_ps),
-                candidates: c.candidates,
-                signalled: 0,
-                lost: lost as u32,
-            });
-        }
+        self.ports[p].note_drop(now, f, self.warm);
     }
 
     /// Per-flow totals now.
@@ -699,10 +635,13 @@ impl PacketEngine {
 
     /// Starts the statistics now: later results are differences from these totals.
     fn start_measuring(&mut self) {
-        self.integrate_queue();
-        self.measured_from_ps = self.now_ps;
-        self.start_link = self.acc;
-        self.q_max = self.bottleneck.len();
+        let now = self.now_ps;
+        self.measured_from_ps = now;
+        for (i, port) in self.ports.iter_mut().enumerate() {
+            port.integrate(now);
+            port.q_max = port.len();
+            self.start_ports[i] = port.acc;
+        }
         for f in 0..self.flows.len() {
             self.start_flows[f] = self.flow_acc(f);
         }
@@ -711,16 +650,18 @@ impl PacketEngine {
     fn record(&mut self) {
         let now = self.now_ps;
         let span_s = s_from_ps(now - self.last_record_ps);
-        let cap = self.capacity_pps;
         let mut cols = self.series.iter_mut();
         let mut push = |v: f64| cols.next().expect("one column per value").push(v);
         push(s_from_ps(now));
-        push(self.bottleneck.len() as f64);
-        push(if span_s > 0.0 {
-            self.interval_departed as f64 / (cap * span_s)
-        } else {
-            f64::NAN
-        });
+        for port in &mut self.ports {
+            push(port.len() as f64);
+            push(if span_s > 0.0 {
+                port.interval_departed as f64 / (port.capacity_pps * span_s)
+            } else {
+                f64::NAN
+            });
+            port.interval_departed = 0;
+        }
         for fl in &mut self.flows {
             debug_assert_eq!(fl.sender.pipe_pkts(), fl.sender.recount_pipe());
             push(fl.sender.cwnd_pkts());
@@ -731,7 +672,6 @@ impl PacketEngine {
             });
             fl.interval_delivered = 0;
         }
-        self.interval_departed = 0;
         self.last_record_ps = now;
         self.records += 1;
         let next = (self.records as f64 * self.record_every_ps).round() as SimTime;
@@ -744,53 +684,59 @@ impl PacketEngine {
     /// warm-up, `from_first_congestion` falls back to statistics from the warm-up (as the fluid
     /// engine does).
     pub fn finish(mut self) -> RunResult {
-        self.integrate_queue();
-        if self.cluster.active {
-            self.close_cluster();
-        }
         let now = self.now_ps;
+        for port in &mut self.ports {
+            port.integrate(now);
+            port.close_cluster();
+        }
         let from = self.measured_from_ps;
         let span_s = s_from_ps(now - from);
         let per = |v: f64| if span_s > 0.0 { v / span_s } else { 0.0 };
-        let cap = self.capacity_pps;
         let flow_now: Vec<FlowAcc> = (0..self.flows.len()).map(|f| self.flow_acc(f)).collect();
 
         let sc = &self.scenario;
-        let spec = &sc.links[0];
-        let s = &self.start_link;
-        let arrived = self.acc.arrived - s.arrived;
-        let mean_q = if now > from {
-            (self.acc.queue_area - s.queue_area) as f64 / (now - from) as f64
-        } else {
-            0.0
-        };
-        let link = LinkSummary {
-            name: spec.name.clone(),
-            capacity_bps: spec.capacity_bps,
-            buffer_pkts: spec.buffer_pkts,
-            utilization: per((self.acc.departed - s.departed) as f64) / cap,
-            loss_rate: if arrived > 0 {
-                (self.acc.dropped - s.dropped) as f64 / arrived as f64
+        let mut links = Vec::with_capacity(self.ports.len());
+        let mut events: Vec<EventRecord> = Vec::new();
+        for (port, s) in self.ports.iter_mut().zip(&self.start_ports) {
+            let spec = &sc.links[port.link];
+            let cap = port.capacity_pps;
+            let a = &port.acc;
+            let arrived = a.arrived - s.arrived;
+            let mean_q = if now > from {
+                (a.queue_area - s.queue_area) as f64 / (now - from) as f64
             } else {
                 0.0
-            },
-            mean_queue_pkts: mean_q,
-            max_queue_pkts: self.q_max as f64,
-            mean_queueing_delay_s: mean_q / cap,
-            max_queueing_delay_s: self.q_max as f64 / cap,
-            congestion_events: self.events,
-            sync_rate_mean: if self.events > 0 {
-                self.sync_sum / self.events as f64
-            } else {
-                f64::NAN
-            },
-            sync_histogram: self.sync_hist.clone(),
-            arrivals_pkts: self.acc.arrived as f64,
-            departures_pkts: self.acc.departed as f64,
-            drops_pkts: self.acc.dropped as f64,
-            queue_start_pkts: 0.0,
-            queue_end_pkts: self.bottleneck.len() as f64,
-        };
+            };
+            links.push(LinkSummary {
+                name: spec.name.clone(),
+                capacity_bps: spec.capacity_bps,
+                buffer_pkts: spec.buffer_pkts,
+                utilization: per((a.departed - s.departed) as f64) / cap,
+                loss_rate: if arrived > 0 {
+                    (a.dropped - s.dropped) as f64 / arrived as f64
+                } else {
+                    0.0
+                },
+                mean_queue_pkts: mean_q,
+                max_queue_pkts: port.q_max as f64,
+                mean_queueing_delay_s: mean_q / cap,
+                max_queueing_delay_s: port.q_max as f64 / cap,
+                congestion_events: port.events,
+                sync_rate_mean: if port.events > 0 {
+                    port.sync_sum / port.events as f64
+                } else {
+                    f64::NAN
+                },
+                sync_histogram: port.sync_hist.clone(),
+                arrivals_pkts: a.arrived as f64,
+                departures_pkts: a.departed as f64,
+                drops_pkts: a.dropped as f64,
+                queue_start_pkts: 0.0,
+                queue_end_pkts: port.len() as f64,
+            });
+            events.append(&mut port.event_log);
+        }
+        events.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
         let flows: Vec<FlowSummary> = flow_now
             .iter()
             .zip(&self.start_flows)
@@ -820,16 +766,16 @@ impl PacketEngine {
             engine: "packet",
             duration_s: s_from_ps(now),
             // No time step: the bottleneck's packet time is the natural unit.
-            step_s: s_from_ps(self.service_ps),
+            step_s: s_from_ps(self.ports[0].service_ps),
             measured_from_s: s_from_ps(from),
             flow_updates: self.events_processed,
         };
-        let summary = Summary::new(sc, totals, vec![link], flows);
+        let summary = Summary::new(sc, totals, links, flows);
         let series = Series::standard(sc, self.series);
         RunResult {
             summary,
             series,
-            events: self.event_log,
+            events,
         }
     }
 }

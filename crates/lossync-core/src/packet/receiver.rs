@@ -1,6 +1,9 @@
-//! The TCP receiver: a cumulative ACK for every packet (no delayed ACK) and an ideal SACK (the
-//! ACK also names the packet that triggered it, so over a lossless, in-order reverse path the
-//! sender learns exactly which packets arrived).
+//! The TCP receiver: a cumulative ACK for every packet, or delayed ACKs (RFC 5681 §4.2), and an
+//! ideal SACK (the ACK also names the packet that triggered it, so over a lossless, in-order
+//! reverse path the sender learns exactly which packets arrived).
+
+use super::event::SimTime;
+use super::sender::Ack;
 
 /// Tracks which packets above `rcv_nxt` have arrived, in a bitmap ring indexed by sequence number.
 #[derive(Debug, Clone)]
@@ -12,6 +15,15 @@ pub struct Receiver {
     mask: u64,
     /// Packets delivered in order to the application (goodput), since the start.
     delivered_pkts: u64,
+    /// Packets held above a hole.
+    held: u64,
+    /// Delayed ACKs: ACK every `ack_every` in-order packets (1: every packet).
+    ack_every: u32,
+    /// In-order packets not yet acknowledged, the earliest one's send time (RFC 7323 §4.3: the
+    /// echo of a delayed ACK is the earliest unacknowledged segment's), and the latest one.
+    pending: u32,
+    pending_echo_ps: SimTime,
+    pending_last: u64,
 }
 
 impl Receiver {
@@ -24,7 +36,65 @@ impl Receiver {
             bits: vec![0; cap / 64],
             mask: cap as u64 - 1,
             delivered_pkts: 0,
+            held: 0,
+            ack_every: 1,
+            pending: 0,
+            pending_echo_ps: 0,
+            pending_last: 0,
         }
+    }
+
+    /// Delays ACKs: one per `n` in-order packets (the caller runs the timeout).
+    pub fn with_ack_every(mut self, n: u32) -> Self {
+        self.ack_every = n.max(1);
+        self
+    }
+
+    /// Packet `seq`, sent at `sent_ps`, arrives. Returns the ACK to send now, or `None` while
+    /// it is delayed (an ACK is delayed only for in-order data with no hole; RFC 5681 §4.2 asks
+    /// for an immediate ACK on out-of-order data and when a hole fills).
+    pub fn receive(&mut self, seq: u64, sent_ps: SimTime) -> Option<Ack> {
+        let in_order = seq == self.rcv_nxt && self.held == 0;
+        let cum = self.on_data(seq);
+        if self.pending == 0 {
+            self.pending_echo_ps = sent_ps;
+        }
+        if in_order && self.ack_every > 1 {
+            self.pending += 1;
+            self.pending_last = seq;
+            if self.pending < self.ack_every {
+                return None;
+            }
+        }
+        let echo_ps = if self.pending > 0 {
+            self.pending_echo_ps
+        } else {
+            sent_ps
+        };
+        self.pending = 0;
+        Some(Ack {
+            cum,
+            sacked: seq,
+            echo_ps,
+        })
+    }
+
+    /// In-order packets waiting for a delayed ACK.
+    pub fn pending(&self) -> u32 {
+        self.pending
+    }
+
+    /// The delayed-ACK timer fired: the ACK for the waiting packets, if any.
+    pub fn flush(&mut self) -> Option<Ack> {
+        if self.pending == 0 {
+            return None;
+        }
+        self.pending = 0;
+        Some(Ack {
+            cum: self.rcv_nxt,
+            sacked: self.pending_last,
+            echo_ps: self.pending_echo_ps,
+        })
     }
 
     pub fn delivered_pkts(&self) -> u64 {
@@ -58,6 +128,7 @@ impl Receiver {
             // Hand over whatever was waiting behind the hole.
             while self.get(self.rcv_nxt) {
                 self.clear(self.rcv_nxt);
+                self.held -= 1;
                 self.rcv_nxt += 1;
                 self.delivered_pkts += 1;
             }
@@ -65,7 +136,10 @@ impl Receiver {
             while seq - self.rcv_nxt > self.mask {
                 self.grow();
             }
-            self.set(seq);
+            if !self.get(seq) {
+                self.set(seq);
+                self.held += 1;
+            }
         }
         // seq < rcv_nxt: a duplicate (a spurious retransmission); ACK it again.
         self.rcv_nxt
@@ -78,7 +152,7 @@ impl Receiver {
             rcv_nxt: self.rcv_nxt,
             bits: std::mem::take(&mut self.bits),
             mask: self.mask,
-            delivered_pkts: 0,
+            ..Receiver::new(64)
         };
         let cap = (self.mask + 1) * 2;
         self.bits = vec![0; (cap / 64) as usize];
@@ -106,6 +180,26 @@ mod tests {
         assert_eq!(r.delivered_pkts(), 4);
         assert_eq!(r.on_data(1), 4); // duplicate
         assert_eq!(r.delivered_pkts(), 4);
+    }
+
+    #[test]
+    fn delayed_acks_every_second_packet_and_at_once_around_holes() {
+        // RFC 5681 §4.2: an ACK for every second in-order packet; an immediate ACK for
+        // out-of-order data and for data that fills a hole.
+        let mut r = Receiver::new(64).with_ack_every(2);
+        assert_eq!(r.receive(0, 10), None);
+        assert_eq!(r.pending(), 1);
+        let a = r.receive(1, 20).expect("second packet");
+        assert_eq!((a.cum, a.sacked, a.echo_ps), (2, 1, 10)); // echo of the earliest (RFC 7323)
+        assert_eq!(r.receive(2, 30), None);
+        let a = r.receive(4, 50).expect("out of order: at once");
+        assert_eq!((a.cum, a.sacked, a.echo_ps), (3, 4, 30));
+        let a = r.receive(3, 40).expect("fills the hole: at once");
+        assert_eq!((a.cum, a.sacked), (5, 3));
+        assert_eq!(r.receive(5, 60), None);
+        let a = r.flush().expect("timer");
+        assert_eq!((a.cum, a.sacked, a.echo_ps), (6, 5, 60));
+        assert_eq!(r.flush(), None);
     }
 
     #[test]

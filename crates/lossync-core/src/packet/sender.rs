@@ -101,6 +101,9 @@ pub struct Sender {
     cwnd_pkts: f64,
     ssthresh_pkts: f64,
     rwnd_pkts: f64,
+    /// Appropriate byte counting (RFC 3465 §2.2): an ACK grows the window for at most this many
+    /// newly acknowledged packets: 1 with an ACK per packet, the delayed-ACK count otherwise.
+    abc_limit: f64,
     /// Oldest unacknowledged packet, and the next new one.
     snd_una: u64,
     snd_nxt: u64,
@@ -152,6 +155,7 @@ impl Sender {
             // Without slow start the flow is in congestion avoidance from the first ACK.
             ssthresh_pkts: if slow_start { rwnd_pkts } else { 0.0 },
             rwnd_pkts,
+            abc_limit: 1.0,
             snd_una: 0,
             snd_nxt: 0,
             pipe_pkts: 0,
@@ -174,6 +178,12 @@ impl Sender {
             started: false,
             stats: SenderStats::default(),
         }
+    }
+
+    /// The receiver ACKs every `n` packets: each ACK may count for up to `n` (RFC 3465 L).
+    pub fn with_abc_limit(mut self, n: u32) -> Self {
+        self.abc_limit = n.max(1) as f64;
+        self
     }
 
     pub fn cwnd_pkts(&self) -> f64 {
@@ -348,6 +358,7 @@ impl Sender {
 
         // The cumulative ACK.
         let advanced = ack.cum > self.snd_una;
+        let newly_acked = ack.cum.saturating_sub(self.snd_una) as f64;
         if advanced {
             for s in self.snd_una..ack.cum {
                 let st = self.state(s);
@@ -397,12 +408,14 @@ impl Sender {
 
         // Growth: per new cumulative ACK, not during fast recovery (RFC 6675 keeps cwnd there).
         if advanced && !matches!(self.recovery, Recovery::Fast { .. }) {
+            let acked = newly_acked.min(self.abc_limit);
             if self.cwnd_pkts < self.ssthresh_pkts {
-                // RFC 5681 §3.1 eq. (2): one packet per ACK.
-                self.cwnd_pkts += 1.0;
+                // RFC 5681 §3.1 eq. (2), with RFC 3465's byte counting: one packet per packet
+                // acknowledged, at most L per ACK.
+                self.cwnd_pkts += acked;
             } else {
                 let ctx = self.ctx(now_ps);
-                self.cwnd_pkts = self.cc.on_ack(&ctx, self.cwnd_pkts, 1.0);
+                self.cwnd_pkts = self.cc.on_ack(&ctx, self.cwnd_pkts, acked);
             }
             self.cwnd_pkts = self.cwnd_pkts.clamp(1.0, self.rwnd_pkts);
         }

@@ -1,0 +1,302 @@
+//! One direction of a link in the packet engine: a FIFO of at most B packets (data and ACKs)
+//! served at the link's capacity, drop-tail or RED, with its running totals and its congestion
+//! events.
+
+use super::event::{s_from_ps, Serializer, SimTime};
+use crate::metrics::EventRecord;
+use crate::queue::red::Red;
+use crate::rng::Rng;
+use crate::scenario::{Link, Queue};
+use std::collections::VecDeque;
+
+/// At most this many congestion events are logged one by one per port (all are counted).
+const EVENT_LOG_LIMIT: usize = 1_000_000;
+
+/// A packet in a queue: data, or an ACK on its way back.
+#[derive(Debug, Clone, Copy)]
+pub struct Pkt {
+    pub flow: u32,
+    pub is_ack: bool,
+    /// Data: the sequence number. ACK: the cumulative ACK.
+    pub seq: u64,
+    /// ACK: the packet it SACKs.
+    pub sacked: u64,
+    /// Data: when it was sent. ACK: the send time it echoes.
+    pub stamp_ps: SimTime,
+}
+
+/// Running totals since t = 0 (data packets; ACKs apart); statistics are differences of two
+/// snapshots.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PortAcc {
+    pub arrived: u64,
+    pub departed: u64,
+    pub dropped: u64,
+    pub acks_departed: u64,
+    pub acks_dropped: u64,
+    /// ∫ queue dt in packet·picoseconds, exact (data and ACKs).
+    pub queue_area: u128,
+}
+
+/// What became of an arrival.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    Dropped,
+    Queued,
+    /// Queued into an idle port: its service ends after this many picoseconds.
+    Serving(SimTime),
+}
+
+#[derive(Debug)]
+struct RedState {
+    law: Red,
+    weight: f64,
+    avg_pkts: f64,
+}
+
+/// A congestion event under way: a cluster of data drops whose gaps are below the mean base RTT
+/// (models.md §5.3).
+#[derive(Debug)]
+struct Cluster {
+    active: bool,
+    start_ps: SimTime,
+    last_ps: SimTime,
+    measured: bool,
+    candidates: u32,
+    lost: Vec<bool>,
+    lost_list: Vec<u32>,
+}
+
+pub struct Port {
+    pub link: usize,
+    pub capacity_pps: f64,
+    pub buffer_slots: usize,
+    data_service: Serializer,
+    /// Nominal service time of a data packet.
+    pub service_ps: SimTime,
+    queue: VecDeque<Pkt>,
+    red: Option<RedState>,
+    random_loss: f64,
+    rng: Rng,
+    idle_since_ps: SimTime,
+    pub acc: PortAcc,
+    queue_changed_ps: SimTime,
+    /// Largest occupancy since the statistics started.
+    pub q_max: usize,
+    /// Data departures since the last time-series sample.
+    pub interval_departed: u64,
+    /// Flows whose data cross this port and have started (congestion-event candidates).
+    pub started_flows: u32,
+    tau_ps: SimTime,
+    cluster: Cluster,
+    pub events: u64,
+    pub sync_sum: f64,
+    pub sync_hist: Vec<u64>,
+    pub event_log: Vec<EventRecord>,
+}
+
+impl Port {
+    /// `buffer_slots` counts the packet in service; `tau_ps` separates congestion events;
+    /// `n_flows` sizes the per-flow bookkeeping; `seed` gives its random stream.
+    pub fn new(
+        index: usize,
+        link: &Link,
+        buffer_slots: usize,
+        tau_ps: SimTime,
+        n_flows: usize,
+        seed: u64,
+        presize: usize,
+    ) -> Self {
+        let data_service = Serializer::new(8.0 * link.packet_size_bytes, link.capacity_bps);
+        let red = match link.queue {
+            Queue::Droptail => None,
+            Queue::Red {
+                min_th,
+                max_th,
+                max_p,
+                weight,
+                gentle,
+            } => Some(RedState {
+                law: Red::new(min_th, max_th, max_p, weight, gentle),
+                weight,
+                avg_pkts: 0.0,
+            }),
+        };
+        Port {
+            link: index,
+            capacity_pps: link.capacity_pps,
+            buffer_slots,
+            service_ps: data_service.nominal_ps(),
+            data_service,
+            queue: VecDeque::with_capacity(buffer_slots.min(presize)),
+            red,
+            random_loss: link.loss_rate,
+            // Stream 3000 + link: the packet engine's per-link randomness (random loss, RED).
+            rng: Rng::new(seed, 3000 + index as u64),
+            idle_since_ps: 0,
+            acc: PortAcc::default(),
+            queue_changed_ps: 0,
+            q_max: 0,
+            interval_departed: 0,
+            started_flows: 0,
+            tau_ps,
+            cluster: Cluster {
+                active: false,
+                start_ps: 0,
+                last_ps: 0,
+                measured: false,
+                candidates: 0,
+                lost: vec![false; n_flows],
+                lost_list: Vec::with_capacity(n_flows),
+            },
+            events: 0,
+            sync_sum: 0.0,
+            sync_hist: vec![0; n_flows + 1],
+            event_log: Vec::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Adds the occupancy over the time since its last change.
+    pub fn integrate(&mut self, now_ps: SimTime) {
+        let dt = now_ps - self.queue_changed_ps;
+        self.acc.queue_area += self.queue.len() as u128 * dt as u128;
+        self.queue_changed_ps = now_ps;
+    }
+
+    /// A packet arrives. `ack_service` serializes it if it is an ACK. Random loss applies to
+    /// data only; RED and the buffer limit to every packet.
+    pub fn admit(&mut self, now_ps: SimTime, pkt: Pkt, ack_service: &mut Serializer) -> Admit {
+        let q = self.queue.len();
+        if !pkt.is_ack {
+            self.acc.arrived += 1;
+        }
+        let mut drop =
+            !pkt.is_ack && self.random_loss > 0.0 && self.rng.uniform() < self.random_loss;
+        if !drop {
+            if let Some(red) = &mut self.red {
+                if q == 0 {
+                    // Floyd & Jacobson 1993 §4: over an idle period the average decays as if
+                    // m = idle / (packet time) empty-queue samples had been taken.
+                    let m = (now_ps - self.idle_since_ps) as f64 / self.service_ps as f64;
+                    red.avg_pkts *= (1.0 - red.weight).powf(m);
+                } else {
+                    red.avg_pkts += red.weight * (q as f64 - red.avg_pkts);
+                }
+                let p = red.law.probability(red.avg_pkts);
+                drop = p > 0.0 && self.rng.uniform() < p;
+            }
+        }
+        if drop || q >= self.buffer_slots {
+            if pkt.is_ack {
+                self.acc.acks_dropped += 1;
+            } else {
+                self.acc.dropped += 1;
+            }
+            return Admit::Dropped;
+        }
+        self.integrate(now_ps);
+        self.queue.push_back(pkt);
+        self.q_max = self.q_max.max(q + 1);
+        if q == 0 {
+            Admit::Serving(self.service_time(&pkt, ack_service))
+        } else {
+            Admit::Queued
+        }
+    }
+
+    fn service_time(&mut self, pkt: &Pkt, ack_service: &mut Serializer) -> SimTime {
+        if pkt.is_ack {
+            ack_service.next_ps()
+        } else {
+            self.data_service.next_ps()
+        }
+    }
+
+    /// The packet in service leaves and is returned; if another waits, the caller starts it with
+    /// [`Port::start_next`].
+    pub fn depart(&mut self, now_ps: SimTime) -> Pkt {
+        self.integrate(now_ps);
+        let pkt = self.queue.pop_front().expect("a packet in service");
+        if pkt.is_ack {
+            self.acc.acks_departed += 1;
+        } else {
+            self.acc.departed += 1;
+            self.interval_departed += 1;
+        }
+        if self.queue.is_empty() {
+            self.idle_since_ps = now_ps;
+        }
+        pkt
+    }
+
+    /// The packet now at the head, if any (its flow's ACK serializer is needed for an ACK).
+    pub fn head(&self) -> Option<&Pkt> {
+        self.queue.front()
+    }
+
+    /// Starts serving the head; returns its service time.
+    pub fn start_next(&mut self, ack_service: &mut Serializer) -> SimTime {
+        let pkt = *self.queue.front().expect("a packet to serve");
+        self.service_time(&pkt, ack_service)
+    }
+
+    /// A data drop of `flow` joins the congestion event under way or begins a new one.
+    pub fn note_drop(&mut self, now_ps: SimTime, flow: usize, warm: bool) {
+        let c = &self.cluster;
+        if !(c.active && now_ps - c.last_ps < self.tau_ps) {
+            if c.active {
+                self.close_cluster();
+            }
+            let c = &mut self.cluster;
+            c.active = true;
+            c.start_ps = now_ps;
+            c.measured = warm;
+            c.candidates = self.started_flows;
+        }
+        let c = &mut self.cluster;
+        c.last_ps = now_ps;
+        if !c.lost[flow] {
+            c.lost[flow] = true;
+            c.lost_list.push(flow as u32);
+        }
+    }
+
+    /// Ends the congestion event under way, if any, and counts it if it began after the warm-up.
+    pub fn close_cluster(&mut self) {
+        let c = &mut self.cluster;
+        if !c.active {
+            return;
+        }
+        c.active = false;
+        let lost = c.lost_list.len();
+        for &f in &c.lost_list {
+            c.lost[f as usize] = false;
+        }
+        c.lost_list.clear();
+        if !c.measured {
+            return;
+        }
+        self.events += 1;
+        if c.candidates > 0 {
+            self.sync_sum += lost as f64 / c.candidates as f64;
+        }
+        self.sync_hist[lost] += 1;
+        if self.event_log.len() < EVENT_LOG_LIMIT {
+            self.event_log.push(EventRecord {
+                link: self.link,
+                start_s: s_from_ps(c.start_ps),
+                candidates: c.candidates,
+                signalled: 0,
+                lost: lost as u32,
+            });
+        }
+    }
+}
