@@ -337,8 +337,10 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
         f"delack_timeout {delack_timeout!r}",
         f"wall_limit {float(wall_limit_s or 0)!r}",
     ]
-    for f in flows:
+    for i, f in enumerate(flows):
         field = f"flows[{f['group']}]"
+        if f["logical"] != i:
+            raise ScenarioError(f"{field}.parallel: the ns3 engine runs no parallel connections in this version")
         if f["rwnd_pkts"] is not None:
             raise ScenarioError(f"{field}.rwnd: the ns3 engine does not model receive-window caps")
         if f["variant"] not in VARIANTS:
@@ -536,6 +538,7 @@ def _measure(sc: dict[str, Any], s: dict[str, float], fl: np.ndarray, drops: pd.
             "loss_rate": (dr - dr0) / (sent - sent0) if sent > sent0 else 0.0,
             "mean_cwnd_pkts": per((area - area0) / mss),
             "reductions": float(red - red0),
+            "connections": 1,
         })
     tput = np.array([f["throughput_pps"] for f in flows])
     s2 = float(np.sum(tput**2))

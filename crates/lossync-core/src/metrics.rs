@@ -80,6 +80,8 @@ pub struct FlowSummary {
     /// Window reductions this flow applied in the measurement window (fractional in the
     /// continuous-loss mode).
     pub reductions: f64,
+    /// Parallel connections making up this flow (`parallel` in the scenario; 1 for a plain flow).
+    pub connections: usize,
 }
 
 /// What an engine reports of a finished run; [`Summary::new`] derives the headline numbers.
@@ -109,6 +111,7 @@ impl Summary {
             })
             .unwrap_or(0);
         let bl = &links[b];
+        let flows = logical_flows(sc, flows);
         let tput: Vec<f64> = flows.iter().map(|f| f.throughput_pps).collect();
         Summary {
             scenario: sc.name.clone(),
@@ -133,6 +136,36 @@ impl Summary {
     }
 }
 
+/// Merges the connections of each parallel flow (`Flow::logical`) into one flow: throughput,
+/// windows and reductions add up; the loss rate is the throughput-weighted mean.
+fn logical_flows(sc: &Scenario, conns: Vec<FlowSummary>) -> Vec<FlowSummary> {
+    if sc.flows.iter().enumerate().all(|(i, f)| f.logical == i) {
+        return conns;
+    }
+    let mut out: Vec<FlowSummary> = Vec::new();
+    for (c, spec) in conns.into_iter().zip(&sc.flows) {
+        match out.last_mut() {
+            Some(f) if f.flow == spec.logical => {
+                let t = f.throughput_pps + c.throughput_pps;
+                if t > 0.0 {
+                    f.loss_rate =
+                        (f.loss_rate * f.throughput_pps + c.loss_rate * c.throughput_pps) / t;
+                }
+                f.throughput_pps = t;
+                f.throughput_bps += c.throughput_bps;
+                f.mean_cwnd_pkts += c.mean_cwnd_pkts;
+                f.reductions += c.reductions;
+                f.connections += 1;
+            }
+            _ => out.push(FlowSummary {
+                flow: spec.logical,
+                ..c
+            }),
+        }
+    }
+    out
+}
+
 /// Time series as named columns of equal length, sampled every `record_interval_s`.
 #[derive(Debug, Clone, Default)]
 pub struct Series {
@@ -148,7 +181,32 @@ impl Series {
             names.push(format!("queue_pkts.{}", l.name));
             names.push(format!("utilization.{}", l.name));
         }
-        for i in 0..sc.flows.len() {
+        let per_link = 1 + 2 * sc.links.len();
+        let mut data = data;
+        if sc.flows.iter().enumerate().any(|(i, f)| f.logical != i) {
+            // Parallel connections: one window and one rate column per logical flow, summed.
+            let mut conns = data.split_off(per_link).into_iter();
+            for (i, f) in sc.flows.iter().enumerate() {
+                let (w, r) = (
+                    conns.next().unwrap_or_default(),
+                    conns.next().unwrap_or_default(),
+                );
+                if i > 0 && f.logical == sc.flows[i - 1].logical {
+                    let n = data.len();
+                    for (a, b) in data[n - 2].iter_mut().zip(&w) {
+                        *a += b;
+                    }
+                    for (a, b) in data[n - 1].iter_mut().zip(&r) {
+                        *a += b;
+                    }
+                } else {
+                    data.push(w);
+                    data.push(r);
+                }
+            }
+        }
+        let n_logical = sc.flows.last().map_or(0, |f| f.logical + 1);
+        for i in 0..n_logical {
             names.push(format!("cwnd_pkts.{i}"));
             names.push(format!("rate_pps.{i}"));
         }

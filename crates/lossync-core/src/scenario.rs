@@ -93,6 +93,9 @@ pub struct FlowGroupSpec {
     pub ack_size: Option<Bytes>,
     /// Capacity of each flow's access link; default 10x the first link of its path.
     pub access_capacity: Option<Rate>,
+    /// Each flow of the group is this many parallel connections (each with the group's
+    /// congestion control and rwnd), reported as one flow.
+    pub parallel: Option<i64>,
 }
 
 /// `true`, `false`, or a table of settings (each missing setting takes its default).
@@ -421,6 +424,9 @@ pub struct Flow {
     pub ack_size_bytes: f64,
     /// Packet engine: the sender's access link (`None`: 10x the first link of the path).
     pub access_capacity_bps: Option<f64>,
+    /// The logical flow this connection belongs to (its own index unless the group is
+    /// `parallel`); metrics report logical flows.
+    pub logical: usize,
     pub slow_start: bool,
     pub initial_window_pkts: f64,
     /// Packet engine: pace sending at ratio × cwnd / srtt (slow start, congestion avoidance).
@@ -1116,8 +1122,16 @@ fn resolve_flows(
             .access_capacity
             .map(|r| positive(&format!("{field}.access_capacity"), r.0))
             .transpose()?;
+        let parallel = fs.parallel.unwrap_or(1);
+        if !(1..=64).contains(&parallel) {
+            return Err(Error::field(
+                format!("{field}.parallel"),
+                format!("must be in 1..=64 connections, got {parallel}"),
+            ));
+        }
         let group_name = fs.name.clone().unwrap_or_else(|| format!("{variant}{g}"));
-        for k in 0..n {
+        let base = flows.last().map_or(0, |f: &Flow| f.logical + 1);
+        for k in (0..n).flat_map(|k| std::iter::repeat_n(k, parallel as usize)) {
             flows.push(Flow {
                 group: g,
                 group_name: group_name.clone(),
@@ -1135,6 +1149,7 @@ fn resolve_flows(
                 delayed_ack,
                 ack_size_bytes,
                 access_capacity_bps,
+                logical: base + k,
             });
         }
     }

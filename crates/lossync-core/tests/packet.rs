@@ -586,3 +586,45 @@ fn paced_flows_fill_a_small_buffer_better() {
         unpaced.utilization
     );
 }
+
+/// A parallel flow of k Reno connections against one Reno flow, equal RTTs: each connection
+/// gets an equal share, so the parallel flow takes k/(k+1) (Hacker, Athey, Noble, IPDPS 2002),
+/// reported as one flow; three synchronized Reno connections at ρ = 0.25 fill the link as the
+/// closed form says.
+#[test]
+fn packet_parallel_flow_takes_k_shares_and_counts_as_one() {
+    for engine in ["packet", "fluid"] {
+        let text = format!(
+            r#"
+engine = "{engine}"
+[dumbbell]
+capacity = "100Mbps"
+buffer = {{ bdp_fraction = 0.25 }}
+[[flows]]
+cc = "reno"
+rtt = "100ms"
+parallel = 2
+[[flows]]
+cc = "reno"
+rtt = "100ms"
+[run]
+duration = "600s"
+warmup = "100s"
+"#
+        );
+        let sc = scenario::from_toml(&text, Path::new(".")).unwrap();
+        let r = lossync_core::run(&sc).unwrap();
+        let s = &r.summary;
+        assert_eq!(s.flows.len(), 2, "{engine}");
+        assert_eq!(s.flows[0].connections, 2);
+        let share =
+            s.flows[0].throughput_pps / (s.flows[0].throughput_pps + s.flows[1].throughput_pps);
+        assert!((share - 2.0 / 3.0).abs() < 0.02, "{engine}: share {share}");
+        assert!(
+            (s.utilization - reno_closed_form(0.25)).abs() < 0.02,
+            "{engine}: U={}",
+            s.utilization
+        );
+        assert!(r.series.get("cwnd_pkts.1").is_some() && r.series.get("cwnd_pkts.2").is_none());
+    }
+}

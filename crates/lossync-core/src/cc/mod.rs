@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 pub mod bic;
 pub mod cubic;
+pub mod ghstcp;
 pub mod highspeed;
 pub mod htcp;
 pub mod reno;
@@ -32,6 +33,7 @@ pub const VARIANTS: &[Variant] = &[
     cubic::VARIANT,
     htcp::VARIANT,
     bic::VARIANT,
+    ghstcp::VARIANT,
 ];
 
 /// What a law may read at a call. Times in seconds.

@@ -100,6 +100,8 @@ struct FlowState {
     start_s: f64,
     base_rtt_s: f64,
     rwnd: f64,
+    /// The access link's capacity caps the sending rate (infinite unless the scenario sets it).
+    access_pps: f64,
     /// This flow's hops are `hop_off..hop_off + hops` in `hop_in` and `path_links`.
     hop_off: usize,
     hops: usize,
@@ -218,6 +220,9 @@ impl FluidEngine {
                 start_s: f.start_s,
                 base_rtt_s: f.rtt_s,
                 rwnd: f.rwnd_pkts,
+                access_pps: f.access_capacity_bps.map_or(f64::INFINITY, |bps| {
+                    bps / (8.0 * sc.links[f.path[0]].packet_size_bytes)
+                }),
                 hop_off: path_links.len(),
                 hops: f.path.len(),
                 ack_off: ack_links.len(),
@@ -402,7 +407,7 @@ impl FluidEngine {
                 rtt += links[l].delay_s;
             }
             f.rtt_s = rtt;
-            f.x = f.w / rtt;
+            f.x = (f.w / rtt).min(f.access_pps);
         }
 
         // 2. Links.
@@ -631,6 +636,7 @@ impl FluidEngine {
                     },
                     mean_cwnd_pkts: per(f.acc.cwnd_integral - s.cwnd_integral),
                     reductions: f.acc.reductions - s.reductions,
+                    connections: 1,
                 }
             })
             .collect();

@@ -759,6 +759,7 @@ impl PacketEngine {
                     },
                     mean_cwnd_pkts: per(a.cwnd_integral_pkt_s - s.cwnd_integral_pkt_s),
                     reductions: (a.reductions - s.reductions) as f64,
+                    connections: 1,
                 }
             })
             .collect();
