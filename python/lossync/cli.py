@@ -201,9 +201,9 @@ def plot(results: Path, x: str, y: str, hue: str | None, output: Path | None) ->
 @click.argument("name", required=False)
 @click.option("--list", "list_them", is_flag=True, help="List the studies.")
 @click.option("--quick", is_flag=True, help="2 seeds × at most 300 s instead of the paper's 10 × 3000 s (for CI; indicative only).")
-@click.option("--engine", type=click.Choice(["fluid", "packet"]), default="fluid", show_default=True)
+@click.option("--engine", type=click.Choice(["fluid", "packet"]), default=None, help="Default: the study's own (see --list).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Default: lossync-reproduce/NAME[-quick].")
-def reproduce(name: str | None, list_them: bool, quick: bool, engine: str, out_dir: Path | None) -> None:
+def reproduce(name: str | None, list_them: bool, quick: bool, engine: str | None, out_dir: Path | None) -> None:
     """Reproduce a study of the seed papers: data, a figure like the paper's, and a report of
     each claim beside what was measured."""
     from .studies import STUDIES

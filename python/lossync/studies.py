@@ -67,6 +67,11 @@ class Study:
     run: Callable[[Path, bool, str], Any]
     figure: Callable[[Any], Any]
     claims: list[Claim] = field(default_factory=list)
+    source: str = PAPER
+    #: The engine the study is meant for (the paper's fluid model, or packets for a test bed).
+    engine: str = "fluid"
+    #: What full fidelity and --quick mean for this study.
+    fidelity: tuple[str, str] = ("full fidelity: 10 seeds × 3000 s", "quick: 2 seeds × at most 300 s, indicative only")
 
 
 def _deep_merge(base: dict, extra: dict) -> dict:
@@ -562,22 +567,23 @@ _register(Study(
 ))
 
 
-def reproduce(name: str, out: str | Path, quick: bool = False, engine: str = "fluid") -> Path:
-    """Runs one study; writes its data, figure.png and report.md into `out`; returns the report."""
+def reproduce(name: str, out: str | Path, quick: bool = False, engine: str | None = None) -> Path:
+    """Runs one study; writes its data, figure.png and report.md into `out`; returns the report.
+    engine: default, the study's own (fluid for the paper's figures, packet for test beds)."""
     from .errors import LossyncError
 
     if name not in STUDIES:
         raise LossyncError(f"unknown study {name!r} (known: {', '.join(STUDIES)})")
     study = STUDIES[name]
+    engine = engine or study.engine
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     data = study.run(out, quick, engine)
     fig = study.figure(data)
     _atomic(out / "figure.png", lambda p: fig.savefig(p, dpi=120, format="png"))
     plt.close(fig)
-    lines = [f"# {study.title}", "", f"Source: {PAPER}. Reproduced with lossync "
-             f"({'quick: 2 seeds × at most 300 s, indicative only' if quick else 'full fidelity: 10 seeds × 3000 s'}; "
-             f"engine {engine}).", "", f"**Setup.** {study.setup}", "", "![figure](figure.png)", "",
+    lines = [f"# {study.title}", "", f"Source: {study.source}. Reproduced with lossync "
+             f"({study.fidelity[1] if quick else study.fidelity[0]}; engine {engine}).", "", f"**Setup.** {study.setup}", "", "![figure](figure.png)", "",
              "| paper's claim | measured | holds |", "|---|---|---|"]
     verdicts = []
     for c in study.claims:
@@ -588,3 +594,6 @@ def reproduce(name: str, out: str | Path, quick: bool = False, engine: str = "fl
     report = out / "report.md"
     _atomic(report, lambda p: p.write_text("\n".join(lines) + "\n"))
     return report
+
+
+from . import study_ghstcp  # noqa: E402,F401  (registers the seed 003 study)

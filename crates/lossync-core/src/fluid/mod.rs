@@ -200,6 +200,10 @@ impl FluidEngine {
         let mut flows = Vec::with_capacity(sc.flows.len());
         let mut path_links = Vec::new();
         let mut ack_links = Vec::new();
+        let mut conns = vec![0usize; sc.flows.last().map_or(0, |f| f.logical + 1)];
+        for f in &sc.flows {
+            conns[f.logical] += 1;
+        }
         let mut max_rtt: f64 = 0.0;
         for f in &sc.flows {
             let law = cc::build(&f.variant, &f.params, &format!("flows[{}].cc", f.group))?;
@@ -220,8 +224,9 @@ impl FluidEngine {
                 start_s: f.start_s,
                 base_rtt_s: f.rtt_s,
                 rwnd: f.rwnd_pkts,
+                // The connections of a parallel flow share the access link: an equal part each.
                 access_pps: f.access_capacity_bps.map_or(f64::INFINITY, |bps| {
-                    bps / (8.0 * sc.links[f.path[0]].packet_size_bytes)
+                    bps / (8.0 * sc.links[f.path[0]].packet_size_bytes) / conns[f.logical] as f64
                 }),
                 hop_off: path_links.len(),
                 hops: f.path.len(),

@@ -9,6 +9,8 @@
 //!    └──────────── d_rev ◄──── [reverse direction (C, B slots), if modelled] ◄── ACK
 //! ```
 //!
+//! The connections of a parallel flow share one access link (they come from one host).
+//!
 //! `T_i` covers everything an empty network adds: one access serialization, one bottleneck
 //! serialization, one ACK serialization on the reverse direction when it is modelled, and the
 //! propagation `d_fwd + d_rev`, split in halves. The receiver sits right behind the bottleneck,
@@ -87,11 +89,10 @@ struct FlowState {
     /// Propagation before the data port and on the way back.
     fwd_delay_ps: SimTime,
     rev_delay_ps: SimTime,
-    access: Serializer,
+    /// Its access link in `PacketEngine::access` (the connections of a parallel flow share one).
+    access: usize,
     /// Serializes this flow's ACKs on its ACK port.
     ack_service: Serializer,
-    /// The access link is busy until then.
-    access_free_ps: SimTime,
     /// Packets between the sender and the bottleneck, with their arrival times (FIFO).
     fwd: VecDeque<(SimTime, Pkt)>,
     /// ACKs on the way back to the sender, with their arrival times (FIFO).
@@ -121,6 +122,8 @@ pub struct PacketEngine {
     flows: Vec<FlowState>,
     /// One per link of the scenario: the bottleneck, then its reverse direction if modelled.
     ports: Vec<Port>,
+    /// Access links, one per logical flow: the serializer and when the link is next free.
+    access: Vec<(Serializer, SimTime)>,
     drop_log: Vec<(f64, usize)>,
     // Measurement.
     warm: bool,
@@ -218,6 +221,7 @@ impl PacketEngine {
 
         let bits = 8.0 * link.packet_size_bytes;
         let mut flows = Vec::with_capacity(n);
+        let mut access_links: Vec<(Serializer, SimTime)> = Vec::new();
         for f in &sc.flows {
             let field = format!("flows[{}]", f.group);
             let law = cc::build(&f.variant, &f.params, &format!("{field}.cc"))?;
@@ -228,6 +232,9 @@ impl PacketEngine {
                 .access_capacity_bps
                 .unwrap_or(ACCESS_SPEEDUP * dl.capacity_bps);
             let access = Serializer::new(bits, access_bps);
+            if f.logical == access_links.len() {
+                access_links.push((access, 0));
+            }
             let ack_bits = 8.0 * f.ack_size_bytes;
             let ack_service = Serializer::new(
                 ack_bits,
@@ -271,9 +278,8 @@ impl PacketEngine {
                 ack_port,
                 fwd_delay_ps: prop_ps / 2,
                 rev_delay_ps: prop_ps - prop_ps / 2,
-                access,
+                access: f.logical,
                 ack_service,
-                access_free_ps: 0,
                 fwd: VecDeque::with_capacity(hint),
                 rev: VecDeque::with_capacity(hint),
                 timer_pending: false,
@@ -306,6 +312,7 @@ impl PacketEngine {
             queue,
             start_ports: vec![PortAcc::default(); ports.len()],
             ports,
+            access: access_links,
             drop_log: Vec::new(),
             warm: false,
             measuring: false,
@@ -431,8 +438,9 @@ impl PacketEngine {
             }
         }
         while let Some(seg) = fl.sender.next_segment(now) {
-            fl.access_free_ps = fl.access_free_ps.max(now) + fl.access.next_ps();
-            let at = fl.access_free_ps + fl.fwd_delay_ps;
+            let (ser, free_ps) = &mut self.access[fl.access];
+            *free_ps = (*free_ps).max(now) + ser.next_ps();
+            let at = *free_ps + fl.fwd_delay_ps;
             if fl.fwd.is_empty() {
                 self.queue.push(at, Event::DataArrival(f as u32));
             }
