@@ -124,12 +124,11 @@ impl GHsTcp {
         let (min, std) = self
             .last_cycle
             .unwrap_or((self.cycle_min_s, self.cycle.std()));
+        let rising = avg > self.prev_round_avg_s; // a queue is building
         self.mode = if avg <= min || avg < min + 2.0 * std {
             Mode::HighSpeed
-        } else if avg >= min + 4.0 * std {
+        } else if avg >= min + 4.0 * std || rising {
             Mode::Reno
-        } else if avg > self.prev_round_avg_s {
-            Mode::Reno // the RTT is rising: a queue is building
         } else {
             Mode::HighSpeed
         };
