@@ -24,7 +24,8 @@ What is modelled (the packet engine's dumbbell, docs/packet.md):
   the wire.) Every other device has no queue disc and a queue no run fills; drops anywhere else
   are counted (Ns3Stats.other_drops, 0 in every run so far).
 - TCP: SACK on, timestamps and window scaling on (ns-3 defaults), an ACK per segment
-  (DelAckCount = 1), initial window from the scenario, RTO = SRTT + max(200 ms, 4 RTTVAR) as in
+  (DelAckCount = 1) or the scenario's `delayed_ack` (DelAckCount, DelAckTimeout; ns-3 sets them
+  for every socket, so all flow groups must agree), initial window from the scenario, RTO = SRTT + max(200 ms, 4 RTTVAR) as in
   Linux and the packet engine (ClockGranularity = MinRto = 200 ms), send buffer large enough
   never to limit the window, receive buffer never limiting (no `rwnd` support: refused).
 - `slow_start = false` is translated, not ignored: the initial ssthresh is the initial window,
@@ -44,7 +45,11 @@ What is modelled (the packet engine's dumbbell, docs/packet.md):
   adaptive_backoff = false -> ThroughputRatio = -1), bic -> TcpBic (all six parameters; ns-3's
   SmoothPart default is 5, Linux's and ours 20). A parameter ns-3 has no knob for accepts only
   its default value; anything else is refused with ScenarioError naming the field, as are more
-  than one link, random loss (`loss_rate`), `rwnd`, and buffers under 2 packets (3 with RED).
+  than one link, a modelled reverse direction (two-way traffic), `parallel` connections, random
+  loss (`loss_rate`), `rwnd`, and buffers under 2 packets (3 with RED). `access_capacity` sets
+  the flow's access link.
+- `wall_limit_s` (benchmarks): the program stops itself, cleanly, at the first simulated
+  millisecond after that much wall time, and the result covers the time simulated.
 - Measurements as in the packet engine: utilization = departures / (capacity x measured time),
   goodput from in-order deliveries, Jain, loss, the queue's exact time average (the program
   integrates the occupancy at every arrival and departure; samples are only for the series),

@@ -12,6 +12,7 @@ pub mod queue;
 pub mod rng;
 pub mod scenario;
 pub mod units;
+pub mod xcp;
 
 pub use error::{Error, Result};
 pub use fluid::FluidEngine;

@@ -71,6 +71,14 @@ pub enum QueueSpec {
         weight: Option<f64>,
         gentle: Option<bool>,
     },
+    /// XCP's router (drop-tail when the buffer is full).
+    Xcp {
+        preset: Option<String>,
+        alpha: Option<f64>,
+        beta: Option<f64>,
+        gamma: Option<f64>,
+        target: Option<f64>,
+    },
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -400,6 +408,9 @@ pub enum Queue {
         weight: f64,
         gentle: bool,
     },
+    /// Katabi, Handley, Rohrs, SIGCOMM 2002: the buffer is drop-tail; the router writes
+    /// feedback into the congestion header of every data packet.
+    Xcp(crate::xcp::XcpParams),
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -659,6 +670,19 @@ pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
         }
     }
 
+    // An XCP sender has no probing of its own: without an XCP router it would never slow down.
+    if let Some(f) = flows.iter().find(|f| {
+        f.variant == "xcp"
+            && !f
+                .path
+                .iter()
+                .any(|&l| matches!(links[l].queue, Queue::Xcp(_)))
+    }) {
+        return Err(Error::field(
+            format!("flows[{}].cc", f.group),
+            "an xcp flow must cross a link with queue = { discipline = \"xcp\" }",
+        ));
+    }
     let loss = resolve_loss(&spec.loss, &links, &flows, base_dir)?;
     let name = spec.name.clone().unwrap_or_else(|| "scenario".to_string());
     Ok(Scenario {
@@ -910,6 +934,35 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
                 weight,
                 gentle: gentle.unwrap_or(true),
             }
+        }
+        Some(QueueSpec::Xcp {
+            preset,
+            alpha,
+            beta,
+            gamma,
+            target,
+        }) => {
+            let qf = format!("{field}.queue");
+            let base = match preset.as_deref().unwrap_or("original") {
+                "original" => crate::xcp::XcpParams::ORIGINAL,
+                "conservative" => crate::xcp::XcpParams::CONSERVATIVE,
+                other => {
+                    return Err(Error::field(
+                        format!("{qf}.preset"),
+                        format!("unknown preset {other:?} (original, conservative)"),
+                    ))
+                }
+            };
+            let p = crate::xcp::XcpParams {
+                alpha: positive(&format!("{qf}.alpha"), alpha.unwrap_or(base.alpha))?,
+                beta: positive(&format!("{qf}.beta"), beta.unwrap_or(base.beta))?,
+                gamma: probability(&format!("{qf}.gamma"), gamma.unwrap_or(base.gamma))?,
+                target: positive(&format!("{qf}.target"), target.unwrap_or(base.target))?,
+            };
+            if p.target > 1.0 {
+                return Err(Error::field(format!("{qf}.target"), "must be at most 1"));
+            }
+            Queue::Xcp(p)
         }
     };
     Ok(Link {

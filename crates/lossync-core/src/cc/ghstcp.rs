@@ -175,6 +175,7 @@ mod tests {
                 let ctx = CcContext {
                     now_s: *t + rtt * i as f64 / 10.0,
                     rtt_s: rtt,
+                    feedback_pkts: 0.0,
                 };
                 g.on_ack(&ctx, 1000.0, 1.0);
                 if i == 0 {
@@ -204,6 +205,7 @@ mod tests {
         let ctx = CcContext {
             now_s: t,
             rtt_s: 0.108,
+            feedback_pkts: 0.0,
         };
         let w = g.on_loss(&ctx, 1000.0, 1.0);
         assert_eq!(w, 500.0, "Reno mode: b = 0.5");
@@ -226,6 +228,7 @@ mod tests {
         let inside = |t: f64, rtt_s: f64| CcContext {
             now_s: t - 0.001,
             rtt_s,
+            feedback_pkts: 0.0,
         };
         let a = HighSpeed::default().a(1000.0);
         let w = g.on_ack(&inside(t, 0.1), 1000.0, 1.0);

@@ -24,6 +24,7 @@ pub mod highspeed;
 pub mod htcp;
 pub mod reno;
 pub mod scalable;
+pub mod xcp;
 
 /// Every variant a scenario can name. One line per variant.
 pub const VARIANTS: &[Variant] = &[
@@ -34,6 +35,7 @@ pub const VARIANTS: &[Variant] = &[
     htcp::VARIANT,
     bic::VARIANT,
     ghstcp::VARIANT,
+    xcp::VARIANT,
 ];
 
 /// What a law may read at a call. Times in seconds.
@@ -43,6 +45,9 @@ pub struct CcContext {
     pub now_s: f64,
     /// The latest RTT sample (fluid: the current `R = d + q/C`).
     pub rtt_s: f64,
+    /// XCP: the window change per acknowledged packet the routers on the path asked for (the
+    /// echoed congestion header; 0 where no XCP router is on the path).
+    pub feedback_pkts: f64,
 }
 
 /// A congestion-control law. Windows are in packets.
@@ -56,6 +61,13 @@ pub trait CongestionControl: Send + Sync + std::fmt::Debug {
     /// fractional). Updates the law's own state and returns the window to continue with, which is
     /// also the new slow-start threshold.
     fn on_loss(&mut self, ctx: &CcContext, cwnd: f64, reductions: f64) -> f64;
+
+    /// Whether the engine's slow start applies below ssthresh (false for laws that set the
+    /// window themselves, like XCP's, which would otherwise slow-start whenever feedback takes
+    /// the window under the ssthresh of its last loss).
+    fn slow_starts(&self) -> bool {
+        true
+    }
 }
 
 /// The fraction of the window kept after `reductions` decreases that each keep `gamma`. Whole
@@ -214,7 +226,11 @@ pub(crate) mod testing {
     }
 
     pub fn ctx(now_s: f64, rtt_s: f64) -> CcContext {
-        CcContext { now_s, rtt_s }
+        CcContext {
+            now_s,
+            rtt_s,
+            feedback_pkts: 0.0,
+        }
     }
 
     /// Feeds one RTT of per-packet ACKs (one per packet of the window at the round's start).

@@ -23,7 +23,8 @@ use crate::metrics::{
 };
 use crate::queue::{self, Discipline};
 use crate::rng::Rng;
-use crate::scenario::{LossModel, Scenario};
+use crate::scenario::{LossModel, Queue, Scenario};
+use crate::xcp::{self, Feedback, IntervalTotals, XcpParams};
 use sync::SyncModule;
 
 /// At most this many congestion events are logged one by one (all are counted).
@@ -119,6 +120,7 @@ struct LinkState {
     buffer_pkts: f64,
     loss_rate: f64,
     discipline: Box<dyn Discipline>,
+    xcp: Option<FluidXcp>,
     members: Vec<Member>,
     q: f64,
     /// Queueing delay `q/C` at the start of the step.
@@ -190,6 +192,49 @@ pub struct FluidEngine {
     last_record_s: f64,
     series: Vec<Vec<f64>>,
     flow_updates: u64,
+    /// Some link runs an XCP router (senders then look up their path's feedback every step).
+    has_xcp: bool,
+}
+
+/// An XCP router on a fluid link: the same law as the packet engine's (`crate::xcp`), fed with
+/// the fluid packets of each step.
+#[derive(Debug)]
+struct FluidXcp {
+    params: XcpParams,
+    totals: IntervalTotals,
+    q_min: f64,
+    feedback: Feedback,
+    interval_s: f64,
+    ends_s: f64,
+}
+
+impl FluidXcp {
+    /// One step's arrivals: (packets, the sender's RTT and window) per member.
+    fn account(&mut self, arrivals: impl Iterator<Item = (f64, f64, f64)>, q: f64) {
+        for (pkts, rtt, w) in arrivals {
+            if pkts > 0.0 && w > 0.0 {
+                self.totals.packets += pkts;
+                self.totals.rtt_over_cwnd += pkts * rtt / w;
+                self.totals.rtt_sum += pkts * rtt;
+            }
+        }
+        self.q_min = self.q_min.min(q);
+    }
+
+    fn end_interval(&mut self, now_s: f64, capacity_pps: f64) {
+        let q = if self.q_min.is_finite() {
+            self.q_min
+        } else {
+            0.0
+        };
+        self.feedback = xcp::control(&self.params, self.interval_s, capacity_pps, q, &self.totals);
+        if self.totals.packets > 0.0 {
+            self.interval_s = self.totals.rtt_sum / self.totals.packets;
+        }
+        self.totals = IntervalTotals::default();
+        self.q_min = f64::INFINITY;
+        self.ends_s = now_s + self.interval_s;
+    }
 }
 
 impl FluidEngine {
@@ -259,6 +304,9 @@ impl FluidEngine {
                 })
                 .collect();
             let n = members.len();
+            // XCP's first control interval: the mean base RTT of the flows crossing the link.
+            let mean_rtt =
+                members.iter().map(|m| sc.flows[m.flow].rtt_s).sum::<f64>() / n.max(1) as f64;
             // Stream 2000 + link: each link's module draws from its own stream.
             let sync = sync_spec.map(|(s, p)| {
                 SyncModule::new(s.clone(), p, n, Rng::new(sc.run.seed, 2000 + li as u64))
@@ -269,6 +317,17 @@ impl FluidEngine {
                 buffer_pkts: l.buffer_pkts,
                 loss_rate: l.loss_rate,
                 discipline: queue::build(&l.queue),
+                xcp: match l.queue {
+                    Queue::Xcp(params) => Some(FluidXcp {
+                        params,
+                        totals: IntervalTotals::default(),
+                        q_min: f64::INFINITY,
+                        feedback: Feedback::default(),
+                        interval_s: mean_rtt,
+                        ends_s: mean_rtt,
+                    }),
+                    _ => None,
+                },
                 members,
                 q: 0.0,
                 delay_s: 0.0,
@@ -324,6 +383,7 @@ impl FluidEngine {
             last_record_s: 0.0,
             series: (0..n_cols).map(|_| Vec::with_capacity(n_records)).collect(),
             flow_updates: 0,
+            has_xcp: links.iter().any(|l| l.xcp.is_some()),
             flows,
             links,
             scenario: sc,
@@ -384,6 +444,7 @@ impl FluidEngine {
         }
         let warm = self.warm;
         let reductions_per_event = self.reductions_per_event;
+        let has_xcp = self.has_xcp;
         let (flows, links, hop_in, ring, path_links, ack_links) = (
             &mut self.flows,
             &mut self.links,
@@ -438,6 +499,18 @@ impl FluidEngine {
                 link.overflowed[k] = 0.0;
                 arriving_sum += rate;
                 admitted_sum += arriving - early;
+            }
+            if let Some(x) = &mut link.xcp {
+                x.account(
+                    link.members.iter().zip(&link.rate).map(|(m, &r)| {
+                        let f = &flows[m.flow];
+                        (r * dt, f.rtt_s, f.w)
+                    }),
+                    link.q,
+                );
+                if t + dt >= x.ends_s {
+                    x.end_interval(t + dt, c);
+                }
             }
             let early_sum = arriving_sum * dt - admitted_sum;
             let avail = link.q + admitted_sum;
@@ -515,9 +588,24 @@ impl FluidEngine {
                 continue;
             }
             let r = std::mem::take(slot);
+            // XCP: the smallest feedback of the XCP routers on the path, per packet acked (the
+            // fluid model applies it at once, without the RTT a header takes to come back).
+            let mut feedback_pkts = f64::INFINITY;
+            if has_xcp {
+                for &l in &path_links[f.hop_off..f.hop_off + f.hops] {
+                    if let Some(x) = &links[l].xcp {
+                        feedback_pkts = feedback_pkts.min(x.feedback.per_packet(f.w, f.rtt_s));
+                    }
+                }
+            }
             let ctx = CcContext {
                 now_s: t,
                 rtt_s: f.rtt_s,
+                feedback_pkts: if feedback_pkts.is_finite() {
+                    feedback_pkts
+                } else {
+                    0.0
+                },
             };
             if r > 0.0 {
                 f.w = f.cc.on_loss(&ctx, f.w, r).max(1.0);
@@ -525,7 +613,7 @@ impl FluidEngine {
                 f.acc.reductions += r;
             }
             let acked = f.x * dt;
-            f.w = if f.w < f.ssthresh {
+            f.w = if f.w < f.ssthresh && f.cc.slow_starts() {
                 f.w + acked
             } else {
                 f.cc.on_ack(&ctx, f.w, acked)

@@ -43,6 +43,8 @@ pub enum Event {
     Pace(u32),
     /// The flow's delayed-ACK timer (stale unless `gen` is current, as for `Rto`).
     DelAck { flow: u32, gen: u32 },
+    /// The XCP router of a port ends its control interval.
+    XcpInterval(u32),
     /// Take one time-series sample.
     Record,
     /// The warm-up ends.

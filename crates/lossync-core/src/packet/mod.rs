@@ -304,6 +304,11 @@ impl PacketEngine {
             queue.push(f.start_ps, Event::FlowStart(i as u32));
         }
         queue.push(ps_from_s(sc.run.warmup_s), Event::WarmupEnd);
+        for (i, p) in ports.iter().enumerate() {
+            if p.has_xcp() {
+                queue.push(ps_from_s(mean_rtt_s), Event::XcpInterval(i as u32));
+            }
+        }
         queue.push(0, Event::Record);
 
         Ok(PacketEngine {
@@ -413,6 +418,12 @@ impl PacketEngine {
                 self.flows[f as usize].pace_pending = false;
                 self.send(f as usize);
             }
+            Event::XcpInterval(p) => {
+                if let Some(d) = self.ports[p as usize].xcp_interval() {
+                    self.queue
+                        .push(self.now_ps + ps_from_s(d), Event::XcpInterval(p));
+                }
+            }
             Event::Record => self.record(),
             Event::WarmupEnd => {
                 self.warm = true;
@@ -452,6 +463,10 @@ impl PacketEngine {
                     seq: seg.seq,
                     sacked: 0,
                     stamp_ps: now,
+                    cwnd_pkts: fl.sender.cwnd_pkts() as f32,
+                    rtt_s: fl.sender.srtt_s() as f32,
+                    // No demand of its own: the routers' feedback decides (the minimum wins).
+                    feedback_pkts: f32::INFINITY,
                 },
             ));
             if let Some(p) = fl.pacing {
@@ -545,13 +560,16 @@ impl PacketEngine {
                 cum: pkt.seq,
                 sacked: pkt.sacked,
                 echo_ps: pkt.stamp_ps,
+                feedback_pkts: pkt.feedback_pkts,
             };
             return self.ack_onto_return_path(f, ack);
         }
         // The receiver sits right behind the bottleneck.
         let fl = &mut self.flows[f];
         let before = fl.receiver.delivered_pkts();
-        let ack = fl.receiver.receive(pkt.seq, pkt.stamp_ps);
+        let ack = fl
+            .receiver
+            .receive(pkt.seq, pkt.stamp_ps, pkt.feedback_pkts);
         fl.interval_delivered += fl.receiver.delivered_pkts() - before;
         match ack {
             Some(ack) => self.send_ack(f, ack),
@@ -584,6 +602,9 @@ impl PacketEngine {
                     seq: ack.cum,
                     sacked: ack.sacked,
                     stamp_ps: ack.echo_ps,
+                    cwnd_pkts: 0.0,
+                    rtt_s: 0.0,
+                    feedback_pkts: ack.feedback_pkts,
                 },
             ),
             None => self.ack_onto_return_path(f, ack),

@@ -7,6 +7,7 @@ use crate::metrics::EventRecord;
 use crate::queue::red::Red;
 use crate::rng::Rng;
 use crate::scenario::{Link, Queue};
+use crate::xcp::{self, Feedback, IntervalTotals, XcpParams};
 use std::collections::VecDeque;
 
 /// At most this many congestion events are logged one by one per port (all are counted).
@@ -23,6 +24,11 @@ pub struct Pkt {
     pub sacked: u64,
     /// Data: when it was sent. ACK: the send time it echoes.
     pub stamp_ps: SimTime,
+    /// XCP's congestion header (Katabi et al. 2002 §3.1): the sender's window and RTT, and the
+    /// feedback the routers ask for (packets of window; an ACK echoes it).
+    pub cwnd_pkts: f32,
+    pub rtt_s: f32,
+    pub feedback_pkts: f32,
 }
 
 /// Running totals since t = 0 (data packets; ACKs apart); statistics are differences of two
@@ -45,6 +51,18 @@ pub enum Admit {
     Queued,
     /// Queued into an idle port: its service ends after this many picoseconds.
     Serving(SimTime),
+}
+
+/// An XCP router on the port: this interval's totals and the feedback of the last one.
+#[derive(Debug)]
+struct XcpState {
+    params: XcpParams,
+    totals: IntervalTotals,
+    /// The smallest occupancy an arrival saw this interval (the persistent queue).
+    q_min: usize,
+    feedback: Feedback,
+    /// The current control interval (the mean RTT of the last interval's packets).
+    interval_s: f64,
 }
 
 #[derive(Debug)]
@@ -76,6 +94,7 @@ pub struct Port {
     pub service_ps: SimTime,
     queue: VecDeque<Pkt>,
     red: Option<RedState>,
+    xcp: Option<XcpState>,
     random_loss: f64,
     rng: Rng,
     idle_since_ps: SimTime,
@@ -108,8 +127,18 @@ impl Port {
         presize: usize,
     ) -> Self {
         let data_service = Serializer::new(8.0 * link.packet_size_bytes, link.capacity_bps);
+        let xcp = match link.queue {
+            Queue::Xcp(params) => Some(XcpState {
+                params,
+                totals: IntervalTotals::default(),
+                q_min: usize::MAX,
+                feedback: Feedback::default(),
+                interval_s: s_from_ps(tau_ps),
+            }),
+            _ => None,
+        };
         let red = match link.queue {
-            Queue::Droptail => None,
+            Queue::Droptail | Queue::Xcp(_) => None,
             Queue::Red {
                 min_th,
                 max_th,
@@ -130,6 +159,7 @@ impl Port {
             data_service,
             queue: VecDeque::with_capacity(buffer_slots.min(presize)),
             red,
+            xcp,
             random_loss: link.loss_rate,
             // Stream 3000 + link: the packet engine's per-link randomness (random loss, RED).
             rng: Rng::new(seed, 3000 + index as u64),
@@ -203,6 +233,18 @@ impl Port {
             return Admit::Dropped;
         }
         self.integrate(now_ps);
+        let mut pkt = pkt;
+        if let (Some(x), false) = (&mut self.xcp, pkt.is_ack) {
+            // Katabi et al. §3.5: account the packet, then cut its feedback to this router's.
+            let (w, r) = (pkt.cwnd_pkts as f64, pkt.rtt_s as f64);
+            x.totals.packets += 1.0;
+            if w > 0.0 && r > 0.0 {
+                x.totals.rtt_over_cwnd += r / w;
+                x.totals.rtt_sum += r;
+            }
+            x.q_min = x.q_min.min(q);
+            pkt.feedback_pkts = pkt.feedback_pkts.min(x.feedback.per_packet(w, r) as f32);
+        }
         self.queue.push_back(pkt);
         self.q_max = self.q_max.max(q + 1);
         if q == 0 {
@@ -246,6 +288,34 @@ impl Port {
     pub fn start_next(&mut self, ack_service: &mut Serializer) -> SimTime {
         let pkt = *self.queue.front().expect("a packet to serve");
         self.service_time(&pkt, ack_service)
+    }
+
+    /// XCP: the control interval ends now; computes the next interval's feedback and returns
+    /// when that interval ends (`None` without an XCP router).
+    pub fn xcp_interval(&mut self) -> Option<f64> {
+        let x = self.xcp.as_mut()?;
+        let q = if x.q_min == usize::MAX {
+            self.queue.len()
+        } else {
+            x.q_min
+        };
+        x.feedback = xcp::control(
+            &x.params,
+            x.interval_s,
+            self.capacity_pps,
+            q as f64,
+            &x.totals,
+        );
+        if x.totals.packets > 0.0 && x.totals.rtt_sum > 0.0 {
+            x.interval_s = x.totals.rtt_sum / x.totals.packets;
+        }
+        x.totals = IntervalTotals::default();
+        x.q_min = usize::MAX;
+        Some(x.interval_s)
+    }
+
+    pub fn has_xcp(&self) -> bool {
+        self.xcp.is_some()
     }
 
     /// A data drop of `flow` joins the congestion event under way or begins a new one.

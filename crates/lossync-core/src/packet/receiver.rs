@@ -24,6 +24,8 @@ pub struct Receiver {
     pending: u32,
     pending_echo_ps: SimTime,
     pending_last: u64,
+    /// XCP: the feedback of the latest packet, for the delayed ACK that echoes it.
+    pending_feedback: f32,
 }
 
 impl Receiver {
@@ -41,6 +43,7 @@ impl Receiver {
             pending: 0,
             pending_echo_ps: 0,
             pending_last: 0,
+            pending_feedback: 0.0,
         }
     }
 
@@ -50,10 +53,11 @@ impl Receiver {
         self
     }
 
-    /// Packet `seq`, sent at `sent_ps`, arrives. Returns the ACK to send now, or `None` while
+    /// Packet `seq`, sent at `sent_ps` with XCP feedback `feedback_pkts`, arrives. Returns the ACK to send now, or `None` while
     /// it is delayed (an ACK is delayed only for in-order data with no hole; RFC 5681 §4.2 asks
     /// for an immediate ACK on out-of-order data and when a hole fills).
-    pub fn receive(&mut self, seq: u64, sent_ps: SimTime) -> Option<Ack> {
+    pub fn receive(&mut self, seq: u64, sent_ps: SimTime, feedback_pkts: f32) -> Option<Ack> {
+        self.pending_feedback = feedback_pkts;
         let in_order = seq == self.rcv_nxt && self.held == 0;
         let cum = self.on_data(seq);
         if self.pending == 0 {
@@ -76,6 +80,7 @@ impl Receiver {
             cum,
             sacked: seq,
             echo_ps,
+            feedback_pkts,
         })
     }
 
@@ -94,6 +99,7 @@ impl Receiver {
             cum: self.rcv_nxt,
             sacked: self.pending_last,
             echo_ps: self.pending_echo_ps,
+            feedback_pkts: self.pending_feedback,
         })
     }
 
@@ -187,16 +193,16 @@ mod tests {
         // RFC 5681 §4.2: an ACK for every second in-order packet; an immediate ACK for
         // out-of-order data and for data that fills a hole.
         let mut r = Receiver::new(64).with_ack_every(2);
-        assert_eq!(r.receive(0, 10), None);
+        assert_eq!(r.receive(0, 10, 0.0), None);
         assert_eq!(r.pending(), 1);
-        let a = r.receive(1, 20).expect("second packet");
+        let a = r.receive(1, 20, 0.0).expect("second packet");
         assert_eq!((a.cum, a.sacked, a.echo_ps), (2, 1, 10)); // echo of the earliest (RFC 7323)
-        assert_eq!(r.receive(2, 30), None);
-        let a = r.receive(4, 50).expect("out of order: at once");
+        assert_eq!(r.receive(2, 30, 0.0), None);
+        let a = r.receive(4, 50, 0.0).expect("out of order: at once");
         assert_eq!((a.cum, a.sacked, a.echo_ps), (3, 4, 30));
-        let a = r.receive(3, 40).expect("fills the hole: at once");
+        let a = r.receive(3, 40, 0.0).expect("fills the hole: at once");
         assert_eq!((a.cum, a.sacked), (5, 3));
-        assert_eq!(r.receive(5, 60), None);
+        assert_eq!(r.receive(5, 60, 0.0), None);
         let a = r.flush().expect("timer");
         assert_eq!((a.cum, a.sacked, a.echo_ps), (6, 5, 60));
         assert_eq!(r.flush(), None);

@@ -42,7 +42,7 @@ pub const RTO_MAX_PS: SimTime = 60_000_000_000_000;
 pub const MIN_SSTHRESH_PKTS: f64 = 2.0;
 
 /// What the receiver sends back for every data packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ack {
     /// Cumulative ACK: every packet below this has arrived.
     pub cum: u64,
@@ -50,6 +50,8 @@ pub struct Ack {
     pub sacked: u64,
     /// That packet's send time (ideal timestamp echo).
     pub echo_ps: SimTime,
+    /// XCP: the feedback of the packet's congestion header, echoed (packets of window).
+    pub feedback_pkts: f32,
 }
 
 /// A packet the sender puts on the wire.
@@ -133,6 +135,8 @@ pub struct Sender {
     /// When the retransmission timer expires; `None` = not running.
     rto_deadline_ps: Option<SimTime>,
     latest_rtt_s: f64,
+    /// The echoed XCP feedback of the ACK being processed.
+    feedback_pkts: f64,
     last_integrated_ps: SimTime,
     started: bool,
     stats: SenderStats,
@@ -174,6 +178,7 @@ impl Sender {
             backoff: 0,
             rto_deadline_ps: None,
             latest_rtt_s: base_rtt_s,
+            feedback_pkts: 0.0,
             last_integrated_ps: 0,
             started: false,
             stats: SenderStats::default(),
@@ -260,6 +265,7 @@ impl Sender {
         CcContext {
             now_s: s_from_ps(now_ps),
             rtt_s: self.latest_rtt_s,
+            feedback_pkts: self.feedback_pkts,
         }
     }
 
@@ -343,6 +349,7 @@ impl Sender {
     pub fn on_ack(&mut self, now_ps: SimTime, ack: Ack) {
         self.integrate(now_ps);
         self.on_rtt_sample(now_ps.saturating_sub(ack.echo_ps));
+        self.feedback_pkts = ack.feedback_pkts as f64;
 
         // The SACK: the packet that triggered this ACK has arrived.
         if ack.sacked >= self.snd_una && ack.sacked < self.snd_nxt {
@@ -409,7 +416,7 @@ impl Sender {
         // Growth: per new cumulative ACK, not during fast recovery (RFC 6675 keeps cwnd there).
         if advanced && !matches!(self.recovery, Recovery::Fast { .. }) {
             let acked = newly_acked.min(self.abc_limit);
-            if self.cwnd_pkts < self.ssthresh_pkts {
+            if self.cwnd_pkts < self.ssthresh_pkts && self.cc.slow_starts() {
                 // RFC 5681 §3.1 eq. (2), with RFC 3465's byte counting: one packet per packet
                 // acknowledged, at most L per ACK.
                 self.cwnd_pkts += acked;
@@ -609,6 +616,7 @@ mod tests {
                     cum,
                     sacked: seg.seq,
                     echo_ps: sent_ps,
+                    feedback_pkts: 0.0,
                 },
             );
             if before == Recovery::Open && matches!(s.recovery(), Recovery::Fast { .. }) {
@@ -714,6 +722,7 @@ mod tests {
                 cum,
                 sacked: 0,
                 echo_ps: deadline,
+                feedback_pkts: 0.0,
             },
         );
         assert_eq!(s.cwnd_pkts(), 2.0);

@@ -15,7 +15,8 @@ pub trait Discipline: Send + Sync + std::fmt::Debug {
 
 pub fn build(q: &Queue) -> Box<dyn Discipline> {
     match *q {
-        Queue::Droptail => Box::new(droptail::DropTail),
+        // XCP's router signals by feedback, not drops: its buffer is drop-tail.
+        Queue::Droptail | Queue::Xcp(_) => Box::new(droptail::DropTail),
         Queue::Red {
             min_th,
             max_th,
