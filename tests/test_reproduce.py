@@ -7,7 +7,7 @@ import pytest
 
 from lossync.studies import STUDIES, reproduce
 
-EXPECTED = ["fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "testbed"]
+EXPECTED = ["fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "testbed", "ghstcp", "xcp-stability", "buffer-requirements"]
 
 
 def test_list_names_every_study():

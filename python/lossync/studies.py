@@ -596,4 +596,4 @@ def reproduce(name: str, out: str | Path, quick: bool = False, engine: str | Non
     return report
 
 
-from . import study_ghstcp  # noqa: E402,F401  (registers the seed 003 study)
+from . import study_ghstcp, study_xcp  # noqa: E402,F401  (register the studies of seeds 003 and 004)

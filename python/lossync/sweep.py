@@ -159,6 +159,9 @@ def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict
         result = run(doc, progress=False, base_dir=base_dir)
         s = result.summary
         row.update({m: s[m] for m in METRICS})
+        headline = next(l for l in s["links"] if l["name"] == s["bottleneck"])
+        row["max_queue_pkts"] = headline["max_queue_pkts"]
+        row["drops_pkts"] = headline["drops_pkts"]  # the whole run, warm-up included
         row["flow_throughput_bps"] = [f["throughput_bps"] for f in s["flows"]]
         resolved = json.dumps(result.scenario, sort_keys=True)
         row["scenario_hash"] = hashlib.sha256(resolved.encode()).hexdigest()[:16]

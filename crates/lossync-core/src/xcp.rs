@@ -40,7 +40,10 @@ impl XcpParams {
 /// What the link saw during one control interval.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct IntervalTotals {
-    /// Packets that arrived (with a congestion header).
+    /// Everything that arrived, in packets of the link's size (ACKs count by their bytes): the
+    /// input traffic `y·d`.
+    pub input_pkts: f64,
+    /// Data packets that arrived (with a congestion header).
     pub packets: f64,
     /// Σ over those packets of rtt_i / cwnd_i (s per packet of window).
     pub rtt_over_cwnd: f64,
@@ -78,7 +81,7 @@ pub fn control(
     if d_s <= 0.0 || t.packets <= 0.0 {
         return Feedback::default();
     }
-    let y = t.packets / d_s;
+    let y = t.input_pkts.max(t.packets) / d_s;
     let spare = p.target * capacity_pps - y;
     let phi = p.alpha * d_s * spare - p.beta * queue_pkts;
     let h = (p.gamma * y * d_s - phi.abs()).max(0.0);
@@ -112,6 +115,7 @@ mod tests {
         for &(w, r) in &flows {
             let n = w / r * d;
             t.packets += n;
+            t.input_pkts += n;
             t.rtt_over_cwnd += n * r / w;
             t.rtt_sum += n * r;
         }
@@ -129,6 +133,7 @@ mod tests {
         for &(w, r) in &flows {
             let n = w / r * d;
             t.packets += n;
+            t.input_pkts += n;
             t.rtt_over_cwnd += n * r / w;
         }
         let fb = control(&p, d, cap, 50.0, &t);

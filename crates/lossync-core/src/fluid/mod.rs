@@ -214,6 +214,7 @@ impl FluidXcp {
         for (pkts, rtt, w) in arrivals {
             if pkts > 0.0 && w > 0.0 {
                 self.totals.packets += pkts;
+                self.totals.input_pkts += pkts;
                 self.totals.rtt_over_cwnd += pkts * rtt / w;
                 self.totals.rtt_sum += pkts * rtt;
             }

@@ -234,8 +234,13 @@ impl Port {
         }
         self.integrate(now_ps);
         let mut pkt = pkt;
+        if let (Some(x), true) = (&mut self.xcp, pkt.is_ack) {
+            // ACKs are input traffic too (by their bytes), but carry no header to mark.
+            x.totals.input_pkts += ack_service.nominal_ps() as f64 / self.service_ps as f64;
+        }
         if let (Some(x), false) = (&mut self.xcp, pkt.is_ack) {
             // Katabi et al. §3.5: account the packet, then cut its feedback to this router's.
+            x.totals.input_pkts += 1.0;
             let (w, r) = (pkt.cwnd_pkts as f64, pkt.rtt_s as f64);
             x.totals.packets += 1.0;
             if w > 0.0 && r > 0.0 {
