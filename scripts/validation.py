@@ -318,6 +318,58 @@ def fig8_figure(df: pd.DataFrame, path: Path) -> None:
     _save(fig, path)
 
 
+def grid_stats(g: pd.DataFrame, j: pd.DataFrame) -> dict:
+    """The numbers the text of sections 1 and 2 quotes."""
+    w = side_by_side(g, ["variant", "buffer"], ["utilization", "jain", "sync_rate_mean", "loss_rate"]).sort_values("buffer")
+    du = (w["utilization_packet"] - w["utilization_ns3"]) * 100
+    htcp = w["variant"] == "htcp"
+    out = {
+        "u_max_other": float(du[~htcp].abs().max()),
+        "htcp_du": ", ".join(f"{v:.1f}" for v in du[htcp]),
+        "htcp_loss": f"{w.loc[htcp, 'loss_rate_packet'].min() * 100:.1f}–{w.loc[htcp, 'loss_rate_packet'].max() * 100:.1f}% "
+                     f"against {w.loc[htcp, 'loss_rate_ns3'].min() * 100:.1f}–{w.loc[htcp, 'loss_rate_ns3'].max() * 100:.1f}%",
+        "sync_agree": int(((w["sync_rate_mean_packet"] - w["sync_rate_mean_ns3"]).abs() <= 0.1).sum()),
+        "sync_apart": ", ".join(f"{NAMES[r.variant]} at {r.buffer:g}" for r in w[
+            (w["sync_rate_mean_packet"] - w["sync_rate_mean_ns3"]).abs() > 0.1].itertuples()) or "none",
+        "cells": len(w),
+        "fluid_sync_max": float((w["sync_rate_mean_fluid"] - w["sync_rate_mean_packet"]).abs().max()),
+        "fluid_u_max": float((w["utilization_fluid"] - w["utilization_packet"]).abs().max() * 100),
+    }
+    # Phase effects: Jain's index of each jittered run against the unjittered cell.
+    ok = j[j["error"].isna()] if not j.empty else j
+    for engine, key in [("packet", "jain_phase_max"), ("ns3", "jain_phase_max_ns3")]:
+        base = g[(g["engine"] == engine) & (g["buffer"] == 0.25)].set_index("variant")["jain"]
+        e = ok[ok["engine"] == engine] if not ok.empty else ok
+        out[key] = float((e["jain"] - e["variant"].map(base)).abs().max()) if len(e) else float("nan")
+    agree, apart = [], []
+    for v in JITTER_VARIANTS:
+        m = {e: ok[(ok["variant"] == v) & (ok["engine"] == e)]["jain"].mean() for e in ("packet", "ns3")} if len(ok) else {}
+        if not m or any(math.isnan(x) for x in m.values()):
+            continue
+        text = f"{NAMES[v]} ({m['packet']:.2f} vs {m['ns3']:.2f})"
+        (agree if abs(m["packet"] - m["ns3"]) <= 0.05 else apart).append(text)
+    out["jain_agree"] = " and ".join(agree) or "no variant"
+    out["jain_apart"] = " and ".join(apart) or "none"
+    return out
+
+
+def cost_text(g: pd.DataFrame, f8: pd.DataFrame) -> str:
+    """Packets per wall second in the validation runs themselves (steady state, long runs)."""
+    parts = []
+    for label, df in [("the 100 Mb/s grid (300 s runs)", g), ("the 1 Gb/s Fig. 8 runs (100 s)", f8)]:
+        if df.empty or "cost_data_packets" not in df:
+            continue
+        rate = {}
+        for engine in ("packet", "ns3"):
+            e = df[(df["engine"] == engine) & df["error"].isna() & (df["cost_wall_s"] > 0)]
+            if len(e):
+                rate[engine] = float((e["cost_data_packets"] / e["cost_wall_s"]).median())
+        if len(rate) == 2:
+            parts.append(f"in {label}, the median over cells is {rate['packet']:,.0f} data packets per wall second in the "
+                         f"packet engine and {rate['ns3']:,.0f} in ns-3 ({rate['packet'] / rate['ns3']:,.0f}×)")
+    return ("In the validation runs themselves, past the start-up: " + "; ".join(parts) + ".") if parts else ""
+
+
 def report() -> None:
     parts = {}
     for study in ["grid", "jitter", "fig8"]:
@@ -329,11 +381,16 @@ def report() -> None:
         grid_figure(g, DIR / "grid.png")
     if not f8.empty:
         fig8_figure(f8, DIR / "fig8.png")
+    bench = DIR / "bench.txt"
     text = tpl.format(
         grid_table=grid_table(g) if not g.empty else "(not run)",
         jitter_table=jitter_table(j) if not j.empty else "(not run)",
         fig8_table=fig8_table(f8) if not f8.empty else "(not run)",
+        fig8_text=(DIR / "fig8.md").read_text().strip() if (DIR / "fig8.md").exists() else "",
+        bench_text=("```\n" + bench.read_text().strip() + "\n```" if bench.exists() else "(not measured)"),
+        cost_text=cost_text(g, f8),
         missing=missing_text(),
+        **grid_stats(g, j),
     )
     tmp = DOC.with_suffix(".tmp")
     tmp.write_text(text)

@@ -90,9 +90,35 @@ def test_two_links_are_refused_naming_the_field():
         ({"cc": {"variant": "reno", "a": 2}, "rtt": "100ms"}, r"^flows\[0\]\.cc\.a: "),
         ({"cc": {"variant": "scalable", "a": 0.03}, "rtt": "100ms"}, r"^flows\[0\]\.cc\.a: "),
         ({"cc": "reno", "rtt": "100ms", "pacing": {"ss_ratio": 1.2345}}, r"^flows\[0\]\.pacing\.ss_ratio: "),
+        ({"cc": "reno", "rtt": "100ms", "parallel": 2}, r"^flows\[0\]\.parallel: "),
+        ({"cc": "reno", "rtt": "100ms", "direction": "reverse"}, r"^dumbbell\.reverse: "),
+        ({"cc": "ghstcp", "rtt": "100ms"}, r"^flows\[0\]\.cc: "),
     ],
 )
 def test_untranslatable_fields_are_refused(flow, field):
     doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}}, "flows": [flow]}
     with pytest.raises(lossync.ScenarioError, match=field):
         run_ns3(doc)
+
+
+def test_an_xcp_router_is_refused():
+    doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}, "queue": {"discipline": "xcp"}},
+           "flows": [{"cc": "xcp", "rtt": "100ms"}]}
+    with pytest.raises(lossync.ScenarioError, match=r"^links\[0\]\.queue: "):
+        run_ns3(doc)
+
+
+def test_delayed_acks_and_access_rates_translate():
+    from lossync.ns3_engine import _resolve, translate
+
+    doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}},
+           "flows": [{"cc": "reno", "rtt": "100ms", "delayed_ack": {"count": 2, "timeout": "40ms"}, "access_capacity": "5Mbps"}]}
+    params = translate(_resolve(doc, (), None))
+    assert "delack_count 2\n" in params and "delack_timeout 0.04\n" in params
+    assert "@access_bps=5000000.0" in params
+
+
+def test_a_wall_time_limit_stops_the_run_and_reports_how_far_it_got():
+    r, st = run_ns3_with_stats(reno({"packets": 20}, duration="100000s", warmup="0s"), wall_limit_s=2)
+    assert 0 < st.sim_s < 100000 and st.wall_s < 60
+    assert r.summary["duration_s"] == pytest.approx(st.sim_s)

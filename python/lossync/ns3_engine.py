@@ -297,6 +297,8 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
     mss = ps - HEADER_BYTES
     b = max(1, int(round(link["buffer_pkts"])))
     queue = link["queue"]
+    if queue["discipline"] not in ("droptail", "red"):
+        raise ScenarioError(f"links[0].queue: the ns3 engine has no {queue['discipline']!r} queue (droptail, red)")
     red = queue["discipline"] == "red"
     if b < (3 if red else 2):
         raise ScenarioError(f"links[0].buffer: the ns3 engine needs at least {3 if red else 2} packets with {queue['discipline']} (one is always in service)")

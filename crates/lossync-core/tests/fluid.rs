@@ -173,7 +173,15 @@ seed = {seed}
     .summary
 }
 
-const VARIANTS: [&str; 6] = ["reno", "highspeed", "scalable", "cubic", "htcp", "bic"];
+const VARIANTS: [&str; 7] = [
+    "reno",
+    "highspeed",
+    "scalable",
+    "cubic",
+    "htcp",
+    "bic",
+    "ghstcp",
+];
 const LOSS_MODELS: [&str; 4] = [
     "model = \"proportional\"",
     "model = \"sync\"\nsync = { kind = \"normal\", x = 0.3 }",

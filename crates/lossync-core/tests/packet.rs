@@ -360,7 +360,15 @@ fn packet_statistics_start_at_the_first_drop_after_the_warm_up() {
 /// keeps its invariants.
 #[test]
 fn packet_every_variant_runs_and_keeps_its_invariants() {
-    for variant in ["reno", "highspeed", "scalable", "cubic", "htcp", "bic"] {
+    for variant in [
+        "reno",
+        "highspeed",
+        "scalable",
+        "cubic",
+        "htcp",
+        "bic",
+        "ghstcp",
+    ] {
         for (buffer, queue) in [
             ("{ packets = 5 }", ""),
             ("{ bdp_fraction = 0.5 }", ""),
