@@ -36,12 +36,13 @@ def main() -> None:
         shutil.copy(report, dest / "report.md")
         print(f"{name}: {timings[name]:.0f} s")
     lines = [
-        "# Results: the seed paper, claim by claim",
+        "# Results: the seed studies, claim by claim",
         "",
-        "Every study of Kumar, Xue, Park (JCNC 2014) and the test bed of its slides, reproduced with the fluid",
-        "engine by `lossync reproduce NAME` (regenerate this page with `python scripts/results.py`). Each section",
-        "is the study's report: the setup, the figure, and each claim of the paper beside what we measured.",
-        "Where we disagree with the paper, the discussion after the table says why, as far as we know it.",
+        "Every study of Kumar, Xue, Park (JCNC 2014) and the test bed of its slides (fluid engine), and the studies",
+        "of seeds 003 (gHSTCP) and 004 (paced XCP and TCP with small buffers; packet engine), reproduced by",
+        "`lossync reproduce NAME` (regenerate this page with `python scripts/results.py`). Each section is the",
+        "study's report: the setup, the figure, and each claim beside what we measured. Where we disagree, the",
+        "discussion after the table says why, as far as we know it.",
         "",
     ]
     for name in STUDIES:

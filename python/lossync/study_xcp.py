@@ -35,6 +35,9 @@ STABILITY_CONFIGS = {
     **XCP_CONFIGS,
     "paced×2 original": ("original", 2.0),
     "paced×2 conservative": ("conservative", 2.0),
+    # Routers that count only packets with a congestion header in the input traffic (not ACKs).
+    "non-paced original, ACK-blind": ("original", None),
+    "paced original, ACK-blind": ("original", 1.0),
 }
 
 
@@ -66,6 +69,8 @@ def run_stability(out: Path, quick: bool, engine: str) -> dict:
     rows, series = [], {}
     for label, (preset, ratio) in STABILITY_CONFIGS.items():
         doc = _doc(2, "xcp", ratio, round(BDP_PKTS), preset)
+        if label.endswith("ACK-blind"):
+            doc["dumbbell"]["queue"]["count_acks"] = False
         if quick:
             doc["run"].update(duration="30s")
         r = run(dict(doc, engine=engine), progress=False)
@@ -83,11 +88,11 @@ def run_stability(out: Path, quick: bool, engine: str) -> dict:
 
 
 def stability_figure(d: dict):
-    fig, axes = plt.subplots(2, len(d["series"]), figsize=(3.4 * len(d["series"]), 6), sharex=True)
+    fig, axes = plt.subplots(2, len(d["series"]), figsize=(2.6 * len(d["series"]), 6), sharex=True)
     for j, (label, s) in enumerate(d["series"].items()):
         axes[0, j].plot(s["time_s"], s["queue_pkts.bottleneck"], lw=0.7)
         axes[0, j].axhline(BDP_PKTS, color="k", lw=0.6, ls=":")
-        axes[0, j].set_title(f"{label}\ndrops {d['table'].loc[label, 'drops']:.0f}", fontsize=9)
+        axes[0, j].set_title(f"{label.replace(', ', chr(10))}\ndrops {d['table'].loc[label, 'drops']:.0f}", fontsize=8)
         for i in range(2):
             axes[1, j].plot(s["time_s"], s[f"cwnd_pkts.{i}"], lw=0.7, label=f"forward flow {i}")
         axes[1, j].set_xlabel("time (s)")
@@ -110,7 +115,8 @@ _register(Study(
     "thumb), starts uniform in 0..10 s, 100 s; statistics (max queue, queue std) after 10 s, drops over the whole "
     "run. Original (α 0.4, β 0.226, γ 0.1, 100%) and conservative (α 0.2, β 0.056, γ 0.05, 90%) parameters, each "
     "non-paced, paced at cwnd/srtt, and paced at 2·cwnd/srtt (Linux's slow-start ratio; our addition). The routers "
-    "count ACK bytes as input traffic; utilization counts data only.",
+    "count ACK bytes as input traffic, except in the two ACK-blind runs (original parameters; our addition: a router "
+    "that accounts only for packets with a congestion header); utilization counts data only.",
     run_stability, stability_figure,
     [Claim("“Original XCP is oscillatory when there is two way traffic and few number of flows … loses many packets”",
            lambda d: (f"drops {_t(d, 'non-paced original', 'drops'):.0f} in the whole run, loss rate after 10 s "
@@ -118,6 +124,12 @@ _register(Study(
                       f"{_t(d, 'non-paced original', 'queue_std_pkts'):.0f} packets (oscillatory: over 10% of the buffer)",
                       _t(d, "non-paced original", "loss_rate") > 0
                       and _t(d, "non-paced original", "queue_std_pkts") > 0.1 * BDP_PKTS)),
+     Claim("The same with ACK-blind routers (ACK bytes not in the input traffic)",
+           lambda d: (f"drops {_t(d, 'non-paced original, ACK-blind', 'drops'):.0f}, loss rate after 10 s "
+                      f"{_t(d, 'non-paced original, ACK-blind', 'loss_rate'):.1e}, queue std after 10 s "
+                      f"{_t(d, 'non-paced original, ACK-blind', 'queue_std_pkts'):.0f} packets",
+                      _t(d, "non-paced original, ACK-blind", "loss_rate") > 0
+                      and _t(d, "non-paced original, ACK-blind", "queue_std_pkts") > 0.1 * BDP_PKTS)),
      Claim("“Pacing solves the burstiness problem and XCP becomes stable — no packet loss” (original parameters; "
            "paced at cwnd/srtt)",
            lambda d: (f"drops paced {_t(d, 'paced original', 'drops'):.0f} (queue std {_t(d, 'paced original', 'queue_std_pkts'):.0f}) "

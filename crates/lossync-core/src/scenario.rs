@@ -78,6 +78,7 @@ pub enum QueueSpec {
         beta: Option<f64>,
         gamma: Option<f64>,
         target: Option<f64>,
+        count_acks: Option<bool>,
     },
 }
 
@@ -941,6 +942,7 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
             beta,
             gamma,
             target,
+            count_acks,
         }) => {
             let qf = format!("{field}.queue");
             let base = match preset.as_deref().unwrap_or("original") {
@@ -958,6 +960,7 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
                 beta: positive(&format!("{qf}.beta"), beta.unwrap_or(base.beta))?,
                 gamma: probability(&format!("{qf}.gamma"), gamma.unwrap_or(base.gamma))?,
                 target: positive(&format!("{qf}.target"), target.unwrap_or(base.target))?,
+                count_acks: count_acks.unwrap_or(true),
             };
             if p.target > 1.0 {
                 return Err(Error::field(format!("{qf}.target"), "must be at most 1"));

@@ -16,6 +16,9 @@ pub struct XcpParams {
     pub gamma: f64,
     /// Fraction of the capacity the controller aims at (it is told `target·C`).
     pub target: f64,
+    /// Count ACK bytes in the input traffic `y` (a router sees every byte; an implementation
+    /// that only accounts for packets with a congestion header does not).
+    pub count_acks: bool,
 }
 
 impl XcpParams {
@@ -26,6 +29,7 @@ impl XcpParams {
         beta: 0.226,
         gamma: 0.1,
         target: 1.0,
+        count_acks: true,
     };
     /// Seed 004 (Alparslan, Arakawa, Murata 2006): α = 0.2, β = 0.056 (≈ 0.2²√2), γ = 0.05,
     /// 90% of the capacity.
@@ -34,6 +38,7 @@ impl XcpParams {
         beta: 0.056,
         gamma: 0.05,
         target: 0.9,
+        count_acks: true,
     };
 }
 

@@ -95,6 +95,7 @@ pub struct Port {
     queue: VecDeque<Pkt>,
     red: Option<RedState>,
     xcp: Option<XcpState>,
+    xcp_counts_acks: bool,
     random_loss: f64,
     rng: Rng,
     idle_since_ps: SimTime,
@@ -159,6 +160,7 @@ impl Port {
             data_service,
             queue: VecDeque::with_capacity(buffer_slots.min(presize)),
             red,
+            xcp_counts_acks: matches!(link.queue, Queue::Xcp(p) if p.count_acks),
             xcp,
             random_loss: link.loss_rate,
             // Stream 3000 + link: the packet engine's per-link randomness (random loss, RED).
@@ -234,7 +236,7 @@ impl Port {
         }
         self.integrate(now_ps);
         let mut pkt = pkt;
-        if let (Some(x), true) = (&mut self.xcp, pkt.is_ack) {
+        if let (Some(x), true) = (&mut self.xcp, pkt.is_ack && self.xcp_counts_acks) {
             // ACKs are input traffic too (by their bytes), but carry no header to mark.
             x.totals.input_pkts += ack_service.nominal_ps() as f64 / self.service_ps as f64;
         }
