@@ -54,4 +54,4 @@ def test_write_is_complete_and_leaves_no_temporary_files(tmp_path):
 
 def test_variants_are_listed():
     names = [n for n, _ in lossync.variants()]
-    assert names == ["reno", "highspeed", "scalable", "cubic", "htcp", "bic"]
+    assert names == ["reno", "highspeed", "scalable", "cubic", "htcp", "bic", "ghstcp", "xcp"]

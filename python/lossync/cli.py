@@ -211,7 +211,7 @@ def reproduce(name: str | None, list_them: bool, quick: bool, engine: str | None
 
     if list_them or name is None:
         for key, study in STUDIES.items():
-            click.echo(f"{key:<10}{study.title}")
+            click.echo(f"{key:<21}{study.title}")
         return
     out_dir = out_dir or Path("lossync-reproduce") / (name + ("-quick" if quick else ""))
     report = run_study(name, out_dir, quick=quick, engine=engine)

@@ -64,7 +64,7 @@ def run_ghstcp(out: Path, quick: bool, engine: str) -> pd.DataFrame:
 
 
 def _cells(rows: pd.DataFrame) -> pd.DataFrame:
-    return rows.groupby(["scenario", "socket_buffer", "flow1"], sort=False)[
+    return rows.groupby(["scenario", "socket_buffer", "flow1"], sort=True)[
         ["flow1_mbps", "flow2_mbps", "utilization", "jain"]].mean()
 
 

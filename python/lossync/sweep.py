@@ -50,6 +50,8 @@ METRICS = [
     "mean_queueing_delay_s",
     "measured_from_s",
 ]
+#: Also in every row: the headline link's largest queue and drops over the whole run.
+LINK_METRICS = ["max_queue_pkts", "drops_pkts"]
 
 
 class Range(BaseModel):
@@ -160,8 +162,7 @@ def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict
         s = result.summary
         row.update({m: s[m] for m in METRICS})
         headline = next(l for l in s["links"] if l["name"] == s["bottleneck"])
-        row["max_queue_pkts"] = headline["max_queue_pkts"]
-        row["drops_pkts"] = headline["drops_pkts"]  # the whole run, warm-up included
+        row.update({m: headline[m] for m in LINK_METRICS})
         row["flow_throughput_bps"] = [f["throughput_bps"] for f in s["flows"]]
         resolved = json.dumps(result.scenario, sort_keys=True)
         row["scenario_hash"] = hashlib.sha256(resolved.encode()).hexdigest()[:16]
@@ -318,7 +319,7 @@ def summarize(results: pd.DataFrame, metrics: list[str] | None = None) -> pd.Dat
     """Mean, standard deviation, count and 95% confidence half-width across seeds, per point."""
     metrics = metrics or METRICS
     ok = results[results["status"] == "ok"]
-    axes = [c for c in results.columns if c not in set(METRICS) | _BOOKKEEPING]
+    axes = axes_of(results)
     if ok.empty:
         raise LossyncError("no successful runs to summarize")
     grouped = ok.groupby(axes, dropna=False, sort=True)[metrics]
@@ -334,4 +335,4 @@ _BOOKKEEPING = {"seed", "status", "error", "wall_s", "lossync_version", "scenari
 
 
 def axes_of(results: pd.DataFrame) -> list[str]:
-    return [c for c in results.columns if c not in set(METRICS) | _BOOKKEEPING]
+    return [c for c in results.columns if c not in set(METRICS) | set(LINK_METRICS) | _BOOKKEEPING]
