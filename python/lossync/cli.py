@@ -51,6 +51,7 @@ def _fmt(v: object, digits: int = 4) -> str:
 def summary_table(summary: dict) -> str:
     """A readable text summary: headline numbers, then one line per link and per flow."""
     s = summary
+    w = max(14, 2 + max(len(link["name"]) for link in s["links"]))
     lines = [
         f"scenario {s['scenario']}  engine {s['engine']}  seed {s['seed']}  "
         f"{s['duration_s']:g} s simulated, measured from {s['measured_from_s']:.6g} s, step {s['step_s']:g} s",
@@ -62,11 +63,11 @@ def summary_table(summary: dict) -> str:
         f"  sync rate (mean)   {_fmt(s['sync_rate_mean'])}",
         f"  mean queue         {s['mean_queue_pkts']:.1f} packets ({s['mean_queueing_delay_s'] * 1e3:.2f} ms)",
         "",
-        f"  {'link':<14}{'capacity':>12}{'buffer':>12}{'util':>8}{'loss':>11}{'meanQ':>10}{'maxQ':>10}{'events':>8}{'sync':>7}",
+        f"  {'link':<{w}}{'capacity':>12}{'buffer':>12}{'util':>8}{'loss':>11}{'meanQ':>10}{'maxQ':>10}{'events':>8}{'sync':>7}",
     ]
     for link in s["links"]:
         lines.append(
-            f"  {link['name']:<14}{link['capacity_bps'] / 1e9:>9.3f}Gbps{link['buffer_pkts']:>12.0f}"
+            f"  {link['name']:<{w}}{link['capacity_bps'] / 1e9:>9.3f}Gbps{link['buffer_pkts']:>12.0f}"
             f"{link['utilization']:>8.4f}{link['loss_rate']:>11.2e}{link['mean_queue_pkts']:>10.1f}"
             f"{link['max_queue_pkts']:>10.1f}{link['congestion_events']:>8}{_fmt(link['sync_rate_mean'], 3):>7}"
         )

@@ -199,7 +199,8 @@ def _executor(scheduler: str | None, workers: int | None) -> tuple[Executor, Any
     if scheduler is None:
         # spawn: workers start clean (no inherited threads or locks); the core starts no threads.
         ctx = multiprocessing.get_context("spawn")
-        return ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=ctx), None
+        workers = workers or int(os.environ.get("LOSSYNC_WORKERS", "0")) or os.cpu_count()
+        return ProcessPoolExecutor(max_workers=workers, mp_context=ctx), None
     try:
         from distributed import Client
     except ImportError:
