@@ -518,6 +518,7 @@ warmup = "{half}s"
 }
 
 fn pacing_case(
+    cc: &str,
     pacing: &str,
     buffer: &str,
     count: u32,
@@ -532,7 +533,7 @@ capacity = "100Mbps"
 buffer = {buffer}
 [[flows]]
 count = {count}
-cc = "reno"
+cc = "{cc}"
 rtt = "100ms"
 slow_start = true
 pacing = {pacing}
@@ -553,31 +554,34 @@ fn pacing_spreads_a_window_over_the_rtt() {
     // queue at the bottleneck (later, ACK clocking smooths the flow). Paced at srtt/(ratio·cwnd)
     // (≥ 0.5 ms per packet, slower than the 0.12 ms service time) the queue never holds more than
     // the packet in service and the next one. Statistics from t = 0, to include slow start.
+    // Every window-based variant is paced the same way: Reno and gHSTCP here.
     let rwnd = "rwnd = { packets = 100 }";
-    let unpaced = pacing_case("false", "{ packets = 1000 }", 1, rwnd, "0s");
-    let paced = pacing_case("true", "{ packets = 1000 }", 1, rwnd, "0s");
-    // The last slow-start round (cwnd 64 → 100) sends its extra ~36 packets at the access rate,
-    // ten times the bottleneck's: most of them queue.
-    assert!(
-        unpaced.links[0].max_queue_pkts > 20.0,
-        "{}",
-        unpaced.links[0].max_queue_pkts
-    );
-    assert!(
-        paced.links[0].max_queue_pkts <= 2.0,
-        "{}",
-        paced.links[0].max_queue_pkts
-    );
-    // Both deliver the window-limited rate of 100 packets per 100 ms RTT (after slow start).
-    for s in [
-        &pacing_case("false", "{ packets = 1000 }", 1, rwnd, "20s"),
-        &pacing_case("true", "{ packets = 1000 }", 1, rwnd, "20s"),
-    ] {
+    for cc in ["reno", "ghstcp"] {
+        let unpaced = pacing_case(cc, "false", "{ packets = 1000 }", 1, rwnd, "0s");
+        let paced = pacing_case(cc, "true", "{ packets = 1000 }", 1, rwnd, "0s");
+        // The last slow-start round (cwnd 64 → 100) sends its extra ~36 packets at the access rate,
+        // ten times the bottleneck's: most of them queue.
         assert!(
-            (s.flows[0].throughput_pps - 1000.0).abs() < 30.0,
+            unpaced.links[0].max_queue_pkts > 20.0,
             "{}",
-            s.flows[0].throughput_pps
+            unpaced.links[0].max_queue_pkts
         );
+        assert!(
+            paced.links[0].max_queue_pkts <= 2.0,
+            "{}",
+            paced.links[0].max_queue_pkts
+        );
+        // Both deliver the window-limited rate of 100 packets per 100 ms RTT (after slow start).
+        for s in [
+            &pacing_case(cc, "false", "{ packets = 1000 }", 1, rwnd, "20s"),
+            &pacing_case(cc, "true", "{ packets = 1000 }", 1, rwnd, "20s"),
+        ] {
+            assert!(
+                (s.flows[0].throughput_pps - 1000.0).abs() < 30.0,
+                "{}",
+                s.flows[0].throughput_pps
+            );
+        }
     }
 }
 
@@ -585,8 +589,8 @@ fn pacing_spreads_a_window_over_the_rtt() {
 fn paced_flows_fill_a_small_buffer_better() {
     // Enachescu et al. (INFOCOM 2006): paced flows need only O(log W) buffering. Ten Reno flows and
     // a 20-packet buffer (2.4% of the 833-packet BDP).
-    let unpaced = pacing_case("false", "{ packets = 20 }", 10, "", "20s");
-    let paced = pacing_case("true", "{ packets = 20 }", 10, "", "20s");
+    let unpaced = pacing_case("reno", "false", "{ packets = 20 }", 10, "", "20s");
+    let paced = pacing_case("reno", "true", "{ packets = 20 }", 10, "", "20s");
     assert!(
         paced.utilization > unpaced.utilization + 0.05,
         "paced {} vs unpaced {}",
@@ -643,7 +647,9 @@ warmup = "100s"
 /// parameters aim at 100% of the link, the conservative ones of seed 004 at 90%.
 #[test]
 fn xcp_converges_to_fair_full_use_without_loss() {
-    for engine in ["packet", "fluid"] {
+    // The packet engine also paced (at 2·cwnd/srtt): XCP honours pacing like any variant.
+    let paced = "{ ss_ratio = 2.0, ca_ratio = 2.0 }";
+    for (engine, pacing) in [("packet", "false"), ("packet", paced), ("fluid", "false")] {
         for (preset, target) in [("original", 1.0), ("conservative", 0.9)] {
             for rtt in ["\"100ms\"", "\"40ms..200ms\""] {
                 let text = format!(
@@ -658,6 +664,7 @@ count = 10
 cc = "xcp"
 rtt = {rtt}
 initial_window = 2
+pacing = {pacing}
 start = {{ uniform = ["0s", "2s"] }}
 [run]
 duration = "60s"
@@ -666,7 +673,7 @@ warmup = "30s"
                 );
                 let sc = scenario::from_toml(&text, Path::new(".")).unwrap();
                 let s = lossync_core::run(&sc).unwrap().summary;
-                let case = format!("{engine} {preset} rtt {rtt}");
+                let case = format!("{engine} {preset} rtt {rtt} pacing {pacing}");
                 assert!(s.jain > 0.99, "{case}: Jain {}", s.jain);
                 assert!(
                     (s.utilization - target).abs() < 0.02,
