@@ -48,6 +48,9 @@ JITTER_SEEDS = [1, 2, 3, 4]
 JITTER_VARIANTS = ["reno", "highspeed", "cubic", "scalable"]
 FIG8_FRACTIONS = [0.02, 0.1, 0.4, 1.0]
 ENGINES = ["packet", "ns3", "fluid"]
+#: Per study, beyond ENGINES: Fig. 8 also runs the packet engine paced (Linux's ratios), to
+#: separate what bursts cost from what synchronization costs.
+EXTRA_ENGINES = {"fig8": ["paced"]}
 
 
 def grid_doc(variant: str, frac: float, jitter_seed: int = 0) -> dict:
@@ -108,6 +111,10 @@ def run_cell(study: str, key: dict, doc: dict, engines: list[str], timeout_s: fl
             if engine == "packet":
                 r = lossync.run(dict(doc, engine="packet"), progress=False)
                 row["cost"] = {"wall_s": time.perf_counter() - t0, "data_packets": r.summary["links"][0]["arrivals_pkts"]}
+            elif engine == "paced":
+                paced = dict(doc, engine="packet", flows=[dict(f, pacing=True) for f in doc["flows"]])
+                r = lossync.run(paced, progress=False)
+                row["cost"] = {"wall_s": time.perf_counter() - t0, "data_packets": r.summary["links"][0]["arrivals_pkts"]}
             elif engine == "ns3":
                 r, st = run_ns3_with_stats(doc, timeout_s=timeout_s)
                 row["cost"] = {"wall_s": st.wall_s, "events": st.events, "data_packets": st.data_packets_sent}
@@ -140,7 +147,7 @@ def load(study: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def run_study(study: str, workers: int, rerun: bool, timeout_s: float) -> None:
+def run_study(study: str, workers: int, rerun: bool, timeout_s: float, only_engines: list[str] | None = None) -> None:
     DATA.mkdir(parents=True, exist_ok=True)
     path = DATA / f"{study}.jsonl"
     if rerun and path.exists():
@@ -154,6 +161,9 @@ def run_study(study: str, workers: int, rerun: bool, timeout_s: float) -> None:
     except Exception as e:  # the extra is missing: run the rest, report ns-3 cells missing
         print(f"ns-3 unavailable ({str(e).splitlines()[0]}): ns-3 cells skipped", file=sys.stderr)
         engines = ["packet", "fluid"]
+    engines = engines + EXTRA_ENGINES.get(study, [])
+    if only_engines:
+        engines = [e for e in engines if e in only_engines]
     todo = []
     for key, doc in cells(study):
         missing = [e for e in engines if _key({"cell": key, "engine": e}) not in done]
@@ -280,15 +290,16 @@ def jitter_table(df: pd.DataFrame) -> str:
 def fig8_table(df: pd.DataFrame) -> str:
     w = side_by_side(df, ["buffer"], ["utilization", "jain", "sync_rate_mean", "loss_rate", "cost_wall_s", "buffer_pkts"]).sort_values("buffer")
     lines = [
-        "| buffer (× 12,500) | B (pkts) | U packet | U ns-3 | U fluid | J packet | J ns-3 | J fluid | sync packet | sync ns-3 | loss packet / ns-3 | wall s packet / ns-3 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| buffer (× 12,500) | B (pkts) | U packet | U ns-3 | U fluid | U packet paced | J packet | J ns-3 | J fluid | sync packet | sync ns-3 | sync paced | loss packet / ns-3 | wall s packet / ns-3 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for _, r in w.iterrows():
         g = lambda m, e: r.get(f"{m}_{e}", float("nan"))
         lines.append(
             f"| {r['buffer']:g} | {g('buffer_pkts', 'packet'):.0f} | {fmt(g('utilization', 'packet'))} | {fmt(g('utilization', 'ns3'))} | "
-            f"{fmt(g('utilization', 'fluid'))} | {fmt(g('jain', 'packet'))} | {fmt(g('jain', 'ns3'))} | {fmt(g('jain', 'fluid'))} | "
-            f"{fmt(g('sync_rate_mean', 'packet'), 2)} | {fmt(g('sync_rate_mean', 'ns3'), 2)} | "
+            f"{fmt(g('utilization', 'fluid'))} | {fmt(g('utilization', 'paced'))} | {fmt(g('jain', 'packet'))} | {fmt(g('jain', 'ns3'))} | "
+            f"{fmt(g('jain', 'fluid'))} | {fmt(g('sync_rate_mean', 'packet'), 2)} | {fmt(g('sync_rate_mean', 'ns3'), 2)} | "
+            f"{fmt(g('sync_rate_mean', 'paced'), 2)} | "
             f"{fmt(g('loss_rate', 'packet') * 100, 3)}% / {fmt(g('loss_rate', 'ns3') * 100, 3)}% | "
             f"{fmt(g('cost_wall_s', 'packet'), 1)} / {fmt(g('cost_wall_s', 'ns3'), 0)} |"
         )
@@ -302,9 +313,11 @@ def fig8_figure(df: pd.DataFrame, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
-    style = {"packet": ("C0", "o"), "ns3": ("C3", "s"), "fluid": ("C2", "^")}
+    style = {"packet": ("C0", "o"), "ns3": ("C3", "s"), "fluid": ("C2", "^"), "paced": ("C1", "v")}
     for engine, (c, mk) in style.items():
         e = df[(df["engine"] == engine) & df["error"].isna()].sort_values("buffer")
+        if e.empty:
+            continue
         axes[0].plot(e["buffer"], e["utilization"], color=c, marker=mk, label=engine)
         axes[1].plot(e["buffer"], e["sync_rate_mean"], color=c, marker=mk, label=engine)
     for ax, label in zip(axes, ["utilization", "mean sync rate"]):
@@ -403,7 +416,8 @@ def missing_text() -> str:
     for study in ["grid", "jitter", "fig8"]:
         have = {_key(r) for r in load(study) if "error" not in r}
         errs = [r for r in load(study) if "error" in r and _key(r) not in have]
-        n = sum(1 for key, _ in cells(study) for e in ENGINES if _key({"cell": key, "engine": e}) not in have)
+        n = sum(1 for key, _ in cells(study) for e in ENGINES + EXTRA_ENGINES.get(study, [])
+                if _key({"cell": key, "engine": e}) not in have)
         if n:
             out.append(f"- {study}: {n} runs missing" + "".join(f"; {r['cell']} {r['engine']}: {r['error']}" for r in errs))
     return "\n".join(out) if out else "- none: every cell ran in all three engines."
@@ -415,11 +429,12 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--rerun", action="store_true", help="discard the stored data of the studies run")
     p.add_argument("--report-only", action="store_true")
+    p.add_argument("--engines", default=None, help="run only these engines' missing cells (comma-separated)")
     p.add_argument("--timeout", type=float, default=7200.0, help="per ns-3 run, wall seconds")
     a = p.parse_args()
     if not a.report_only:
         for study in a.only.split(","):
-            run_study(study, a.workers, a.rerun, a.timeout)
+            run_study(study, a.workers, a.rerun, a.timeout, a.engines.split(",") if a.engines else None)
     report()
 
 
