@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import tempfile
 import time
@@ -35,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from lossync.plot import plt
+from lossync.run import _atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "validation.md"
@@ -241,11 +242,6 @@ def grid_table(df: pd.DataFrame) -> str:
 
 
 def grid_figure(df: pd.DataFrame, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, axes = plt.subplots(3, len(VARIANTS), figsize=(3.0 * len(VARIANTS), 7.5), sharex=True)
     style = {"packet": ("C0", "o"), "ns3": ("C3", "s"), "fluid": ("C2", "^")}
     for j, v in enumerate(VARIANTS):
@@ -269,9 +265,8 @@ def grid_figure(df: pd.DataFrame, path: Path) -> None:
 
 def _save(fig, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=110)
-    os.replace(tmp, path)
+    _atomic(path, lambda p: fig.savefig(p, dpi=110, format="png"))
+    plt.close(fig)
 
 
 def jitter_table(df: pd.DataFrame) -> str:
@@ -307,11 +302,6 @@ def fig8_table(df: pd.DataFrame) -> str:
 
 
 def fig8_figure(df: pd.DataFrame, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
     style = {"packet": ("C0", "o"), "ns3": ("C3", "s"), "fluid": ("C2", "^"), "paced": ("C1", "v")}
     for engine, (c, mk) in style.items():
@@ -409,9 +399,7 @@ def report() -> None:
         missing=missing_text(),
         **grid_stats(g, j),
     )
-    tmp = DOC.with_suffix(".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, DOC)
+    _atomic(DOC, lambda p: p.write_text(text))
     print(f"wrote {DOC.relative_to(ROOT)}")
 
 

@@ -58,7 +58,7 @@ What is modelled (the packet engine's dumbbell, docs/packet.md):
   from the first drop after it. `flow_updates` = events ns-3's scheduler processed. The
   scenario's `loss` model does not apply (drops are real), as in the packet engine.
 
-Known differences from the packet engine (they explain most gaps in scripts/validate_ns3.py):
+Known differences from the packet engine (they explain most gaps in docs/validation.md):
 - Connection set-up: data starts one RTT after `start` (SYN, SYN-ACK).
 - Loss recovery: ns-3 uses PRR (RFC 6937), spreading the reduction over the recovery RTT; ours
   sets cwnd at once and sends by RFC 6675's pipe. HighSpeed, Scalable and H-TCP (TcpNewReno

@@ -56,6 +56,19 @@ pub struct IntervalTotals {
     pub rtt_sum: f64,
 }
 
+impl IntervalTotals {
+    /// `pkts` data packets (also input traffic) of a flow whose header says window `cwnd_pkts`
+    /// and RTT `rtt_s`; a header without an RTT yet counts only as traffic.
+    pub fn add(&mut self, pkts: f64, rtt_s: f64, cwnd_pkts: f64) {
+        self.input_pkts += pkts;
+        self.packets += pkts;
+        if cwnd_pkts > 0.0 && rtt_s > 0.0 {
+            self.rtt_over_cwnd += pkts * rtt_s / cwnd_pkts;
+            self.rtt_sum += pkts * rtt_s;
+        }
+    }
+}
+
 /// Per-packet feedback coefficients for the next interval: a packet of a flow with window `w`
 /// and RTT `r` gets `ξ_p·r²/w − ξ_n·r` packets of window change.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -106,6 +119,15 @@ pub fn control(
 mod tests {
     use super::*;
 
+    /// One interval of flows `(window, rtt)` each sending window/rtt packets per second.
+    fn totals(flows: &[(f64, f64)], d: f64) -> IntervalTotals {
+        let mut t = IntervalTotals::default();
+        for &(w, r) in flows {
+            t.add(w / r * d, r, w);
+        }
+        t
+    }
+
     /// Summed over one interval, the per-packet feedback hands out exactly the pools: every flow
     /// gains the same throughput `P/(N·d)` and loses in proportion to its rate (Katabi §3.5).
     #[test]
@@ -116,15 +138,7 @@ mod tests {
         // Two flows: windows 100 and 300 packets, RTTs 0.1 and 0.1 s: rates 1000 and 3000 pkt/s,
         // so 100 and 300 packets in the interval; y = 4000 pkt/s, spare 6000, no queue.
         let flows = [(100.0, 0.1), (300.0, 0.1)];
-        let mut t = IntervalTotals::default();
-        for &(w, r) in &flows {
-            let n = w / r * d;
-            t.packets += n;
-            t.input_pkts += n;
-            t.rtt_over_cwnd += n * r / w;
-            t.rtt_sum += n * r;
-        }
-        let fb = control(&p, d, cap, 0.0, &t);
+        let fb = control(&p, d, cap, 0.0, &totals(&flows, d));
         // φ = 0.4·0.1·6000 = 240 packets; h = max(0, 0.1·4000·0.1 − 240) = 0: P = 240, N = 0.
         let gains: Vec<f64> = flows
             .iter()
@@ -134,14 +148,7 @@ mod tests {
         // Overload: y = 12,000 against 10,000, queue 50: φ = 0.4·0.1·(−2000) − 0.226·50 = −91.3;
         // h = max(0, 0.1·12000·0.1 − 91.3) = 28.7: P = 28.7, N = 120; the decrease splits by rate.
         let flows = [(300.0, 0.1), (900.0, 0.1)];
-        let mut t = IntervalTotals::default();
-        for &(w, r) in &flows {
-            let n = w / r * d;
-            t.packets += n;
-            t.input_pkts += n;
-            t.rtt_over_cwnd += n * r / w;
-        }
-        let fb = control(&p, d, cap, 50.0, &t);
+        let fb = control(&p, d, cap, 50.0, &totals(&flows, d));
         let total: f64 = flows
             .iter()
             .map(|&(w, r)| w / r * d * fb.per_packet(w, r))

@@ -212,11 +212,8 @@ impl FluidXcp {
     /// One step's arrivals: (packets, the sender's RTT and window) per member.
     fn account(&mut self, arrivals: impl Iterator<Item = (f64, f64, f64)>, q: f64) {
         for (pkts, rtt, w) in arrivals {
-            if pkts > 0.0 && w > 0.0 {
-                self.totals.packets += pkts;
-                self.totals.input_pkts += pkts;
-                self.totals.rtt_over_cwnd += pkts * rtt / w;
-                self.totals.rtt_sum += pkts * rtt;
+            if pkts > 0.0 {
+                self.totals.add(pkts, rtt, w);
             }
         }
         self.q_min = self.q_min.min(q);

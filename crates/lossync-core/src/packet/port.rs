@@ -65,6 +65,16 @@ struct XcpState {
     interval_s: f64,
 }
 
+impl XcpState {
+    /// Katabi et al. §3.5: accounts a data packet, then cuts its feedback to this router's.
+    fn account(&mut self, pkt: &mut Pkt, queue_pkts: usize) {
+        let (w, r) = (pkt.cwnd_pkts as f64, pkt.rtt_s as f64);
+        self.totals.add(1.0, r, w);
+        self.q_min = self.q_min.min(queue_pkts);
+        pkt.feedback_pkts = pkt.feedback_pkts.min(self.feedback.per_packet(w, r) as f32);
+    }
+}
+
 #[derive(Debug)]
 struct RedState {
     law: Red,
@@ -95,7 +105,6 @@ pub struct Port {
     queue: VecDeque<Pkt>,
     red: Option<RedState>,
     xcp: Option<XcpState>,
-    xcp_counts_acks: bool,
     random_loss: f64,
     rng: Rng,
     idle_since_ps: SimTime,
@@ -160,7 +169,6 @@ impl Port {
             data_service,
             queue: VecDeque::with_capacity(buffer_slots.min(presize)),
             red,
-            xcp_counts_acks: matches!(link.queue, Queue::Xcp(p) if p.count_acks),
             xcp,
             random_loss: link.loss_rate,
             // Stream 3000 + link: the packet engine's per-link randomness (random loss, RED).
@@ -236,21 +244,15 @@ impl Port {
         }
         self.integrate(now_ps);
         let mut pkt = pkt;
-        if let (Some(x), true) = (&mut self.xcp, pkt.is_ack && self.xcp_counts_acks) {
-            // ACKs are input traffic too (by their bytes), but carry no header to mark.
-            x.totals.input_pkts += ack_service.nominal_ps() as f64 / self.service_ps as f64;
-        }
-        if let (Some(x), false) = (&mut self.xcp, pkt.is_ack) {
-            // Katabi et al. §3.5: account the packet, then cut its feedback to this router's.
-            x.totals.input_pkts += 1.0;
-            let (w, r) = (pkt.cwnd_pkts as f64, pkt.rtt_s as f64);
-            x.totals.packets += 1.0;
-            if w > 0.0 && r > 0.0 {
-                x.totals.rtt_over_cwnd += r / w;
-                x.totals.rtt_sum += r;
+        if let Some(x) = &mut self.xcp {
+            if pkt.is_ack {
+                // ACKs are input traffic too (by their bytes), but carry no header to mark.
+                if x.params.count_acks {
+                    x.totals.input_pkts += ack_service.nominal_ps() as f64 / self.service_ps as f64;
+                }
+            } else {
+                x.account(&mut pkt, q);
             }
-            x.q_min = x.q_min.min(q);
-            pkt.feedback_pkts = pkt.feedback_pkts.min(x.feedback.per_packet(w, r) as f32);
         }
         self.queue.push_back(pkt);
         self.q_max = self.q_max.max(q + 1);
