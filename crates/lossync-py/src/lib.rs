@@ -1,12 +1,15 @@
 //! PyO3 bindings: the private module `lossync._core`. Scenarios cross the boundary as text (JSON
 //! or TOML) so that the CLI, the tests and the Python API share one parser and one set of error
-//! messages. Core errors become `ScenarioError` / `InputFileError`, never panics.
+//! messages; time series and drop logs cross as numpy arrays. Core errors become
+//! `lossync.errors.ScenarioError` / `InputFileError` (with the field and the reason), never panics.
 
+use lossync_core::metrics::{self, DropClusters, Records};
+use lossync_core::packet::event::{ps_from_s, PS_PER_S};
 use lossync_core::{scenario, Error, RunResult, Simulation as CoreSimulation};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyRuntimeError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
 use std::path::Path;
 
 create_exception!(
@@ -28,11 +31,52 @@ create_exception!(
     "A file the scenario names cannot be read."
 );
 
+/// A core error as the Python package's exception (`lossync.errors`, which carries the field and
+/// the reason and is also a `ValueError` / `OSError`); this module's own classes if the package's
+/// cannot be imported.
 fn to_py(e: Error) -> PyErr {
-    match e {
-        Error::Scenario { .. } => ScenarioError::new_err(e.to_string()),
-        Error::Io { .. } => InputFileError::new_err(e.to_string()),
-    }
+    let (class, what, reason) = match &e {
+        Error::Scenario { field, reason } => ("ScenarioError", field, reason),
+        Error::Io { path, reason } => ("InputFileError", path, reason),
+    };
+    Python::attach(|py| {
+        py.import("lossync.errors")
+            .and_then(|m| m.getattr(class))
+            .and_then(|c| {
+                // The package's own class takes (field, reason); ours takes a message.
+                if c.is(py.get_type::<ScenarioError>()) || c.is(py.get_type::<InputFileError>()) {
+                    Err(PyRuntimeError::new_err("no package class"))
+                } else {
+                    c.call1((what.clone(), reason.clone()))
+                }
+            })
+            .map(PyErr::from_value)
+            .unwrap_or_else(|_| match e {
+                Error::Scenario { .. } => ScenarioError::new_err(e.to_string()),
+                Error::Io { .. } => InputFileError::new_err(e.to_string()),
+            })
+    })
+}
+
+/// Column name and values of a time series.
+type Columns<'py> = Vec<(String, Bound<'py, PyArray1<f64>>)>;
+
+/// A finished run for Python: (summary JSON, series columns, events JSON).
+fn to_python<'py>(py: Python<'py>, r: RunResult) -> PyResult<(String, Columns<'py>, String)> {
+    let RunResult {
+        summary,
+        series,
+        events,
+    } = r;
+    let to_json = |e: serde_json::Error| PyRuntimeError::new_err(e.to_string());
+    let json = serde_json::to_string(&summary).map_err(to_json)?;
+    let events = serde_json::to_string(&events).map_err(to_json)?;
+    let cols = series
+        .columns
+        .into_iter()
+        .map(|(name, values)| (name, values.into_pyarray(py)))
+        .collect();
+    Ok((json, cols, events))
 }
 
 fn parse(text: &str, format: &str, base_dir: &str) -> PyResult<scenario::Scenario> {
@@ -111,46 +155,26 @@ impl Simulation {
         Ok(())
     }
 
-    /// The bottleneck drop log so far (packet engine): (times in s as little-endian f64 bytes,
-    /// flow indices as little-endian u32 bytes).
-    fn drops<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    /// The drop log so far (packet engine): (times in s, flow indices).
+    #[allow(clippy::type_complexity)]
+    fn drops<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<u32>>)> {
         let log = self.engine()?.drop_log();
-        let times: Vec<u8> = log.iter().flat_map(|(t, _)| t.to_le_bytes()).collect();
-        let flows: Vec<u8> = log
-            .iter()
-            .flat_map(|&(_, f)| (f as u32).to_le_bytes())
-            .collect();
-        Ok((PyBytes::new(py, &times), PyBytes::new(py, &flows)))
+        let times: Vec<f64> = log.iter().map(|&(t, _)| t).collect();
+        let flows: Vec<u32> = log.iter().map(|&(_, f)| f as u32).collect();
+        Ok((times.into_pyarray(py), flows.into_pyarray(py)))
     }
 
-    /// Ends the run: returns (summary JSON, [(column name, little-endian f64 bytes)], events JSON).
-    #[allow(clippy::type_complexity)]
-    fn finish<'py>(
-        &mut self,
-        py: Python<'py>,
-    ) -> PyResult<(String, Vec<(String, Bound<'py, PyBytes>)>, String)> {
+    /// Ends the run: returns (summary JSON, [(column name, values)], events JSON).
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<(String, Columns<'py>, String)> {
         let engine = self
             .engine
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("this simulation has finished"))?;
-        let RunResult {
-            summary,
-            series,
-            events,
-        } = py.detach(|| engine.finish());
-        let to_json = |e: serde_json::Error| PyRuntimeError::new_err(e.to_string());
-        let json = serde_json::to_string(&summary).map_err(to_json)?;
-        let events = serde_json::to_string(&events).map_err(to_json)?;
-        let mut cols = Vec::with_capacity(series.columns.len());
-        let mut buf = Vec::new();
-        for (name, values) in series.columns {
-            buf.clear();
-            for v in values {
-                buf.extend_from_slice(&v.to_le_bytes());
-            }
-            cols.push((name, PyBytes::new(py, &buf)));
-        }
-        Ok((json, cols, events))
+        let result = py.detach(|| engine.finish());
+        to_python(py, result)
     }
 }
 
@@ -162,6 +186,42 @@ impl Simulation {
     }
 }
 
+/// The metrics of a run made outside the core (ns-3): `records_json` is a `Records` without
+/// events; the drops of the scenario's first link, (times in s, flows) in time order, are grouped
+/// into congestion events by the same rule as the packet engine's (gaps under the mean base RTT;
+/// candidates: the flows started by then; counted from the warm-up on). Returns what
+/// `Simulation.finish` returns.
+#[pyfunction]
+fn summarize<'py>(
+    py: Python<'py>,
+    resolved_json: &str,
+    records_json: &str,
+    drop_times: PyReadonlyArray1<'py, f64>,
+    drop_flows: PyReadonlyArray1<'py, u32>,
+) -> PyResult<(String, Columns<'py>, String)> {
+    let sc = parse(resolved_json, "json", ".")?;
+    let mut records: Records = serde_json::from_str(records_json)
+        .map_err(|e| PyRuntimeError::new_err(format!("records: {e}")))?;
+    let (times, flows) = (drop_times.as_slice()?, drop_flows.as_slice()?);
+    if times.len() != flows.len() || flows.iter().any(|&f| f as usize >= sc.flows.len()) {
+        return Err(PyRuntimeError::new_err(
+            "drops: times and flows differ in length or name an unknown flow",
+        ));
+    }
+    let n = sc.flows.len();
+    let mean_rtt_s = sc.flows.iter().map(|f| f.rtt_s).sum::<f64>() / n.max(1) as f64;
+    let mut starts: Vec<f64> = sc.flows.iter().map(|f| f.start_s).collect();
+    starts.sort_by(f64::total_cmp);
+    let mut clusters = DropClusters::new(0, ps_from_s(mean_rtt_s), PS_PER_S, n);
+    for (&t, &f) in times.iter().zip(flows) {
+        let candidates = starts.partition_point(|&s| s <= t) as u32;
+        clusters.drop(ps_from_s(t), f as usize, candidates, t >= sc.run.warmup_s);
+    }
+    clusters.close();
+    records.events = clusters.take();
+    to_python(py, metrics::summarize(&sc, records))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", lossync_core::VERSION)?;
@@ -170,6 +230,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputFileError", m.py().get_type::<InputFileError>())?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(variants, m)?)?;
+    m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }

@@ -18,17 +18,12 @@ pub mod sync;
 
 use crate::cc::{self, CcContext, CongestionControl};
 use crate::error::Result;
-use crate::metrics::{
-    EventRecord, FlowSummary, LinkSummary, RunResult, RunTotals, Series, Summary,
-};
+use crate::metrics::{self, EventRecord, FlowRecord, LinkRecord, Records, RunResult};
 use crate::queue::{self, Discipline};
 use crate::rng::Rng;
 use crate::scenario::{LossModel, Queue, Scenario};
 use crate::xcp::{self, Feedback, IntervalTotals, XcpParams};
 use sync::SyncModule;
-
-/// At most this many congestion events are logged one by one (all are counted).
-const EVENT_LOG_LIMIT: usize = 1_000_000;
 
 /// Loss signals in flight to the senders: one slot per step, each slot holding the reductions due
 /// to every flow at that step (slot-major, so a step reads one contiguous row).
@@ -139,9 +134,6 @@ struct LinkState {
     sync: Option<SyncModule>,
     acc: LinkAcc,
     q_max: f64,
-    events: u64,
-    sync_sum: f64,
-    sync_hist: Vec<u64>,
     interval_departed: f64,
 }
 
@@ -350,9 +342,6 @@ impl FluidEngine {
                 sync,
                 acc: LinkAcc::default(),
                 q_max: 0.0,
-                events: 0,
-                sync_sum: 0.0,
-                sync_hist: vec![0; n + 1],
                 interval_departed: 0.0,
             });
         }
@@ -661,90 +650,52 @@ impl FluidEngine {
                 close_event(l, &mut self.event_log);
             }
         }
-        let sc = &self.scenario;
         let end = self.now_s();
         let from = self.measured_from_s;
         let span = end - from;
-        let per = |v: f64| if span > 0.0 { v / span } else { 0.0 };
-
-        let links: Vec<LinkSummary> = self
+        let links = self
             .links
             .iter()
             .zip(&self.start_links)
-            .zip(&sc.links)
-            .map(|((l, s), spec)| {
-                let mean_q = per(l.acc.q_integral - s.q_integral);
-                let arrived = l.acc.arrived - s.arrived;
-                LinkSummary {
-                    name: spec.name.clone(),
-                    capacity_bps: spec.capacity_bps,
-                    buffer_pkts: spec.buffer_pkts,
-                    utilization: per(l.acc.departed - s.departed) / l.capacity_pps,
-                    loss_rate: if arrived > 0.0 {
-                        (l.acc.dropped - s.dropped) / arrived
-                    } else {
-                        0.0
-                    },
-                    mean_queue_pkts: mean_q,
-                    max_queue_pkts: l.q_max,
-                    mean_queueing_delay_s: mean_q / l.capacity_pps,
-                    max_queueing_delay_s: l.q_max / l.capacity_pps,
-                    congestion_events: l.events,
-                    sync_rate_mean: if l.events > 0 {
-                        l.sync_sum / l.events as f64
-                    } else {
-                        f64::NAN
-                    },
-                    sync_histogram: l.sync_hist.clone(),
-                    arrivals_pkts: l.acc.arrived,
-                    departures_pkts: l.acc.departed,
-                    drops_pkts: l.acc.dropped,
-                    queue_start_pkts: 0.0,
-                    queue_end_pkts: l.q,
-                }
+            .map(|(l, s)| LinkRecord {
+                arrived_pkts: l.acc.arrived - s.arrived,
+                departed_pkts: l.acc.departed - s.departed,
+                dropped_pkts: l.acc.dropped - s.dropped,
+                queue_integral: l.acc.q_integral - s.q_integral,
+                queue_integral_span: span,
+                max_queue_pkts: l.q_max,
+                total_arrived_pkts: l.acc.arrived,
+                total_departed_pkts: l.acc.departed,
+                total_dropped_pkts: l.acc.dropped,
+                queue_start_pkts: 0.0,
+                queue_end_pkts: l.q,
             })
             .collect();
-        let flows: Vec<FlowSummary> = self
+        let flows = self
             .flows
             .iter()
             .zip(&self.start_flows)
-            .zip(&sc.flows)
-            .enumerate()
-            .map(|(i, ((f, s), spec))| {
-                let pps = per(f.acc.delivered - s.delivered);
-                let sent = f.acc.sent - s.sent;
-                FlowSummary {
-                    flow: i,
-                    group: spec.group_name.clone(),
-                    variant: spec.variant.clone(),
-                    rtt_s: spec.rtt_s,
-                    throughput_pps: pps,
-                    throughput_bps: pps * 8.0 * sc.links[spec.path[0]].packet_size_bytes,
-                    loss_rate: if sent > 0.0 {
-                        (f.acc.dropped - s.dropped) / sent
-                    } else {
-                        0.0
-                    },
-                    mean_cwnd_pkts: per(f.acc.cwnd_integral - s.cwnd_integral),
-                    reductions: f.acc.reductions - s.reductions,
-                    connections: 1,
-                }
+            .map(|(f, s)| FlowRecord {
+                sent_pkts: f.acc.sent - s.sent,
+                delivered_pkts: f.acc.delivered - s.delivered,
+                dropped_pkts: f.acc.dropped - s.dropped,
+                cwnd_integral_pkt_s: f.acc.cwnd_integral - s.cwnd_integral,
+                reductions: f.acc.reductions - s.reductions,
             })
             .collect();
-        let totals = RunTotals {
-            engine: "fluid",
+        let records = Records {
+            engine: "fluid".into(),
             duration_s: end,
             step_s: self.dt,
             measured_from_s: from,
+            span_s: span,
             flow_updates: self.flow_updates,
-        };
-        let summary = Summary::new(sc, totals, links, flows);
-        let series = Series::standard(sc, self.series);
-        RunResult {
-            summary,
-            series,
+            links,
+            flows,
             events: self.event_log,
-        }
+            samples: self.series,
+        };
+        metrics::summarize(&self.scenario, records)
     }
 }
 
@@ -869,19 +820,11 @@ fn close_event(link: &mut LinkState, log: &mut Vec<EventRecord>) {
     if !ev.measured {
         return;
     }
-    let lost = ev.lost.iter().filter(|&&b| b).count();
-    link.events += 1;
-    if ev.candidates > 0 {
-        link.sync_sum += lost as f64 / ev.candidates as f64;
-    }
-    link.sync_hist[lost] += 1;
-    if log.len() < EVENT_LOG_LIMIT {
-        log.push(EventRecord {
-            link: index,
-            start_s: ev.start_s,
-            candidates: ev.candidates as u32,
-            signalled: ev.selected.iter().filter(|&&b| b).count() as u32,
-            lost: lost as u32,
-        });
-    }
+    log.push(EventRecord {
+        link: index,
+        start_s: ev.start_s,
+        candidates: ev.candidates as u32,
+        signalled: ev.selected.iter().filter(|&&b| b).count() as u32,
+        lost: ev.lost.iter().filter(|&&b| b).count() as u32,
+    });
 }

@@ -50,9 +50,7 @@ pub mod sender;
 
 use crate::cc;
 use crate::error::{Error, Result};
-use crate::metrics::{
-    EventRecord, FlowSummary, LinkSummary, RunResult, RunTotals, Series, Summary,
-};
+use crate::metrics::{self, DropClusters, FlowRecord, LinkRecord, Records, RunResult};
 use crate::scenario::{Pacing, Scenario};
 use event::{ps_from_s, s_from_ps, Event, EventQueue, Serializer, SimTime};
 use port::{Admit, Pkt, Port, PortAcc};
@@ -122,6 +120,8 @@ pub struct PacketEngine {
     flows: Vec<FlowState>,
     /// One per link of the scenario: the bottleneck, then its reverse direction if modelled.
     ports: Vec<Port>,
+    /// Per port: its drops grouped into congestion events (a metric; fed as drops happen).
+    clusters: Vec<DropClusters>,
     /// Access links, one per logical flow: the serializer and when the link is next free.
     access: Vec<(Serializer, SimTime)>,
     drop_log: Vec<(f64, usize)>,
@@ -202,6 +202,9 @@ impl PacketEngine {
 
         let n = sc.flows.len();
         let mean_rtt_s = sc.flows.iter().map(|f| f.rtt_s).sum::<f64>() / n as f64;
+        // Drops less than the mean base RTT apart belong to one congestion event (docs/model.md
+        // §5.3); XCP's first control interval is the same mean RTT.
+        let tau_ps = ps_from_s(mean_rtt_s);
         let ports: Vec<Port> = sc
             .links
             .iter()
@@ -211,12 +214,14 @@ impl PacketEngine {
                     i,
                     l,
                     buffer_slots[i],
-                    ps_from_s(mean_rtt_s),
-                    n,
+                    s_from_ps(tau_ps),
                     sc.run.seed,
                     RING_PRESIZE_LIMIT << 4,
                 )
             })
+            .collect();
+        let clusters = (0..ports.len())
+            .map(|i| DropClusters::new(i, tau_ps, event::PS_PER_S, n))
             .collect();
 
         let bits = 8.0 * link.packet_size_bytes;
@@ -317,6 +322,7 @@ impl PacketEngine {
             queue,
             start_ports: vec![PortAcc::default(); ports.len()],
             ports,
+            clusters,
             access: access_links,
             drop_log: Vec::new(),
             warm: false,
@@ -645,7 +651,8 @@ impl PacketEngine {
             self.measuring = true;
             self.start_measuring();
         }
-        self.ports[p].note_drop(now, f, self.warm);
+        let candidates = self.ports[p].started_flows;
+        self.clusters[p].drop(now, f, candidates, self.warm);
     }
 
     /// Per-flow totals now.
@@ -716,96 +723,60 @@ impl PacketEngine {
         let now = self.now_ps;
         for port in &mut self.ports {
             port.integrate(now);
-            port.close_cluster();
         }
         let from = self.measured_from_ps;
-        let span_s = s_from_ps(now - from);
-        let per = |v: f64| if span_s > 0.0 { v / span_s } else { 0.0 };
         let flow_now: Vec<FlowAcc> = (0..self.flows.len()).map(|f| self.flow_acc(f)).collect();
-
-        let sc = &self.scenario;
-        let mut links = Vec::with_capacity(self.ports.len());
-        let mut events: Vec<EventRecord> = Vec::new();
-        for (port, s) in self.ports.iter_mut().zip(&self.start_ports) {
-            let spec = &sc.links[port.link];
-            let cap = port.capacity_pps;
-            let a = &port.acc;
-            let arrived = a.arrived - s.arrived;
-            let mean_q = if now > from {
-                (a.queue_area - s.queue_area) as f64 / (now - from) as f64
-            } else {
-                0.0
-            };
-            links.push(LinkSummary {
-                name: spec.name.clone(),
-                capacity_bps: spec.capacity_bps,
-                buffer_pkts: spec.buffer_pkts,
-                utilization: per((a.departed - s.departed) as f64) / cap,
-                loss_rate: if arrived > 0 {
-                    (a.dropped - s.dropped) as f64 / arrived as f64
-                } else {
-                    0.0
-                },
-                mean_queue_pkts: mean_q,
-                max_queue_pkts: port.q_max as f64,
-                mean_queueing_delay_s: mean_q / cap,
-                max_queueing_delay_s: port.q_max as f64 / cap,
-                congestion_events: port.events,
-                sync_rate_mean: if port.events > 0 {
-                    port.sync_sum / port.events as f64
-                } else {
-                    f64::NAN
-                },
-                sync_histogram: port.sync_hist.clone(),
-                arrivals_pkts: a.arrived as f64,
-                departures_pkts: a.departed as f64,
-                drops_pkts: a.dropped as f64,
-                queue_start_pkts: 0.0,
-                queue_end_pkts: port.len() as f64,
-            });
-            events.append(&mut port.event_log);
-        }
-        events.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
-        let flows: Vec<FlowSummary> = flow_now
+        let links = self
+            .ports
             .iter()
-            .zip(&self.start_flows)
-            .zip(&sc.flows)
-            .enumerate()
-            .map(|(i, ((a, s), spec))| {
-                let pps = per((a.delivered - s.delivered) as f64);
-                let sent = a.sent - s.sent;
-                FlowSummary {
-                    flow: i,
-                    group: spec.group_name.clone(),
-                    variant: spec.variant.clone(),
-                    rtt_s: spec.rtt_s,
-                    throughput_pps: pps,
-                    throughput_bps: pps * 8.0 * sc.links[0].packet_size_bytes,
-                    loss_rate: if sent > 0 {
-                        (a.dropped - s.dropped) as f64 / sent as f64
-                    } else {
-                        0.0
-                    },
-                    mean_cwnd_pkts: per(a.cwnd_integral_pkt_s - s.cwnd_integral_pkt_s),
-                    reductions: (a.reductions - s.reductions) as f64,
-                    connections: 1,
+            .zip(&self.start_ports)
+            .map(|(port, s)| {
+                let a = &port.acc;
+                LinkRecord {
+                    arrived_pkts: (a.arrived - s.arrived) as f64,
+                    departed_pkts: (a.departed - s.departed) as f64,
+                    dropped_pkts: (a.dropped - s.dropped) as f64,
+                    // In packet·picoseconds over picoseconds: exact until the division.
+                    queue_integral: (a.queue_area - s.queue_area) as f64,
+                    queue_integral_span: (now - from) as f64,
+                    max_queue_pkts: port.q_max as f64,
+                    total_arrived_pkts: a.arrived as f64,
+                    total_departed_pkts: a.departed as f64,
+                    total_dropped_pkts: a.dropped as f64,
+                    queue_start_pkts: 0.0,
+                    queue_end_pkts: port.len() as f64,
                 }
             })
             .collect();
-        let totals = RunTotals {
-            engine: "packet",
+        let mut events = Vec::new();
+        for c in &mut self.clusters {
+            c.close();
+            events.append(&mut c.take());
+        }
+        let flows = flow_now
+            .iter()
+            .zip(&self.start_flows)
+            .map(|(a, s)| FlowRecord {
+                sent_pkts: (a.sent - s.sent) as f64,
+                delivered_pkts: (a.delivered - s.delivered) as f64,
+                dropped_pkts: (a.dropped - s.dropped) as f64,
+                cwnd_integral_pkt_s: a.cwnd_integral_pkt_s - s.cwnd_integral_pkt_s,
+                reductions: (a.reductions - s.reductions) as f64,
+            })
+            .collect();
+        let records = Records {
+            engine: "packet".into(),
             duration_s: s_from_ps(now),
             // No time step: the bottleneck's packet time is the natural unit.
             step_s: s_from_ps(self.ports[0].service_ps),
             measured_from_s: s_from_ps(from),
+            span_s: s_from_ps(now - from),
             flow_updates: self.events_processed,
-        };
-        let summary = Summary::new(sc, totals, links, flows);
-        let series = Series::standard(sc, self.series);
-        RunResult {
-            summary,
-            series,
+            links,
+            flows,
             events,
-        }
+            samples: self.series,
+        };
+        metrics::summarize(&self.scenario, records)
     }
 }

@@ -1,17 +1,12 @@
 //! One direction of a link in the packet engine: a FIFO of at most B packets (data and ACKs)
-//! served at the link's capacity, drop-tail or RED, with its running totals and its congestion
-//! events.
+//! served at the link's capacity, drop-tail or RED, with its running totals.
 
-use super::event::{s_from_ps, Serializer, SimTime};
-use crate::metrics::EventRecord;
+use super::event::{Serializer, SimTime};
 use crate::queue::red::Red;
 use crate::rng::Rng;
 use crate::scenario::{Link, Queue};
 use crate::xcp::{self, Feedback, IntervalTotals, XcpParams};
 use std::collections::VecDeque;
-
-/// At most this many congestion events are logged one by one per port (all are counted).
-const EVENT_LOG_LIMIT: usize = 1_000_000;
 
 /// A packet in a queue: data, or an ACK on its way back.
 #[derive(Debug, Clone, Copy)]
@@ -82,19 +77,6 @@ struct RedState {
     avg_pkts: f64,
 }
 
-/// A congestion event under way: a cluster of data drops whose gaps are below the mean base RTT
-/// (models.md §5.3).
-#[derive(Debug)]
-struct Cluster {
-    active: bool,
-    start_ps: SimTime,
-    last_ps: SimTime,
-    measured: bool,
-    candidates: u32,
-    lost: Vec<bool>,
-    lost_list: Vec<u32>,
-}
-
 pub struct Port {
     pub link: usize,
     pub capacity_pps: f64,
@@ -116,23 +98,16 @@ pub struct Port {
     pub interval_departed: u64,
     /// Flows whose data cross this port and have started (congestion-event candidates).
     pub started_flows: u32,
-    tau_ps: SimTime,
-    cluster: Cluster,
-    pub events: u64,
-    pub sync_sum: f64,
-    pub sync_hist: Vec<u64>,
-    pub event_log: Vec<EventRecord>,
 }
 
 impl Port {
-    /// `buffer_slots` counts the packet in service; `tau_ps` separates congestion events;
-    /// `n_flows` sizes the per-flow bookkeeping; `seed` gives its random stream.
+    /// `buffer_slots` counts the packet in service; `xcp_interval_s` is XCP's first control
+    /// interval; `seed` gives its random stream.
     pub fn new(
         index: usize,
         link: &Link,
         buffer_slots: usize,
-        tau_ps: SimTime,
-        n_flows: usize,
+        xcp_interval_s: f64,
         seed: u64,
         presize: usize,
     ) -> Self {
@@ -143,7 +118,7 @@ impl Port {
                 totals: IntervalTotals::default(),
                 q_min: usize::MAX,
                 feedback: Feedback::default(),
-                interval_s: s_from_ps(tau_ps),
+                interval_s: xcp_interval_s,
             }),
             _ => None,
         };
@@ -179,20 +154,6 @@ impl Port {
             q_max: 0,
             interval_departed: 0,
             started_flows: 0,
-            tau_ps,
-            cluster: Cluster {
-                active: false,
-                start_ps: 0,
-                last_ps: 0,
-                measured: false,
-                candidates: 0,
-                lost: vec![false; n_flows],
-                lost_list: Vec::with_capacity(n_flows),
-            },
-            events: 0,
-            sync_sum: 0.0,
-            sync_hist: vec![0; n_flows + 1],
-            event_log: Vec::new(),
         }
     }
 
@@ -325,57 +286,5 @@ impl Port {
 
     pub fn has_xcp(&self) -> bool {
         self.xcp.is_some()
-    }
-
-    /// A data drop of `flow` joins the congestion event under way or begins a new one.
-    pub fn note_drop(&mut self, now_ps: SimTime, flow: usize, warm: bool) {
-        let c = &self.cluster;
-        if !(c.active && now_ps - c.last_ps < self.tau_ps) {
-            if c.active {
-                self.close_cluster();
-            }
-            let c = &mut self.cluster;
-            c.active = true;
-            c.start_ps = now_ps;
-            c.measured = warm;
-            c.candidates = self.started_flows;
-        }
-        let c = &mut self.cluster;
-        c.last_ps = now_ps;
-        if !c.lost[flow] {
-            c.lost[flow] = true;
-            c.lost_list.push(flow as u32);
-        }
-    }
-
-    /// Ends the congestion event under way, if any, and counts it if it began after the warm-up.
-    pub fn close_cluster(&mut self) {
-        let c = &mut self.cluster;
-        if !c.active {
-            return;
-        }
-        c.active = false;
-        let lost = c.lost_list.len();
-        for &f in &c.lost_list {
-            c.lost[f as usize] = false;
-        }
-        c.lost_list.clear();
-        if !c.measured {
-            return;
-        }
-        self.events += 1;
-        if c.candidates > 0 {
-            self.sync_sum += lost as f64 / c.candidates as f64;
-        }
-        self.sync_hist[lost] += 1;
-        if self.event_log.len() < EVENT_LOG_LIMIT {
-            self.event_log.push(EventRecord {
-                link: self.link,
-                start_s: s_from_ps(c.start_ps),
-                candidates: c.candidates,
-                signalled: 0,
-                lost: lost as u32,
-            });
-        }
     }
 }

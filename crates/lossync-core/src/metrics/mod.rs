@@ -1,8 +1,16 @@
-//! Metrics computed the same way for every engine (models.md §5): utilization, per-flow
-//! throughput, Jain's index, loss, queue, congestion events and the synchronization rate.
+//! Metrics, computed once for every engine (docs/model.md §5). Engines hand over [`Records`]
+//! (raw totals, samples, the event log); [`summarize`] turns them into the summary, the time
+//! series and the event table: utilization, per-flow throughput, Jain's index, loss, queue,
+//! congestion events and the synchronization rate. This module knows no engine.
+
+pub mod events;
+pub mod records;
+
+pub use events::{sync_statistics, DropClusters, SyncStatistics};
+pub use records::{FlowRecord, LinkRecord, Records};
 
 use crate::scenario::Scenario;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Jain's fairness index `(Σx)² / (N·Σx²)`, in [1/N, 1] (Jain, Chiu, Hawe, DEC-TR-301, 1984).
 /// All-zero throughputs count as perfectly fair.
@@ -84,55 +92,112 @@ pub struct FlowSummary {
     pub connections: usize,
 }
 
-/// What an engine reports of a finished run; [`Summary::new`] derives the headline numbers.
-pub struct RunTotals {
-    pub engine: &'static str,
-    pub duration_s: f64,
-    pub step_s: f64,
-    pub measured_from_s: f64,
-    pub flow_updates: u64,
-}
+/// Derives a run's summary, series and event table from its records: the one place where the
+/// metrics of every engine are computed.
+pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
+    let Records {
+        engine,
+        duration_s,
+        step_s,
+        measured_from_s,
+        span_s,
+        flow_updates,
+        links,
+        flows,
+        mut events,
+        samples,
+    } = r;
+    let per = |v: f64| if span_s > 0.0 { v / span_s } else { 0.0 };
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    // One order for every engine: by start (stable, so a link's events keep theirs).
+    events.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+    let links: Vec<LinkSummary> = links
+        .iter()
+        .zip(&sc.links)
+        .enumerate()
+        .map(|(li, (l, spec))| {
+            let cap = spec.capacity_pps;
+            let members = sc.flows.iter().filter(|f| f.path.contains(&li)).count();
+            let sync = sync_statistics(&events, li, members);
+            let mean_q = ratio(l.queue_integral, l.queue_integral_span);
+            LinkSummary {
+                name: spec.name.clone(),
+                capacity_bps: spec.capacity_bps,
+                buffer_pkts: spec.buffer_pkts,
+                utilization: per(l.departed_pkts) / cap,
+                loss_rate: ratio(l.dropped_pkts, l.arrived_pkts),
+                mean_queue_pkts: mean_q,
+                max_queue_pkts: l.max_queue_pkts,
+                mean_queueing_delay_s: mean_q / cap,
+                max_queueing_delay_s: l.max_queue_pkts / cap,
+                congestion_events: sync.events,
+                sync_rate_mean: sync.rate_mean,
+                sync_histogram: sync.histogram,
+                arrivals_pkts: l.total_arrived_pkts,
+                departures_pkts: l.total_departed_pkts,
+                drops_pkts: l.total_dropped_pkts,
+                queue_start_pkts: l.queue_start_pkts,
+                queue_end_pkts: l.queue_end_pkts,
+            }
+        })
+        .collect();
+    let flows: Vec<FlowSummary> = flows
+        .iter()
+        .zip(&sc.flows)
+        .enumerate()
+        .map(|(i, (f, spec))| {
+            let pps = per(f.delivered_pkts);
+            FlowSummary {
+                flow: i,
+                group: spec.group_name.clone(),
+                variant: spec.variant.clone(),
+                rtt_s: spec.rtt_s,
+                throughput_pps: pps,
+                throughput_bps: pps * 8.0 * sc.links[spec.path[0]].packet_size_bytes,
+                loss_rate: ratio(f.dropped_pkts, f.sent_pkts),
+                mean_cwnd_pkts: per(f.cwnd_integral_pkt_s),
+                reductions: f.reductions,
+                connections: 1,
+            }
+        })
+        .collect();
 
-impl Summary {
-    /// A summary whose headline numbers come from the link with the most drops (the first link if
-    /// none dropped), the same rule for every engine.
-    pub fn new(
-        sc: &Scenario,
-        t: RunTotals,
-        links: Vec<LinkSummary>,
-        flows: Vec<FlowSummary>,
-    ) -> Summary {
-        let b = (0..links.len())
-            .max_by(|&a, &c| {
-                links[a]
-                    .drops_pkts
-                    .total_cmp(&links[c].drops_pkts)
-                    .then(c.cmp(&a))
-            })
-            .unwrap_or(0);
-        let bl = &links[b];
-        let flows = logical_flows(sc, flows);
-        let tput: Vec<f64> = flows.iter().map(|f| f.throughput_pps).collect();
-        Summary {
-            scenario: sc.name.clone(),
-            engine: t.engine.into(),
-            seed: sc.run.seed,
-            version: crate::VERSION.into(),
-            duration_s: t.duration_s,
-            step_s: t.step_s,
-            measured_from_s: t.measured_from_s,
-            bottleneck: bl.name.clone(),
-            utilization: bl.utilization,
-            jain: jain(&tput),
-            loss_rate: bl.loss_rate,
-            congestion_events: bl.congestion_events,
-            sync_rate_mean: bl.sync_rate_mean,
-            mean_queue_pkts: bl.mean_queue_pkts,
-            mean_queueing_delay_s: bl.mean_queueing_delay_s,
-            flow_updates: t.flow_updates,
-            links,
-            flows,
-        }
+    // The headline numbers come from the link with the most drops (the first if none dropped).
+    let b = (0..links.len())
+        .max_by(|&a, &c| {
+            links[a]
+                .drops_pkts
+                .total_cmp(&links[c].drops_pkts)
+                .then(c.cmp(&a))
+        })
+        .unwrap_or(0);
+    let bl = &links[b];
+    let flows = logical_flows(sc, flows);
+    let tput: Vec<f64> = flows.iter().map(|f| f.throughput_pps).collect();
+    let summary = Summary {
+        scenario: sc.name.clone(),
+        engine,
+        seed: sc.run.seed,
+        version: crate::VERSION.into(),
+        duration_s,
+        step_s,
+        measured_from_s,
+        bottleneck: bl.name.clone(),
+        utilization: bl.utilization,
+        jain: jain(&tput),
+        loss_rate: bl.loss_rate,
+        congestion_events: bl.congestion_events,
+        sync_rate_mean: bl.sync_rate_mean,
+        mean_queue_pkts: bl.mean_queue_pkts,
+        mean_queueing_delay_s: bl.mean_queueing_delay_s,
+        flow_updates,
+        links,
+        flows,
+    };
+    RunResult {
+        summary,
+        series: Series::standard(sc, samples),
+        events,
     }
 }
 
@@ -223,10 +288,11 @@ impl Series {
     }
 }
 
-/// One congestion event (models.md §5.3): when it began, how many flows could lose, how many the
+/// One congestion event (docs/model.md §5.3): when it began, how many flows could lose, how many the
 /// synchronization module signalled (m_k plus any spill; 0 in `proportional` mode), and how many
 /// lost packets.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EventRecord {
     pub link: usize,
     pub start_s: f64,
@@ -239,7 +305,7 @@ pub struct EventRecord {
 pub struct RunResult {
     pub summary: Summary,
     pub series: Series,
-    /// Congestion events in the measurement window, in order of their end (at most a million).
+    /// Congestion events in the measurement window, in order of their start.
     pub events: Vec<EventRecord>,
 }
 

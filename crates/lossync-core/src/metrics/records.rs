@@ -1,0 +1,69 @@
+//! What an engine hands over at the end of a run: raw totals over the measurement window and
+//! over the whole run, the sampled time series and the congestion-event log. Nothing here is a
+//! ratio or an average: [`super::summarize`] derives every metric from these records, the same
+//! way for every engine (fluid, packet, and ns-3 through the Python binding).
+
+use super::EventRecord;
+use serde::{Deserialize, Serialize};
+
+/// A finished run's records.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Records {
+    /// "fluid", "packet", "ns3", ...
+    pub engine: String,
+    /// Simulated time at the end of the run.
+    pub duration_s: f64,
+    /// The engine's time step (the packet engines: one bottleneck packet time).
+    pub step_s: f64,
+    /// Statistics cover `[measured_from_s, duration_s]`.
+    pub measured_from_s: f64,
+    /// Length of that window, as the engine measured it (rates divide by it).
+    pub span_s: f64,
+    /// Work done: flow × step updates (fluid) or events processed (packet engines).
+    pub flow_updates: u64,
+    /// One per scenario link, in its order.
+    pub links: Vec<LinkRecord>,
+    /// One per connection (the scenario's `flows`, parallel connections apart).
+    pub flows: Vec<FlowRecord>,
+    /// Congestion events, each recorded once it ended (any order).
+    pub events: Vec<EventRecord>,
+    /// Time-series columns in the order of [`super::Series::standard`], per connection.
+    pub samples: Vec<Vec<f64>>,
+}
+
+/// A link's totals. Window totals are differences taken by the engine in its own arithmetic
+/// (integers in the packet engine), so that no precision is lost before the division.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkRecord {
+    /// Data packets over the measurement window.
+    pub arrived_pkts: f64,
+    pub departed_pkts: f64,
+    pub dropped_pkts: f64,
+    /// ∫ queue dt over the window and the window's length, in one time unit of the engine's
+    /// choosing (their ratio is the mean queue in packets).
+    pub queue_integral: f64,
+    pub queue_integral_span: f64,
+    /// Largest occupancy seen in the window, in packets.
+    pub max_queue_pkts: f64,
+    /// Whole-run data-packet accounting: arrivals = departures + drops + (end − start).
+    pub total_arrived_pkts: f64,
+    pub total_departed_pkts: f64,
+    pub total_dropped_pkts: f64,
+    pub queue_start_pkts: f64,
+    pub queue_end_pkts: f64,
+}
+
+/// A connection's totals over the measurement window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowRecord {
+    pub sent_pkts: f64,
+    pub delivered_pkts: f64,
+    pub dropped_pkts: f64,
+    /// ∫ cwnd dt in packet·seconds.
+    pub cwnd_integral_pkt_s: f64,
+    /// Window reductions applied (fractional in the fluid engine's continuous-loss mode).
+    pub reductions: f64,
+}
