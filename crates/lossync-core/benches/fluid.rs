@@ -2,29 +2,18 @@
 //! sync X = 0.6), 300 simulated seconds per iteration, one variant per benchmark.
 //! `cargo bench -p lossync-core`; compare runs with `-- --save-baseline NAME` / `--baseline NAME`.
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use lossync_core::{scenario, FluidEngine};
-use std::path::Path;
+#[path = "../tests/common/mod.rs"]
+mod common;
 
-fn paper_case(variant: &str) -> scenario::Scenario {
-    let text = format!(
-        r#"
-[dumbbell]
-capacity = "10Gbps"
-buffer = {{ bdp_fraction = 0.1, reference_rtt = "170ms" }}
-[[flows]]
-count = 10
-cc = "{variant}"
-rtt = "80ms..260ms"
-[loss]
-model = "sync"
-sync = {{ kind = "normal", x = 0.6 }}
-[run]
-duration = "300s"
-record_interval = "1s"
-"#
-    );
-    scenario::from_toml(&text, Path::new(".")).unwrap()
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use lossync_core::{FluidEngine, Scenario};
+
+fn paper_case(variant: &str) -> Scenario {
+    common::scenario(&common::paper_10g_toml(
+        variant,
+        "model = \"sync\"\nsync = { kind = \"normal\", x = 0.6 }",
+        "duration = \"300s\"\nrecord_interval = \"1s\"",
+    ))
 }
 
 fn fluid(c: &mut Criterion) {

@@ -3,33 +3,22 @@
 //! through a warm-up (untimed) and times the next simulated seconds; throughput is in events
 //! (about three per data packet). `cargo bench -p lossync-core --bench packet`.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use lossync_core::{scenario, PacketEngine};
-use std::path::Path;
+use lossync_core::{PacketEngine, Scenario};
 
 const WARMUP_S: f64 = 20.0;
 
-fn dumbbell(capacity: &str) -> scenario::Scenario {
-    let text = format!(
-        r#"
-engine = "packet"
-[dumbbell]
-capacity = "{capacity}"
-buffer = {{ bdp_fraction = 0.25 }}
-[[flows]]
-count = 10
-cc = "reno"
-rtt = "80ms..260ms"
-slow_start = true
-[run]
-duration = "60s"
-record_interval = "1s"
-"#
-    );
-    scenario::from_toml(&text, Path::new(".")).unwrap()
+fn dumbbell(capacity: &str) -> Scenario {
+    common::scenario(&common::packet_10_reno_toml(
+        capacity,
+        "duration = \"60s\"\nrecord_interval = \"1s\"",
+    ))
 }
 
-fn warmed(sc: &scenario::Scenario) -> PacketEngine {
+fn warmed(sc: &Scenario) -> PacketEngine {
     let mut e = PacketEngine::new(sc).unwrap();
     e.advance(WARMUP_S);
     e

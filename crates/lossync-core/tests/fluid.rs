@@ -2,13 +2,10 @@
 //! fixed points of §1.3, packet conservation, determinism, fluid network theory on a parking lot,
 //! and sanity of the paper's 10 Gbps setup.
 
-use lossync_core::{metrics::Summary, scenario, RunResult};
-use std::path::Path;
+mod common;
 
-fn run(text: &str) -> RunResult {
-    let sc = scenario::from_toml(text, Path::new(".")).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    lossync_core::run(&sc).unwrap()
-}
+use common::{assert_near, paper_10g_toml, reno_closed_form, run};
+use lossync_core::metrics::Summary;
 
 /// N identical flows (same RTT, same start) on one link, fully synchronized: every flow reduces
 /// once per congestion event, as the closed form assumes.
@@ -36,11 +33,6 @@ step = "{step}"
     .summary
 }
 
-/// models.md §4.2: U = ¾(1+ρ)²/(1+ρ+ρ²) for synchronized Reno (γ = ½).
-fn reno_closed_form(rho: f64) -> f64 {
-    0.75 * (1.0 + rho).powi(2) / (1.0 + rho + rho * rho)
-}
-
 #[test]
 fn single_reno_flow_matches_the_closed_form() {
     for rho in [0.0, 0.1, 0.25, 0.5, 1.0] {
@@ -51,11 +43,7 @@ fn single_reno_flow_matches_the_closed_form() {
             "ρ={rho}: only {} events",
             s.congestion_events
         );
-        assert!(
-            (s.utilization - want).abs() < 0.01,
-            "ρ={rho}: U={} want {want}",
-            s.utilization
-        );
+        assert_near(s.utilization, want, 0.01, format_args!("ρ={rho}: U"));
     }
 }
 
@@ -64,16 +52,8 @@ fn synchronized_identical_reno_flows_match_the_closed_form() {
     for rho in [0.0, 0.1, 0.25, 0.5, 1.0] {
         let s = synchronized("reno", 4, rho, "1ms");
         let want = reno_closed_form(rho);
-        assert!(
-            (s.utilization - want).abs() < 0.01,
-            "ρ={rho}: U={} want {want}",
-            s.utilization
-        );
-        assert!(
-            (s.jain - 1.0).abs() < 1e-9,
-            "identical flows share equally: J={}",
-            s.jain
-        );
+        assert_near(s.utilization, want, 0.01, format_args!("ρ={rho}: U"));
+        assert_near(s.jain, 1.0, 1e-9, "identical flows share equally: J");
         assert_eq!(s.sync_rate_mean, 1.0);
     }
 }
@@ -93,11 +73,7 @@ fn scalable_matches_the_mimd_closed_form() {
             (1.0 - g + rho) / ((1.0 / g).ln() + rho)
         };
         let s = synchronized("scalable", 1, rho, "1ms");
-        assert!(
-            (s.utilization - want).abs() < 0.01,
-            "ρ={rho}: U={} want {want}",
-            s.utilization
-        );
+        assert_near(s.utilization, want, 0.01, format_args!("ρ={rho}: U"));
     }
 }
 
@@ -106,7 +82,7 @@ fn halving_the_step_moves_utilization_less_than_half_a_point() {
     for (variant, rho) in [("reno", 0.1), ("reno", 0.5), ("scalable", 0.05)] {
         let a = synchronized(variant, 1, rho, "1ms").utilization;
         let b = synchronized(variant, 1, rho, "0.5ms").utilization;
-        assert!((a - b).abs() < 0.005, "{variant} ρ={rho}: {a} vs {b}");
+        assert_near(a, b, 0.005, format_args!("{variant} ρ={rho}"));
     }
 }
 
@@ -137,40 +113,29 @@ fn fixed_points_under_random_loss() {
     for p in [1e-4, 1e-3] {
         let w = random_loss_window("reno", p);
         let want = (2.0 / p).sqrt();
-        assert!(
-            (w / want - 1.0).abs() < 0.03,
-            "Reno p={p}: W={w} want {want}"
+        assert_near(
+            w / want,
+            1.0,
+            0.03,
+            format_args!("Reno p={p}: W={w} want {want}, ratio"),
         );
     }
     for p in [1e-3, 2e-3] {
         let w = random_loss_window("scalable", p);
         let want = 0.08 / p;
-        assert!(
-            (w / want - 1.0).abs() < 0.03,
-            "Scalable p={p}: W={w} want {want}"
+        assert_near(
+            w / want,
+            1.0,
+            0.03,
+            format_args!("Scalable p={p}: W={w} want {want}, ratio"),
         );
     }
 }
 
 fn paper_10g(variant: &str, loss: &str, seed: u64, duration: &str) -> Summary {
-    run(&format!(
-        r#"
-[dumbbell]
-capacity = "10Gbps"
-buffer = {{ bdp_fraction = 0.1, reference_rtt = "170ms" }}
-[[flows]]
-count = 10
-cc = "{variant}"
-rtt = "80ms..260ms"
-[loss]
-{loss}
-[run]
-duration = "{duration}"
-from_first_congestion = true
-seed = {seed}
-"#
-    ))
-    .summary
+    let run_table =
+        format!("duration = \"{duration}\"\nfrom_first_congestion = true\nseed = {seed}");
+    run(&paper_10g_toml(variant, loss, &run_table)).summary
 }
 
 const VARIANTS: [&str; 7] = [
@@ -336,10 +301,11 @@ warmup = "10s"
 "#);
     // 150 kB = 100 packets of 1500 B; no queue, so R = 50 ms and x = 100/0.05 = 2000 pkt/s.
     let f = &r.summary.flows[0];
-    assert!(
-        (f.throughput_pps / 2000.0 - 1.0).abs() < 1e-3,
-        "{}",
-        f.throughput_pps
+    assert_near(
+        f.throughput_pps / 2000.0,
+        1.0,
+        1e-3,
+        "throughput / 2000 pkt/s",
     );
     assert!((f.mean_cwnd_pkts - 100.0).abs() < 1e-9);
     assert_eq!(r.summary.congestion_events, 0);
@@ -446,10 +412,7 @@ warmup = "60s"
 "#
         )
     };
-    let run = |text: String| {
-        let sc = scenario::from_toml(&text, Path::new(".")).unwrap();
-        lossync_core::run(&sc).unwrap().summary
-    };
+    let run = |text: String| run(&text).summary;
     let two_way = run(doc(
         "",
         "[[flows]]\ncount = 4\ncc = \"reno\"\nrtt = \"80ms..140ms\"\ndirection = \"reverse\"",

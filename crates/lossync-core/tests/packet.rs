@@ -3,22 +3,14 @@
 //! The speed measurement is an ignored test:
 //! `cargo test --release --test packet -- --ignored --nocapture packet_speed`.
 
-use lossync_core::{metrics::Summary, scenario, PacketEngine, RunResult};
-use std::path::Path;
+mod common;
 
-fn engine(text: &str) -> PacketEngine {
-    let sc = scenario::from_toml(text, Path::new(".")).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    PacketEngine::new(&sc).unwrap_or_else(|e| panic!("{e}\n{text}"))
-}
-
-fn run(text: &str) -> RunResult {
-    engine(text).run()
-}
-
-/// models.md §4.2: U = ¾(1+ρ)²/(1+ρ+ρ²) for synchronized Reno (γ = ½).
-fn reno_closed_form(rho: f64) -> f64 {
-    0.75 * (1.0 + rho).powi(2) / (1.0 + rho + rho * rho)
-}
+// `run` runs on the engine the scenario names: every scenario here names the packet engine (but
+// one test that runs both on purpose).
+use common::{
+    assert_near, packet_10_reno_toml, packet_engine as engine, reno_closed_form, run, scenario,
+};
+use lossync_core::{metrics::Summary, PacketEngine};
 
 /// One Reno flow, 100 Mb/s, 100 ms, 1500 B: BDP = 8333.3 pkt/s × 0.1 s = 833.3 packets.
 fn single_reno(buffer_pkts: f64, duration_s: f64, warmup_s: f64) -> Summary {
@@ -73,11 +65,11 @@ fn packet_single_reno_flow_matches_the_closed_form() {
         );
         // One window reduction per congestion event (RFC 6675), no timeouts to add more.
         assert_eq!(f.reductions, s.congestion_events as f64, "ρ={rho}");
-        assert!(
-            (s.utilization - want).abs() < 0.02,
-            "ρ={rho}: U={} want {want}\n{}",
+        assert_near(
             s.utilization,
-            report.join("\n")
+            want,
+            0.02,
+            format_args!("ρ={rho}: U\n{}", report.join("\n")),
         );
     }
     println!("{}", report.join("\n"));
@@ -97,10 +89,11 @@ fn packet_closed_form_holds_with_delayed_acks_and_a_reverse_direction() {
             let s = single_reno_with(b, 600.0, 60.0, dumbbell, flow);
             let want = reno_closed_form(rho);
             assert!(s.congestion_events >= 3, "{label} ρ={rho}");
-            assert!(
-                (s.utilization - want).abs() < 0.02,
-                "{label} ρ={rho}: U={} want {want}",
-                s.utilization
+            assert_near(
+                s.utilization,
+                want,
+                0.02,
+                format_args!("{label} ρ={rho}: U"),
             );
         }
     }
@@ -144,11 +137,11 @@ warmup = "60s"
         two_way.utilization,
         one_way.utilization
     );
-    assert!(
-        (fwd.utilization - rev.utilization).abs() < 0.03,
-        "forward {} reverse {}",
+    assert_near(
         fwd.utilization,
-        rev.utilization
+        rev.utilization,
+        0.03,
+        "forward vs reverse utilization",
     );
     // Each direction carries its own flows' data: deliveries per second match departures.
     let goodput = |range: std::ops::Range<usize>| -> f64 {
@@ -157,11 +150,11 @@ warmup = "60s"
     let cap = 1e8 / 12_000.0;
     for (link, range) in [(fwd, 0..4), (rev, 4..8)] {
         let delivered = goodput(range);
-        assert!(
-            (delivered - link.utilization * cap).abs() < 0.01 * cap,
-            "{}: goodput {delivered} vs departures {}",
-            link.name,
-            link.utilization * cap
+        assert_near(
+            delivered,
+            link.utilization * cap,
+            0.01 * cap,
+            format_args!("{}: goodput vs departures", link.name),
         );
     }
 }
@@ -435,8 +428,10 @@ cc = "reno"
 rtt = "50ms"
 path = ["a", "b"]
 "#;
-    let sc = scenario::from_toml(two_links, Path::new(".")).unwrap();
-    let err = PacketEngine::new(&sc).err().unwrap().to_string();
+    let err = PacketEngine::new(&scenario(two_links))
+        .err()
+        .unwrap()
+        .to_string();
     assert!(
         err.starts_with("links: the packet engine supports one"),
         "{err}"
@@ -452,8 +447,10 @@ count = 10
 cc = "reno"
 rtt = "1s"
 "#;
-    let sc = scenario::from_toml(huge, Path::new(".")).unwrap();
-    let err = PacketEngine::new(&sc).err().unwrap().to_string();
+    let err = PacketEngine::new(&scenario(huge))
+        .err()
+        .unwrap()
+        .to_string();
     assert!(
         err.starts_with("links[0].buffer: the packet engine would need"),
         "{err}"
@@ -475,23 +472,8 @@ fn packet_speed() {
         if only.as_deref().is_some_and(|o| o != cap) {
             continue;
         }
-        let text = format!(
-            r#"
-engine = "packet"
-[dumbbell]
-capacity = "{cap}"
-buffer = {{ bdp_fraction = 0.25 }}
-[[flows]]
-count = 10
-cc = "reno"
-rtt = "80ms..260ms"
-slow_start = true
-[run]
-duration = "{dur}s"
-warmup = "{half}s"
-"#,
-            half = dur / 2.0
-        );
+        let run_table = format!("duration = \"{dur}s\"\nwarmup = \"{}s\"", dur / 2.0);
+        let text = packet_10_reno_toml(cap, &run_table);
         let t0 = std::time::Instant::now();
         let (r, drops) = engine(&text).run_with_drops();
         let wall = t0.elapsed().as_secs_f64();
@@ -524,7 +506,7 @@ fn pacing_case(
     count: u32,
     rwnd: &str,
     warmup: &str,
-) -> lossync_core::metrics::Summary {
+) -> Summary {
     let text = format!(
         r#"
 engine = "packet"
@@ -543,8 +525,7 @@ duration = "120s"
 warmup = "{warmup}"
 "#
     );
-    let sc = lossync_core::scenario::from_toml(&text, std::path::Path::new(".")).unwrap();
-    lossync_core::run(&sc).unwrap().summary
+    run(&text).summary
 }
 
 #[test]
@@ -576,11 +557,7 @@ fn pacing_spreads_a_window_over_the_rtt() {
             &pacing_case(cc, "false", "{ packets = 1000 }", 1, rwnd, "20s"),
             &pacing_case(cc, "true", "{ packets = 1000 }", 1, rwnd, "20s"),
         ] {
-            assert!(
-                (s.flows[0].throughput_pps - 1000.0).abs() < 30.0,
-                "{}",
-                s.flows[0].throughput_pps
-            );
+            assert_near(s.flows[0].throughput_pps, 1000.0, 30.0, "throughput");
         }
     }
 }
@@ -624,18 +601,18 @@ duration = "600s"
 warmup = "100s"
 "#
         );
-        let sc = scenario::from_toml(&text, Path::new(".")).unwrap();
-        let r = lossync_core::run(&sc).unwrap();
+        let r = run(&text);
         let s = &r.summary;
         assert_eq!(s.flows.len(), 2, "{engine}");
         assert_eq!(s.flows[0].connections, 2);
         let share =
             s.flows[0].throughput_pps / (s.flows[0].throughput_pps + s.flows[1].throughput_pps);
-        assert!((share - 2.0 / 3.0).abs() < 0.02, "{engine}: share {share}");
-        assert!(
-            (s.utilization - reno_closed_form(0.25)).abs() < 0.02,
-            "{engine}: U={}",
-            s.utilization
+        assert_near(share, 2.0 / 3.0, 0.02, format_args!("{engine}: share"));
+        assert_near(
+            s.utilization,
+            reno_closed_form(0.25),
+            0.02,
+            format_args!("{engine}: U"),
         );
         assert!(r.series.get("cwnd_pkts.1").is_some() && r.series.get("cwnd_pkts.2").is_none());
     }
@@ -671,15 +648,10 @@ duration = "60s"
 warmup = "30s"
 "#
                 );
-                let sc = scenario::from_toml(&text, Path::new(".")).unwrap();
-                let s = lossync_core::run(&sc).unwrap().summary;
+                let s = run(&text).summary;
                 let case = format!("{engine} {preset} rtt {rtt} pacing {pacing}");
                 assert!(s.jain > 0.99, "{case}: Jain {}", s.jain);
-                assert!(
-                    (s.utilization - target).abs() < 0.02,
-                    "{case}: U {} target {target}",
-                    s.utilization
-                );
+                assert_near(s.utilization, target, 0.02, format_args!("{case}: U"));
                 // "Near-empty": under 1% of the 833-packet BDP on average.
                 assert!(
                     s.mean_queue_pkts < 8.3,
