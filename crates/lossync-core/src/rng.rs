@@ -117,8 +117,10 @@ mod tests {
 
     // Golden vectors for `Rng::new(seed, stream)` and its samplers, computed outside this code by
     // an independent Python implementation (big integers masked to 64 bits) written from the
-    // reference C code of SplitMix64 and xoshiro256++ and from the seeding documented above. That
-    // implementation first reproduces both published vectors above; then:
+    // reference C code of SplitMix64 and xoshiro256++. It first reproduces both published vectors
+    // above. How `Rng::new` turns (seed, stream) into a state is this file's own choice (one
+    // SplitMix64 step of stream·0x632be59bd9b4e019, xored into the seed, then four SplitMix64
+    // outputs), so no published vector exists for it; the Python code follows that description:
     //
     //     M = 2**64 - 1
     //     def splitmix(x):            # -> (new state, output)
