@@ -12,7 +12,6 @@ pub mod queue;
 pub mod rng;
 pub mod scenario;
 pub mod units;
-pub mod xcp;
 
 pub use error::{Error, Result};
 pub use fluid::FluidEngine;

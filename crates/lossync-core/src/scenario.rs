@@ -411,7 +411,7 @@ pub enum Queue {
     },
     /// Katabi, Handley, Rohrs, SIGCOMM 2002: the buffer is drop-tail; the router writes
     /// feedback into the congestion header of every data packet.
-    Xcp(crate::xcp::XcpParams),
+    Xcp(crate::queue::xcp::XcpParams),
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -946,8 +946,8 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
         }) => {
             let qf = format!("{field}.queue");
             let base = match preset.as_deref().unwrap_or("original") {
-                "original" => crate::xcp::XcpParams::ORIGINAL,
-                "conservative" => crate::xcp::XcpParams::CONSERVATIVE,
+                "original" => crate::queue::xcp::XcpParams::ORIGINAL,
+                "conservative" => crate::queue::xcp::XcpParams::CONSERVATIVE,
                 other => {
                     return Err(Error::field(
                         format!("{qf}.preset"),
@@ -955,7 +955,7 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
                     ))
                 }
             };
-            let p = crate::xcp::XcpParams {
+            let p = crate::queue::xcp::XcpParams {
                 alpha: positive(&format!("{qf}.alpha"), alpha.unwrap_or(base.alpha))?,
                 beta: positive(&format!("{qf}.beta"), beta.unwrap_or(base.beta))?,
                 gamma: probability(&format!("{qf}.gamma"), gamma.unwrap_or(base.gamma))?,
