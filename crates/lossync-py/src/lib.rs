@@ -186,22 +186,29 @@ impl Simulation {
     }
 }
 
-/// The metrics of a run made outside the core (ns-3): `records_json` is a `Records` without
-/// events; the drops of the scenario's first link, (times in s, flows) in time order, are grouped
+/// The metrics of a run made outside the core (ns-3) of the scenario `text` (JSON, as for
+/// `Simulation`): `records_json` is a `Records` without
+/// events and samples; `samples` its time-series columns (in `Series::standard`'s order); the drops of the scenario's first link, (times in s, flows) in time order, are grouped
 /// into congestion events by the same rule as the packet engine's (gaps under the mean base RTT;
 /// candidates: the flows started by then; counted from the warm-up on). Returns what
 /// `Simulation.finish` returns.
 #[pyfunction]
 fn summarize<'py>(
     py: Python<'py>,
-    resolved_json: &str,
+    text: &str,
+    base_dir: &str,
     records_json: &str,
+    samples: Vec<PyReadonlyArray1<'py, f64>>,
     drop_times: PyReadonlyArray1<'py, f64>,
     drop_flows: PyReadonlyArray1<'py, u32>,
 ) -> PyResult<(String, Columns<'py>, String)> {
-    let sc = parse(resolved_json, "json", ".")?;
+    let sc = parse(text, "json", base_dir)?;
     let mut records: Records = serde_json::from_str(records_json)
         .map_err(|e| PyRuntimeError::new_err(format!("records: {e}")))?;
+    records.samples = samples
+        .iter()
+        .map(|c| c.as_slice().map(|v| v.to_vec()))
+        .collect::<Result<_, _>>()?;
     let (times, flows) = (drop_times.as_slice()?, drop_flows.as_slice()?);
     if times.len() != flows.len() || flows.iter().any(|&f| f as usize >= sc.flows.len()) {
         return Err(PyRuntimeError::new_err(
