@@ -6,6 +6,7 @@
 pub mod cc;
 pub mod error;
 pub mod fluid;
+pub mod memory;
 pub mod metrics;
 pub mod packet;
 pub mod queue;

@@ -58,6 +58,21 @@ fn to_py(e: Error) -> PyErr {
     })
 }
 
+/// Runs `f`, turning a panic (a bug in the core, never the user's input) into a `LossyncError`
+/// that says so, instead of a `PanicException` that a process pool cannot even pickle.
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(LossyncError::new_err(format!(
+            "internal error in the lossync core (a bug; please report it with the scenario): {msg}"
+        )))
+    })
+}
+
 /// Column name and values of a time series.
 type Columns<'py> = Vec<(String, Bound<'py, PyArray1<f64>>)>;
 
@@ -122,7 +137,7 @@ impl Simulation {
         let sc = parse(text, format, base_dir)?;
         let resolved_json =
             serde_json::to_string(&sc).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        let engine = CoreSimulation::new(&sc).map_err(to_py)?;
+        let engine = guarded(|| CoreSimulation::new(&sc).map_err(to_py))?;
         Ok(Simulation {
             engine: Some(engine),
             resolved_json,
@@ -151,8 +166,12 @@ impl Simulation {
             .engine
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("this simulation has finished"))?;
-        py.detach(|| engine.advance(until_s));
-        Ok(())
+        py.detach(|| {
+            guarded(|| {
+                engine.advance(until_s);
+                Ok(())
+            })
+        })
     }
 
     /// The drop log so far (packet engine): (times in s, flow indices).
@@ -173,7 +192,7 @@ impl Simulation {
             .engine
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("this simulation has finished"))?;
-        let result = py.detach(|| engine.finish());
+        let result = py.detach(|| guarded(|| Ok(engine.finish())))?;
         to_python(py, result)
     }
 }
@@ -226,11 +245,14 @@ fn summarize<'py>(
     }
     clusters.close();
     records.events = clusters.take();
-    to_python(py, metrics::summarize(&sc, records))
+    let result = guarded(|| Ok(metrics::summarize(&sc, records)))?;
+    to_python(py, result)
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // A panic's message travels in the exception (see `guarded`); no backtrace on stderr.
+    std::panic::set_hook(Box::new(|_| {}));
     m.add("__version__", lossync_core::VERSION)?;
     m.add("LossyncError", m.py().get_type::<LossyncError>())?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;

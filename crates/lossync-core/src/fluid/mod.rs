@@ -195,6 +195,7 @@ impl FluidEngine {
         let mut flows = Vec::with_capacity(sc.flows.len());
         let mut path_links = Vec::new();
         let mut ack_links = Vec::new();
+        check_memory(&sc, total_steps)?;
         let mut conns = vec![0usize; sc.flows.last().map_or(0, |f| f.logical + 1)];
         for f in &sc.flows {
             conns[f.logical] += 1;
@@ -651,6 +652,64 @@ impl FluidEngine {
         };
         metrics::summarize(&self.scenario, records)
     }
+}
+
+/// Refuses a scenario whose engine state would not fit in memory, before allocating it: the loss
+/// ring (one slot per step of the longest RTT, full buffers included, per connection), the time
+/// series and the per-connection and per-hop state.
+fn check_memory(sc: &Scenario, total_steps: u64) -> Result<()> {
+    let dt = sc.run.step_s;
+    let n = sc.flows.len() as f64;
+    let (mut max_rtt, mut rtt_field, mut buffer_blame) = (0.0f64, "flows".to_string(), false);
+    for f in &sc.flows {
+        let queueing: f64 = f
+            .path
+            .iter()
+            .chain(&f.ack_path)
+            .map(|&l| sc.links[l].buffer_pkts / sc.links[l].capacity_pps)
+            .sum();
+        if f.rtt_s + queueing > max_rtt {
+            max_rtt = f.rtt_s + queueing;
+            buffer_blame = queueing > f.rtt_s;
+            rtt_field = format!("flows[{}].rtt", f.group);
+        }
+    }
+    let ring = ((max_rtt / dt).ceil() + 3.0) * n * 8.0;
+    let record_every = (sc.run.record_interval_s / dt).round().max(1.0);
+    let columns = 1.0 + 2.0 * sc.links.len() as f64 + 2.0 * n;
+    let series = ((total_steps as f64 / record_every).floor() + 1.0) * columns * 8.0;
+    let hops: usize = sc
+        .flows
+        .iter()
+        .map(|f| f.path.len() + f.ack_path.len())
+        .sum();
+    // FlowState with its law, and per hop a link member's eight scratch numbers.
+    let state = n * 512.0 + hops as f64 * 80.0;
+    let (field, what) = if series > ring && series > state {
+        ("run.record_interval".to_string(), "the time series")
+    } else if ring > state && buffer_blame {
+        let l = sc
+            .links
+            .iter()
+            .enumerate()
+            .max_by(|a, b| {
+                let d = |l: &crate::scenario::Link| l.buffer_pkts / l.capacity_pps;
+                d(a.1).total_cmp(&d(b.1))
+            })
+            .map_or(0, |(i, _)| i);
+        (
+            format!("links[{l}].buffer"),
+            "a loss ring as long as the buffers' queueing delay",
+        )
+    } else if ring > state {
+        (
+            rtt_field,
+            "a loss ring as long as the largest RTT, per flow",
+        )
+    } else {
+        ("flows".to_string(), "per-flow state")
+    };
+    crate::memory::check("fluid", ring + series + state, &field, what)
 }
 
 /// A congestion event begins on `link` at time `t`. In `sync` mode the module picks m_k and S_k
