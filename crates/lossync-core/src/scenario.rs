@@ -467,6 +467,11 @@ pub enum LossModel {
     /// The classic fluid model (models.md §1): overflow loss split among all flows by rate, and
     /// every lost packet signals its sender (continuous loss indication).
     Proportional,
+    /// Losses as TCP meets them (docs/fluid.md, "The tcp loss model"): senders are ACK-clocked
+    /// (a window cut pauses sending until the data in flight fall below it), a flow loses in an
+    /// overflow episode with the probability that at least one of its packets was dropped, and
+    /// reacts at most once per RTT, as SACK and NewReno react once per loss event.
+    Tcp,
     /// The loss-synchronization module (models.md §2).
     Sync {
         sync: Sync,
@@ -1235,6 +1240,22 @@ fn resolve_loss(
             }
             Ok(LossModel::Proportional)
         }
+        "tcp" => {
+            for (name, given) in [
+                ("sync", l.sync.is_some()),
+                ("policy", l.policy.is_some()),
+                ("reductions_per_event", l.reductions_per_event.is_some()),
+                ("holdoff", l.holdoff.is_some()),
+            ] {
+                if given {
+                    return Err(Error::field(
+                        format!("loss.{name}"),
+                        "only applies to model = \"sync\"",
+                    ));
+                }
+            }
+            Ok(LossModel::Tcp)
+        }
         "sync" => {
             // The smallest number of flows on any link bounds a fixed m.
             let n_min = (0..links.len())
@@ -1323,7 +1344,7 @@ fn resolve_loss(
         }
         other => Err(Error::field(
             "loss.model",
-            format!("unknown loss model {other:?} (known: proportional, sync)"),
+            format!("unknown loss model {other:?} (known: proportional, tcp, sync)"),
         )),
     }
 }
