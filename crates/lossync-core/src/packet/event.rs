@@ -24,18 +24,17 @@ pub fn s_from_ps(t: SimTime) -> f64 {
     t as f64 / PS_PER_S
 }
 
-/// What happens at an instant. Small and `Copy`: no payload beyond indices, because packets wait
-/// in their link's own FIFO (htsim's pipes) rather than in the heap.
+/// What happens at an instant, per element (a pipe, a port, a node) or per flow (its timers).
+/// Small and `Copy`: no payload beyond indices, because packets wait in their element's own FIFO
+/// (htsim's pipes) rather than in the heap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// The flow starts sending.
     FlowStart(u32),
-    /// The head packet of the flow's forward line reaches its bottleneck port.
-    DataArrival(u32),
+    /// The packet at the head of a pipe leaves it, for the next hop of its route.
+    PipeHead(u32),
     /// The port finishes serializing the packet at the head of its queue.
     ServiceDone(u32),
-    /// The head ACK of the flow's reverse line reaches the sender.
-    AckArrival(u32),
     /// The flow's retransmission timer; stale unless `gen` is the flow's current timer generation
     /// (timers are cancelled lazily, by bumping the generation).
     Rto { flow: u32, gen: u32 },
@@ -43,6 +42,8 @@ pub enum Event {
     Pace(u32),
     /// The flow's delayed-ACK timer (stale unless `gen` is current, as for `Rto`).
     DelAck { flow: u32, gen: u32 },
+    /// A timer a [`Node`](super::node::Node) set, with its token.
+    NodeTimer { node: u32, token: u32 },
     /// The XCP router of a port ends its control interval.
     XcpInterval(u32),
     /// Take one time-series sample.
@@ -170,15 +171,15 @@ mod tests {
     fn earliest_first_and_fifo_ties() {
         let mut q = EventQueue::with_capacity(8);
         q.push(5, Event::Record);
-        q.push(3, Event::DataArrival(1));
+        q.push(3, Event::PipeHead(1));
         q.push(5, Event::ServiceDone(0));
-        q.push(3, Event::DataArrival(2));
+        q.push(3, Event::PipeHead(2));
         let order: Vec<(u64, Event)> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
-                (3, Event::DataArrival(1)),
-                (3, Event::DataArrival(2)),
+                (3, Event::PipeHead(1)),
+                (3, Event::PipeHead(2)),
                 (5, Event::Record),
                 (5, Event::ServiceDone(0)),
             ]
