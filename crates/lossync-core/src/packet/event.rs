@@ -52,16 +52,16 @@ pub enum Event {
     WarmupEnd,
 }
 
+/// A pending event keyed by `time · 2^64 + seq`: one integer comparison orders entries.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    time_ps: SimTime,
-    seq: u64,
+    key: u128,
     event: Event,
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        (self.time_ps, self.seq) == (other.time_ps, other.seq)
+        self.key == other.key
     }
 }
 
@@ -75,8 +75,9 @@ impl PartialOrd for Entry {
 
 impl Ord for Entry {
     /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest `(time, seq)` first.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time_ps, other.seq).cmp(&(self.time_ps, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -97,8 +98,7 @@ impl EventQueue {
 
     pub fn push(&mut self, time_ps: SimTime, event: Event) {
         self.heap.push(Entry {
-            time_ps,
-            seq: self.next_seq,
+            key: ((time_ps as u128) << 64) | self.next_seq as u128,
             event,
         });
         self.next_seq += 1;
@@ -106,11 +106,11 @@ impl EventQueue {
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.time_ps)
+        self.heap.peek().map(|e| (e.key >> 64) as SimTime)
     }
 
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.heap.pop().map(|e| (e.time_ps, e.event))
+        self.heap.pop().map(|e| ((e.key >> 64) as SimTime, e.event))
     }
 
     pub fn len(&self) -> usize {
