@@ -31,8 +31,14 @@ pub fn s_from_ps(t: SimTime) -> f64 {
 pub enum Event {
     /// The flow starts sending.
     FlowStart(u32),
-    /// The packet at the head of a pipe leaves it, for the next hop of its route.
+    /// The packet at the head of a pipe leaves it, for the next hop of its route. When that
+    /// hop is a port, a receiver or a sender, the event says so (`PipeToQueue`, ...): the
+    /// dispatch on the event then also decides the hop, instead of a second, data-dependent
+    /// jump on the route (the kind is looked up when the head is scheduled).
     PipeHead(u32),
+    PipeToQueue(u32),
+    PipeToReceiver(u32),
+    PipeToSender(u32),
     /// The port finishes serializing the packet at the head of its queue.
     ServiceDone(u32),
     /// The flow's retransmission timer; stale unless `gen` is the flow's current timer generation

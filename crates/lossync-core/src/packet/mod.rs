@@ -358,11 +358,24 @@ impl PacketEngine {
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
+            Event::PipeToQueue(p) => {
+                let pkt = self.pipe_pop(p);
+                let i = pkt.at + 1;
+                let Hop::Queue { port, class } = self.routes.hop_at(i) else {
+                    unreachable!("scheduled as bound for a port")
+                };
+                self.arrive(port as usize, class, Pkt { at: i, ..pkt });
+            }
+            Event::PipeToReceiver(p) => {
+                let pkt = self.pipe_pop(p);
+                self.at_receiver(&pkt);
+            }
+            Event::PipeToSender(p) => {
+                let pkt = self.pipe_pop(p);
+                self.at_sender(&pkt);
+            }
             Event::PipeHead(p) => {
-                let (pkt, next) = self.pipes[p as usize].pop();
-                if let Some(t) = next {
-                    self.queue.push(t, Event::PipeHead(p));
-                }
+                let pkt = self.pipe_pop(p);
                 self.forward(pkt, self.now_ps);
             }
             Event::ServiceDone(p) => self.on_service_done(p as usize),
@@ -420,7 +433,8 @@ impl PacketEngine {
                 Hop::Access(a) => at = self.access[a as usize].pass(at),
                 Hop::Pipe(p) => {
                     if let Some(exit) = self.pipes[p as usize].enter(at, Pkt { at: i, ..pkt }) {
-                        self.queue.push(exit, Event::PipeHead(p));
+                        let ev = self.pipe_event(p, i);
+                        self.queue.push(exit, ev);
                     }
                     return;
                 }
@@ -428,25 +442,56 @@ impl PacketEngine {
                     debug_assert_eq!(at, self.now_ps, "a port receives packets now");
                     return self.arrive(port as usize, class, Pkt { at: i, ..pkt });
                 }
-                Hop::Receiver => {
-                    let feedback = pkt.header.feedback_pkts;
-                    return self.deliver(pkt.flow as usize, pkt.seq, pkt.stamp_ps, feedback);
-                }
-                Hop::Sender => {
-                    let ack = Ack {
-                        cum: pkt.seq,
-                        sacked: pkt.sacked,
-                        echo_ps: pkt.stamp_ps,
-                        feedback_pkts: pkt.header.feedback_pkts,
-                    };
-                    return self.ack_at_sender(pkt.flow as usize, ack);
-                }
+                Hop::Receiver => return self.at_receiver(&pkt),
+                Hop::Sender => return self.at_sender(&pkt),
                 Hop::Node(n) => {
                     debug_assert_eq!(at, self.now_ps, "a node receives packets now");
                     return self.at_node(n, Pkt { at: i, ..pkt });
                 }
             }
         }
+    }
+
+    /// The head of pipe `p` leaves it; the next one, if any, is scheduled.
+    #[inline(always)]
+    fn pipe_pop(&mut self, p: u32) -> Pkt {
+        let (pkt, next) = self.pipes[p as usize].pop();
+        if let Some((t, at)) = next {
+            let ev = self.pipe_event(p, at);
+            self.queue.push(t, ev);
+        }
+        pkt
+    }
+
+    /// The event that takes the head of pipe `p`, at route position `at`, out of it: named by
+    /// the kind of its next hop when that is a port, a receiver or a sender.
+    #[inline(always)]
+    fn pipe_event(&self, p: u32, at: u32) -> Event {
+        match self.routes.hop_at(at + 1) {
+            Hop::Queue { .. } => Event::PipeToQueue(p),
+            Hop::Receiver => Event::PipeToReceiver(p),
+            Hop::Sender => Event::PipeToSender(p),
+            _ => Event::PipeHead(p),
+        }
+    }
+
+    /// A data packet reaches the end of its route.
+    #[inline(always)]
+    fn at_receiver(&mut self, pkt: &Pkt) {
+        let feedback = pkt.header.feedback_pkts;
+        self.deliver(pkt.flow as usize, pkt.seq, pkt.stamp_ps, feedback);
+    }
+
+    /// An ACK reaches the end of its route.
+    #[inline(always)]
+    fn at_sender(&mut self, pkt: &Pkt) {
+        let ack = Ack {
+            cum: pkt.seq,
+            sacked: pkt.sacked,
+            echo_ps: pkt.stamp_ps,
+            feedback_pkts: pkt.header.feedback_pkts,
+        };
+        self.ack_at_sender(pkt.flow as usize, ack);
     }
 
     #[cold]
@@ -497,6 +542,7 @@ impl PacketEngine {
             let Some(seg) = fl.sender.next_segment(now) else {
                 break;
             };
+            let s = &fl.sender;
             let pkt = Pkt {
                 flow: f as u32,
                 is_ack: false,
@@ -505,16 +551,13 @@ impl PacketEngine {
                 sacked: 0,
                 stamp_ps: now,
                 header: Header {
-                    cwnd_pkts: fl.sender.cwnd_pkts() as f32,
-                    rtt_s: fl.sender.srtt_s() as f32,
+                    cwnd_pkts: s.cwnd_pkts() as f32,
+                    rtt_s: s.srtt_s() as f32,
                     // No demand of its own: the routers' feedback decides (the minimum wins).
                     feedback_pkts: f32::INFINITY,
                 },
             };
-            self.forward(pkt, now);
-            let fl = &mut self.flows[f];
-            if let Some(p) = fl.pacing {
-                let s = &fl.sender;
+            let pace_next_ps = fl.pacing.map(|p| {
                 let ratio = if s.cwnd_pkts() < s.ssthresh_pkts() {
                     p.ss_ratio
                 } else {
@@ -522,9 +565,14 @@ impl PacketEngine {
                 };
                 // The rate follows the usable window (Linux paces at cwnd only while cwnd-limited).
                 let gap_s = s.srtt_s() / (ratio * s.window_pkts().max(1.0));
-                fl.pace_next_ps = now + ps_from_s(gap_s);
+                now + ps_from_s(gap_s)
+            });
+            self.forward(pkt, now);
+            if let Some(t) = pace_next_ps {
+                let fl = &mut self.flows[f];
+                fl.pace_next_ps = t;
                 fl.pace_pending = true;
-                self.queue.push(fl.pace_next_ps, Event::Pace(f as u32));
+                self.queue.push(t, Event::Pace(f as u32));
                 break;
             }
         }
@@ -630,6 +678,7 @@ impl PacketEngine {
     }
 
     /// The receiver sends an ACK along the flow's ACK route.
+    #[inline]
     fn send_ack(&mut self, f: usize, ack: Ack) {
         let fl = &mut self.flows[f];
         fl.delack_gen = fl.delack_gen.wrapping_add(1); // cancels a pending delayed-ACK timer

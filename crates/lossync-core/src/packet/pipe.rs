@@ -1,6 +1,6 @@
 //! A pipe: propagation delay. As in htsim, a pipe keeps its packets in its own FIFO ring with
-//! their exit times and only its head is in the event heap (one `PipeHead` event per pipe at
-//! most), so the heap holds a few entries per element, not one per packet in flight. Packets
+//! their exit times and only its head is in the event heap (one `PipeHead` event, or a variant
+//! naming the head's next hop, per pipe at most), so the heap holds a few entries per element, not one per packet in flight. Packets
 //! must enter in order of their exit times (a pipe is fed by one element, whose packets leave in
 //! order); the ring grows to the largest number in flight and stays.
 
@@ -51,10 +51,11 @@ impl Pipe {
         head.then_some(exit)
     }
 
-    /// The head leaves now; returns it and the next head's exit time, if any (to schedule).
+    /// The head leaves now; returns it, and the next head's exit time and route position, if
+    /// any (to schedule).
     #[inline]
-    pub fn pop(&mut self) -> (Pkt, Option<SimTime>) {
+    pub fn pop(&mut self) -> (Pkt, Option<(SimTime, u32)>) {
         let (_, pkt) = self.ring.pop_front().expect("a scheduled pipe head");
-        (pkt, self.ring.front().map(|&(t, _)| t))
+        (pkt, self.ring.front().map(|&(t, ref p)| (t, p.at)))
     }
 }
