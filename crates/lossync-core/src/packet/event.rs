@@ -43,13 +43,22 @@ pub enum Event {
     ServiceDone(u32),
     /// The flow's retransmission timer; stale unless `gen` is the flow's current timer generation
     /// (timers are cancelled lazily, by bumping the generation).
-    Rto { flow: u32, gen: u32 },
+    Rto {
+        flow: u32,
+        gen: u32,
+    },
     /// The flow's pacing timer: it may send its next packet.
     Pace(u32),
     /// The flow's delayed-ACK timer (stale unless `gen` is current, as for `Rto`).
-    DelAck { flow: u32, gen: u32 },
+    DelAck {
+        flow: u32,
+        gen: u32,
+    },
     /// A timer a [`Node`](super::node::Node) set, with its token.
-    NodeTimer { node: u32, token: u32 },
+    NodeTimer {
+        node: u32,
+        token: u32,
+    },
     /// The XCP router of a port ends its control interval.
     XcpInterval(u32),
     /// Take one time-series sample.

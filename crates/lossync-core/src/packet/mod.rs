@@ -372,7 +372,8 @@ impl PacketEngine {
             }
             Event::PipeToSender(p) => {
                 let pkt = self.pipe_pop(p);
-                self.at_sender(&pkt);
+                let (f, ack) = Self::ack_of(&pkt);
+                self.ack_at_sender(f, ack);
             }
             Event::PipeHead(p) => {
                 let pkt = self.pipe_pop(p);
@@ -443,7 +444,10 @@ impl PacketEngine {
                     return self.arrive(port as usize, class, Pkt { at: i, ..pkt });
                 }
                 Hop::Receiver => return self.at_receiver(&pkt),
-                Hop::Sender => return self.at_sender(&pkt),
+                Hop::Sender => {
+                    let (f, ack) = Self::ack_of(&pkt);
+                    return self.ack_at_sender_call(f, ack);
+                }
                 Hop::Node(n) => {
                     debug_assert_eq!(at, self.now_ps, "a node receives packets now");
                     return self.at_node(n, Pkt { at: i, ..pkt });
@@ -482,16 +486,16 @@ impl PacketEngine {
         self.deliver(pkt.flow as usize, pkt.seq, pkt.stamp_ps, feedback);
     }
 
-    /// An ACK reaches the end of its route.
+    /// What an ACK packet tells its sender, and the sender's flow.
     #[inline(always)]
-    fn at_sender(&mut self, pkt: &Pkt) {
+    fn ack_of(pkt: &Pkt) -> (usize, Ack) {
         let ack = Ack {
             cum: pkt.seq,
             sacked: pkt.sacked,
             echo_ps: pkt.stamp_ps,
             feedback_pkts: pkt.header.feedback_pkts,
         };
-        self.ack_at_sender(pkt.flow as usize, ack);
+        (pkt.flow as usize, ack)
     }
 
     #[cold]
@@ -647,6 +651,11 @@ impl PacketEngine {
             }
             return;
         }
+        // The receiver right behind a port (the dumbbell's) gets the packet without a call.
+        if let Hop::Receiver = self.routes.hop_at(pkt.at + 1) {
+            let feedback = pkt.header.feedback_pkts;
+            return self.deliver_inline(pkt.flow as usize, pkt.seq, pkt.stamp_ps, feedback);
+        }
         self.forward(pkt, now);
     }
 
@@ -654,6 +663,11 @@ impl PacketEngine {
     /// timer.
     #[inline(never)]
     fn deliver(&mut self, f: usize, seq: u64, stamp_ps: SimTime, feedback_pkts: f32) {
+        self.deliver_inline(f, seq, stamp_ps, feedback_pkts);
+    }
+
+    #[inline(always)]
+    fn deliver_inline(&mut self, f: usize, seq: u64, stamp_ps: SimTime, feedback_pkts: f32) {
         let now = self.now_ps;
         let fl = &mut self.flows[f];
         let before = fl.receiver.delivered_pkts();
@@ -697,11 +711,17 @@ impl PacketEngine {
         self.forward(pkt, self.now_ps);
     }
 
-    /// An ACK reaches its flow's sender, which may send more.
-    #[inline(never)]
+    /// An ACK reaches its flow's sender, which may send more. Inlined where ACKs leave pipes
+    /// ([`Event::PipeToSender`]); a call from the route walk's other sites.
+    #[inline(always)]
     fn ack_at_sender(&mut self, f: usize, ack: Ack) {
         self.flows[f].sender.on_ack(self.now_ps, ack);
         self.send(f);
+    }
+
+    #[inline(never)]
+    fn ack_at_sender_call(&mut self, f: usize, ack: Ack) {
+        self.ack_at_sender(f, ack);
     }
 
     /// A data drop at port `p` (`None`: at a node): counted, logged, clustered into the port's
