@@ -431,14 +431,20 @@ impl PacketEngine {
         loop {
             i += 1;
             match self.routes.hop_at(i) {
-                Hop::Access(a) => at = self.access[a as usize].pass(at),
-                Hop::Pipe(p) => {
-                    if let Some(exit) = self.pipes[p as usize].enter(at, Pkt { at: i, ..pkt }) {
-                        let ev = self.pipe_event(p, i);
-                        self.queue.push(exit, ev);
+                Hop::Access(a) => {
+                    // An access link leads to a pipe (or another access link, checked by
+                    // `Route::check`): step there without a dispatch (a two-way branch).
+                    at = self.access[a as usize].pass(at);
+                    loop {
+                        i += 1;
+                        match self.routes.hop_at(i) {
+                            Hop::Pipe(p) => return self.enter_pipe(p, pkt, i, at),
+                            Hop::Access(a) => at = self.access[a as usize].pass(at),
+                            _ => unreachable!("an access link leads to a pipe"),
+                        }
                     }
-                    return;
                 }
+                Hop::Pipe(p) => return self.enter_pipe(p, pkt, i, at),
                 Hop::Queue { port, class } => {
                     debug_assert_eq!(at, self.now_ps, "a port receives packets now");
                     return self.arrive(port as usize, class, Pkt { at: i, ..pkt });
@@ -453,6 +459,15 @@ impl PacketEngine {
                     return self.at_node(n, Pkt { at: i, ..pkt });
                 }
             }
+        }
+    }
+
+    /// `pkt` enters pipe `p`, route position `i`, at `at`.
+    #[inline(always)]
+    fn enter_pipe(&mut self, p: u32, pkt: Pkt, i: u32, at: SimTime) {
+        if let Some(exit) = self.pipes[p as usize].enter(at, Pkt { at: i, ..pkt }) {
+            let ev = self.pipe_event(p, i);
+            self.queue.push(exit, ev);
         }
     }
 
