@@ -364,7 +364,7 @@ impl PacketEngine {
                 let Hop::Queue { port, class } = self.routes.hop_at(i) else {
                     unreachable!("scheduled as bound for a port")
                 };
-                self.arrive(port as usize, class, Pkt { at: i, ..pkt });
+                self.arrive(port as usize, class, pkt.at_hop(i));
             }
             Event::PipeToReceiver(p) => {
                 let pkt = self.pipe_pop(p);
@@ -447,7 +447,7 @@ impl PacketEngine {
                 Hop::Pipe(p) => return self.enter_pipe(p, pkt, i, at),
                 Hop::Queue { port, class } => {
                     debug_assert_eq!(at, self.now_ps, "a port receives packets now");
-                    return self.arrive(port as usize, class, Pkt { at: i, ..pkt });
+                    return self.arrive(port as usize, class, pkt.at_hop(i));
                 }
                 Hop::Receiver => return self.at_receiver(&pkt),
                 Hop::Sender => {
@@ -456,7 +456,7 @@ impl PacketEngine {
                 }
                 Hop::Node(n) => {
                     debug_assert_eq!(at, self.now_ps, "a node receives packets now");
-                    return self.at_node(n, Pkt { at: i, ..pkt });
+                    return self.at_node(n, pkt.at_hop(i));
                 }
             }
         }
@@ -465,7 +465,7 @@ impl PacketEngine {
     /// `pkt` enters pipe `p`, route position `i`, at `at`.
     #[inline(always)]
     fn enter_pipe(&mut self, p: u32, pkt: Pkt, i: u32, at: SimTime) {
-        if let Some(exit) = self.pipes[p as usize].enter(at, Pkt { at: i, ..pkt }) {
+        if let Some(exit) = self.pipes[p as usize].enter(at, pkt.at_hop(i)) {
             let ev = self.pipe_event(p, i);
             self.queue.push(exit, ev);
         }
@@ -497,20 +497,13 @@ impl PacketEngine {
     /// A data packet reaches the end of its route.
     #[inline(always)]
     fn at_receiver(&mut self, pkt: &Pkt) {
-        let feedback = pkt.header.feedback_pkts;
-        self.deliver(pkt.flow as usize, pkt.seq, pkt.stamp_ps, feedback);
+        self.deliver(pkt.flow as usize, pkt.seq, pkt.stamp_ps, pkt.feedback_pkts);
     }
 
     /// What an ACK packet tells its sender, and the sender's flow.
     #[inline(always)]
     fn ack_of(pkt: &Pkt) -> (usize, Ack) {
-        let ack = Ack {
-            cum: pkt.seq,
-            sacked: pkt.sacked,
-            echo_ps: pkt.stamp_ps,
-            feedback_pkts: pkt.header.feedback_pkts,
-        };
-        (pkt.flow as usize, ack)
+        (pkt.flow as usize, pkt.to_ack())
     }
 
     #[cold]
@@ -562,20 +555,13 @@ impl PacketEngine {
                 break;
             };
             let s = &fl.sender;
-            let pkt = Pkt {
-                flow: f as u32,
-                is_ack: false,
-                at: fl.data_route,
-                seq: seg.seq,
-                sacked: 0,
-                stamp_ps: now,
-                header: Header {
-                    cwnd_pkts: s.cwnd_pkts() as f32,
-                    rtt_s: s.srtt_s() as f32,
-                    // No demand of its own: the routers' feedback decides (the minimum wins).
-                    feedback_pkts: f32::INFINITY,
-                },
+            let header = Header {
+                cwnd_pkts: s.cwnd_pkts() as f32,
+                rtt_s: s.srtt_s() as f32,
+                // No demand of its own: the routers' feedback decides (the minimum wins).
+                feedback_pkts: f32::INFINITY,
             };
+            let pkt = Pkt::data(f as u32, fl.data_route, seg.seq, now, header);
             let pace_next_ps = fl.pacing.map(|p| {
                 let ratio = if s.cwnd_pkts() < s.ssthresh_pkts() {
                     p.ss_ratio
@@ -668,8 +654,8 @@ impl PacketEngine {
         }
         // The receiver right behind a port (the dumbbell's) gets the packet without a call.
         if let Hop::Receiver = self.routes.hop_at(pkt.at + 1) {
-            let feedback = pkt.header.feedback_pkts;
-            return self.deliver_inline(pkt.flow as usize, pkt.seq, pkt.stamp_ps, feedback);
+            let (f, fb) = (pkt.flow as usize, pkt.feedback_pkts);
+            return self.deliver_inline(f, pkt.seq, pkt.stamp_ps, fb);
         }
         self.forward(pkt, now);
     }
@@ -711,18 +697,7 @@ impl PacketEngine {
     fn send_ack(&mut self, f: usize, ack: Ack) {
         let fl = &mut self.flows[f];
         fl.delack_gen = fl.delack_gen.wrapping_add(1); // cancels a pending delayed-ACK timer
-        let pkt = Pkt {
-            flow: f as u32,
-            is_ack: true,
-            at: fl.ack_route,
-            seq: ack.cum,
-            sacked: ack.sacked,
-            stamp_ps: ack.echo_ps,
-            header: Header {
-                feedback_pkts: ack.feedback_pkts,
-                ..Header::default()
-            },
-        };
+        let pkt = Pkt::ack(f as u32, fl.ack_route, &ack);
         self.forward(pkt, self.now_ps);
     }
 

@@ -143,8 +143,14 @@ impl Port {
             if self.random_loss > 0.0 && self.rng.uniform() < self.random_loss {
                 Verdict::Dropped(queue::DropReason::Early)
             } else {
-                let arrival = Arrival::Data(&mut pkt.header);
-                self.discipline.enqueue(now_ps, q, arrival, &mut self.rng)
+                let mut header = pkt.header();
+                let verdict =
+                    self.discipline
+                        .enqueue(now_ps, q, Arrival::Data(&mut header), &mut self.rng);
+                if header.feedback_pkts.to_bits() != pkt.feedback_pkts.to_bits() {
+                    pkt.feedback_pkts = header.feedback_pkts; // an XCP router's feedback
+                }
+                verdict
             }
         };
         if let Verdict::Dropped(_) = verdict {

@@ -5,10 +5,12 @@
 //! when an element releases it, the engine's `forward` steps to the next hop and hands it on.
 
 use super::event::SimTime;
+use super::sender::Ack;
 use crate::error::{Error, Result};
 use crate::queue::Header;
 
-/// A packet on the network: data, or an ACK on its way back.
+/// A packet on the network: data, or an ACK on its way back. 40 bytes: the one field that
+/// means different things for data and ACKs keeps it there (pipes and queues hold many).
 #[derive(Debug, Clone, Copy)]
 pub struct Pkt {
     pub flow: u32,
@@ -19,12 +21,79 @@ pub struct Pkt {
     pub at: u32,
     /// Data: the sequence number. ACK: the cumulative ACK.
     pub seq: u64,
-    /// ACK: the packet it SACKs.
-    pub sacked: u64,
     /// Data: when it was sent. ACK: the send time it echoes.
     pub stamp_ps: SimTime,
-    /// XCP's congestion header (an ACK echoes the feedback).
-    pub header: Header,
+    /// Data: the cwnd and srtt of XCP's congestion header (their `f32` bits, low and high
+    /// half; [`Pkt::header`]). ACK: the packet it SACKs ([`Pkt::sacked`]).
+    aux: u64,
+    /// XCP's feedback: lowered by the routers on data, echoed by the ACK.
+    pub feedback_pkts: f32,
+}
+
+impl Pkt {
+    /// A data packet of `flow` at route position `at`, sent at `stamp_ps` with XCP's `header`.
+    #[inline]
+    pub fn data(flow: u32, at: u32, seq: u64, stamp_ps: SimTime, header: Header) -> Pkt {
+        let aux = header.cwnd_pkts.to_bits() as u64 | (header.rtt_s.to_bits() as u64) << 32;
+        Pkt {
+            flow,
+            is_ack: false,
+            at,
+            seq,
+            stamp_ps,
+            aux,
+            feedback_pkts: header.feedback_pkts,
+        }
+    }
+
+    /// The ACK packet carrying `ack` back to `flow`'s sender, at route position `at`.
+    #[inline]
+    pub fn ack(flow: u32, at: u32, ack: &Ack) -> Pkt {
+        Pkt {
+            flow,
+            is_ack: true,
+            at,
+            seq: ack.cum,
+            stamp_ps: ack.echo_ps,
+            aux: ack.sacked,
+            feedback_pkts: ack.feedback_pkts,
+        }
+    }
+
+    /// The packet at route position `at`.
+    #[inline]
+    pub fn at_hop(self, at: u32) -> Pkt {
+        Pkt { at, ..self }
+    }
+
+    /// Data: XCP's congestion header.
+    #[inline]
+    pub fn header(&self) -> Header {
+        debug_assert!(!self.is_ack);
+        Header {
+            cwnd_pkts: f32::from_bits(self.aux as u32),
+            rtt_s: f32::from_bits((self.aux >> 32) as u32),
+            feedback_pkts: self.feedback_pkts,
+        }
+    }
+
+    /// ACK: the packet it SACKs.
+    #[inline]
+    pub fn sacked(&self) -> u64 {
+        debug_assert!(self.is_ack);
+        self.aux
+    }
+
+    /// ACK: what it tells the sender.
+    #[inline]
+    pub fn to_ack(&self) -> Ack {
+        Ack {
+            cum: self.seq,
+            sacked: self.sacked(),
+            echo_ps: self.stamp_ps,
+            feedback_pkts: self.feedback_pkts,
+        }
+    }
 }
 
 /// One element of a route, by kind and index into the topology's table of that kind.
