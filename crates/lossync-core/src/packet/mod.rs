@@ -427,37 +427,34 @@ impl PacketEngine {
     /// time it leaves; a pipe takes it from there. Inlined: the hops that do much are calls.
     #[inline(always)]
     fn forward(&mut self, pkt: Pkt, mut at: SimTime) {
-        let mut i = pkt.at;
-        loop {
-            i += 1;
-            match self.routes.hop_at(i) {
-                Hop::Access(a) => {
-                    // An access link leads to a pipe (or another access link, checked by
-                    // `Route::check`): step there without a dispatch (a two-way branch).
-                    at = self.access[a as usize].pass(at);
-                    loop {
-                        i += 1;
-                        match self.routes.hop_at(i) {
-                            Hop::Pipe(p) => return self.enter_pipe(p, pkt, i, at),
-                            Hop::Access(a) => at = self.access[a as usize].pass(at),
-                            _ => unreachable!("an access link leads to a pipe"),
-                        }
+        let mut i = pkt.at + 1;
+        match self.routes.hop_at(i) {
+            Hop::Access(a) => {
+                // An access link leads to a pipe (or another access link, checked by
+                // `Route::check`): step there without a dispatch (a two-way branch).
+                at = self.access[a as usize].pass(at);
+                loop {
+                    i += 1;
+                    match self.routes.hop_at(i) {
+                        Hop::Pipe(p) => return self.enter_pipe(p, pkt, i, at),
+                        Hop::Access(a) => at = self.access[a as usize].pass(at),
+                        _ => unreachable!("an access link leads to a pipe"),
                     }
                 }
-                Hop::Pipe(p) => return self.enter_pipe(p, pkt, i, at),
-                Hop::Queue { port, class } => {
-                    debug_assert_eq!(at, self.now_ps, "a port receives packets now");
-                    return self.arrive(port as usize, class, pkt.at_hop(i));
-                }
-                Hop::Receiver => return self.at_receiver(&pkt),
-                Hop::Sender => {
-                    let (f, ack) = Self::ack_of(&pkt);
-                    return self.ack_at_sender_call(f, ack);
-                }
-                Hop::Node(n) => {
-                    debug_assert_eq!(at, self.now_ps, "a node receives packets now");
-                    return self.at_node(n, pkt.at_hop(i));
-                }
+            }
+            Hop::Pipe(p) => self.enter_pipe(p, pkt, i, at),
+            Hop::Queue { port, class } => {
+                debug_assert_eq!(at, self.now_ps, "a port receives packets now");
+                self.arrive(port as usize, class, pkt.at_hop(i));
+            }
+            Hop::Receiver => self.at_receiver(&pkt),
+            Hop::Sender => {
+                let (f, ack) = Self::ack_of(&pkt);
+                self.ack_at_sender_call(f, ack);
+            }
+            Hop::Node(n) => {
+                debug_assert_eq!(at, self.now_ps, "a node receives packets now");
+                self.at_node(n, pkt.at_hop(i));
             }
         }
     }
