@@ -663,3 +663,174 @@ warmup = "30s"
         }
     }
 }
+
+/// Node types plug into routes: a node that passes every packet on at once changes nothing (the
+/// same events in the same order), a node that drops every 100th data packet costs its flow 1% of
+/// its packets and nothing at the port, and a node that holds ACKs for 50 ms with its own timers
+/// lengthens the RTT of a window-limited flow by that much.
+mod nodes {
+    use super::common::scenario;
+    use lossync_core::packet::node::{Actions, Node};
+    use lossync_core::packet::route::Pkt;
+    use lossync_core::packet::topology::{dumbbell, Topology};
+    use lossync_core::{PacketEngine, RunResult, Scenario};
+    use std::collections::VecDeque;
+
+    struct PassThrough;
+    impl Node for PassThrough {
+        fn receive(&mut self, _now_ps: u64, pkt: Pkt, out: &mut Actions) {
+            out.forward(pkt);
+        }
+        fn timer(&mut self, _: u64, _: u32, _: &mut Actions) {
+            unreachable!("sets none")
+        }
+    }
+
+    struct DropEvery(u64, u64);
+    impl Node for DropEvery {
+        fn receive(&mut self, _now_ps: u64, pkt: Pkt, out: &mut Actions) {
+            self.1 += 1;
+            if self.1.is_multiple_of(self.0) {
+                out.drop(pkt);
+            } else {
+                out.forward(pkt);
+            }
+        }
+        fn timer(&mut self, _: u64, _: u32, _: &mut Actions) {}
+    }
+
+    /// Holds each packet `delay_ps`, one timer per packet (token: nothing to say).
+    struct Hold {
+        delay_ps: u64,
+        held: VecDeque<Pkt>,
+    }
+    impl Node for Hold {
+        fn receive(&mut self, now_ps: u64, pkt: Pkt, out: &mut Actions) {
+            self.held.push_back(pkt);
+            out.timer(now_ps + self.delay_ps, 0);
+        }
+        fn timer(&mut self, _now_ps: u64, _: u32, out: &mut Actions) {
+            out.forward(self.held.pop_front().expect("one held per timer"));
+        }
+    }
+
+    /// Runs `sc` with `node()` inserted at position `at` of every flow's data route (`ack`
+    /// false) or ACK route.
+    fn with_node(
+        sc: &Scenario,
+        ack: bool,
+        at: usize,
+        node: &dyn Fn() -> Box<dyn Node>,
+    ) -> RunResult {
+        let mut t: Topology = dumbbell(sc).unwrap();
+        for f in 0..t.routes.len() {
+            let hop = t.add_node(node());
+            let r = &mut t.routes[f];
+            if ack {
+                r.ack.insert(at, hop)
+            } else {
+                r.data.insert(at, hop)
+            }
+        }
+        PacketEngine::with_topology(sc, t).unwrap().run()
+    }
+
+    const TWO_WAY: &str = r#"
+engine = "packet"
+[dumbbell]
+capacity = "100Mbps"
+buffer = { packets = 60 }
+reverse = true
+[[flows]]
+count = 3
+cc = "reno"
+rtt = "40ms..80ms"
+slow_start = true
+[[flows]]
+cc = "cubic"
+rtt = "50ms"
+direction = "reverse"
+[run]
+duration = "30s"
+warmup = "5s"
+"#;
+
+    #[test]
+    fn a_pass_through_node_changes_nothing() {
+        let sc = scenario(TWO_WAY);
+        let plain = PacketEngine::new(&sc).unwrap().run();
+        let dump = |r: &RunResult| format!("{:?}{:?}{:?}", r.summary, r.series, r.events);
+        // Between the pipe and the port on the way there, and behind the port on the way back.
+        assert_eq!(
+            dump(&with_node(&sc, false, 3, &|| Box::new(PassThrough))),
+            dump(&plain)
+        );
+        assert_eq!(
+            dump(&with_node(&sc, true, 2, &|| Box::new(PassThrough))),
+            dump(&plain)
+        );
+    }
+
+    #[test]
+    fn a_node_drops_packets_and_their_flows_see_it() {
+        let sc = scenario(
+            r#"
+engine = "packet"
+[dumbbell]
+capacity = "100Mbps"
+buffer = { packets = 2000 }
+[[flows]]
+cc = "reno"
+rtt = "50ms"
+rwnd = { packets = 100 }
+[run]
+duration = "60s"
+warmup = "10s"
+"#,
+        );
+        let r = with_node(&sc, false, 3, &|| Box::new(DropEvery(100, 0)));
+        let (l, f) = (&r.summary.links[0], &r.summary.flows[0]);
+        assert_eq!(l.drops_pkts, 0.0, "the port never fills");
+        assert_eq!(
+            l.arrivals_pkts,
+            l.departures_pkts + l.drops_pkts + l.queue_end_pkts - l.queue_start_pkts
+        );
+        assert!((f.loss_rate - 0.01).abs() < 5e-4, "loss {}", f.loss_rate);
+        assert!(f.reductions > 10.0, "{} reductions", f.reductions);
+    }
+
+    #[test]
+    fn a_node_with_timers_holds_packets() {
+        // A window of 100 packets, never more (rwnd), over a 50 ms path: 2000 pkt/s; holding
+        // every ACK 50 ms more halves it.
+        let sc = scenario(
+            r#"
+engine = "packet"
+[dumbbell]
+capacity = "100Mbps"
+buffer = { packets = 2000 }
+[[flows]]
+cc = "reno"
+rtt = "50ms"
+rwnd = { packets = 100 }
+initial_window = 100
+[run]
+duration = "20s"
+warmup = "5s"
+"#,
+        );
+        let r = with_node(&sc, true, 1, &|| {
+            Box::new(Hold {
+                delay_ps: 50_000_000_000,
+                held: VecDeque::new(),
+            })
+        });
+        let f = &r.summary.flows[0];
+        assert!(
+            (f.throughput_pps - 1000.0).abs() < 10.0,
+            "{}",
+            f.throughput_pps
+        );
+        assert_eq!(f.loss_rate, 0.0);
+    }
+}

@@ -346,6 +346,7 @@ impl Sender {
     }
 
     /// Processes one ACK.
+    #[inline(always)]
     pub fn on_ack(&mut self, now_ps: SimTime, ack: Ack) {
         self.integrate(now_ps);
         self.on_rtt_sample(now_ps.saturating_sub(ack.echo_ps));
