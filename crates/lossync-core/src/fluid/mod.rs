@@ -165,6 +165,8 @@ struct LinkState {
     /// Drops of this step (early + overflow), and the overflow part alone.
     dropped: Vec<f64>,
     overflowed: Vec<f64>,
+    /// `tcp` loss model: members whose loss event began this step.
+    loss_event: Vec<bool>,
     // Congestion event under way.
     event: EventState,
     sync: Option<SyncModule>,
@@ -182,6 +184,10 @@ struct EventState {
     /// signalled at the event, so every one of them has reacted before the next event starts.
     holdoff_fixed: Option<f64>,
     holdoff_s: f64,
+    /// `tcp` loss model: the event is a cluster of drops, as the packet engine's metric groups
+    /// them: it ends once no drop has come for `gap_s` (the mean base RTT of the link's flows).
+    gap_s: f64,
+    last_drop_s: f64,
     candidates: usize,
     /// Priority order of this event's candidates (S_k is a prefix).
     order: Vec<usize>,
@@ -335,11 +341,14 @@ impl FluidEngine {
                 admitted: vec![0.0; n],
                 dropped: vec![0.0; n],
                 overflowed: vec![0.0; n],
+                loss_event: vec![false; n],
                 event: EventState {
                     active: false,
                     start_s: 0.0,
                     measured: false,
                     holdoff_fixed: holdoff,
+                    gap_s: mean_rtt,
+                    last_drop_s: 0.0,
                     holdoff_s: 0.0,
                     candidates: 0,
                     order: Vec::with_capacity(n),
@@ -541,13 +550,22 @@ impl FluidEngine {
             let out = avail.min(c * dt);
             let overflow = (avail - out - link.buffer_pkts).max(0.0);
 
-            // Congestion events: an overflow episode, held at least the hold-off (docs/fluid.md).
-            if link.event.active && t >= link.event.start_s + link.event.holdoff_s {
-                close_event(link, &mut self.event_log);
-            }
-            if overflow > 0.0 && !link.event.active {
-                congestion_began |= warm && !self.measuring;
-                open_event(link, flows, ring, n, dt, t, warm, reductions_per_event);
+            // Congestion events (docs/fluid.md): an overflow episode, held at least the hold-off;
+            // with `tcp`, a cluster of drops (overflow or early) as the packet engine's.
+            // (`tcp`: the loss events of this step are clustered after the flows' update below.)
+            if tcp.is_some() {
+                let ev = &link.event;
+                if ev.active && t - ev.last_drop_s >= ev.gap_s {
+                    close_event(link, &mut self.event_log);
+                }
+            } else {
+                if link.event.active && t >= link.event.start_s + link.event.holdoff_s {
+                    close_event(link, &mut self.event_log);
+                }
+                if overflow > 0.0 && !link.event.active {
+                    congestion_began |= warm && !self.measuring;
+                    open_event(link, flows, ring, n, dt, t, warm, reductions_per_event);
+                }
             }
             if overflow > 0.0 {
                 assign_overflow(
@@ -606,10 +624,7 @@ impl FluidEngine {
                         rings.draw_thresholds(f);
                         f.loss_until_s = t + f.rtt_s;
                         ring.signal(n, dt, f.rtt_s, m.flow, 1.0);
-                        if link.event.active {
-                            link.event.lost[k] = true;
-                            link.event.selected[k] = true;
-                        }
+                        link.loss_event[k] = true;
                     }
                 } else if drops > 0.0 {
                     if link.event.active {
@@ -627,6 +642,21 @@ impl FluidEngine {
                         ring.signal(n, dt, f.rtt_s, m.flow, signals);
                     }
                 }
+            }
+            if tcp.is_some() && link.loss_event.contains(&true) {
+                // A congestion event is a cluster of loss events, as the packet engine's metric
+                // clusters drops: one begins here unless one is under way.
+                if !link.event.active {
+                    congestion_began |= warm && !self.measuring;
+                    open_event(link, flows, ring, n, dt, t, warm, reductions_per_event);
+                }
+                for k in 0..link.members.len() {
+                    if std::mem::take(&mut link.loss_event[k]) {
+                        link.event.lost[k] = true;
+                        link.event.selected[k] = true;
+                    }
+                }
+                link.event.last_drop_s = t;
             }
             link.q = kept - out;
             link.q_max = link.q_max.max(link.q);
