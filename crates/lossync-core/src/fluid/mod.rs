@@ -501,7 +501,11 @@ impl FluidEngine {
                     let ctx = CcContext {
                         now_s: t,
                         rtt_s: rtt,
-                        feedback_pkts: 0.0,
+                        feedback_pkts: if has_xcp {
+                            path_feedback(f, links, &path_links[f.hop_off..f.hop_off + f.hops])
+                        } else {
+                            0.0
+                        },
                     };
                     update_window(f, &ctx, r, acked);
                     // The ACK clock: send what the window allows beyond the data in flight, at
@@ -679,21 +683,11 @@ impl FluidEngine {
                 continue;
             }
             let r = std::mem::take(slot);
-            // XCP: the smallest feedback of the XCP routers on the path, per packet acked (the
-            // fluid model applies it at once, without the RTT a header takes to come back).
-            let mut feedback_pkts = f64::INFINITY;
-            if has_xcp {
-                for &l in &path_links[f.hop_off..f.hop_off + f.hops] {
-                    if let Some(fb) = links[l].discipline.feedback() {
-                        feedback_pkts = feedback_pkts.min(fb.per_packet(f.w, f.rtt_s));
-                    }
-                }
-            }
             let ctx = CcContext {
                 now_s: t,
                 rtt_s: f.rtt_s,
-                feedback_pkts: if feedback_pkts.is_finite() {
-                    feedback_pkts
+                feedback_pkts: if has_xcp {
+                    path_feedback(f, links, &path_links[f.hop_off..f.hop_off + f.hops])
                 } else {
                     0.0
                 },
@@ -789,6 +783,22 @@ impl FluidEngine {
             samples: self.series,
         };
         metrics::summarize(&self.scenario, records)
+    }
+}
+
+/// XCP: the smallest feedback of the XCP routers on the path, per packet acked (the fluid model
+/// applies it at once, without the RTT a header takes to come back); 0 without one.
+fn path_feedback(f: &FlowState, links: &[LinkState], path: &[usize]) -> f64 {
+    let mut feedback_pkts = f64::INFINITY;
+    for &l in path {
+        if let Some(fb) = links[l].discipline.feedback() {
+            feedback_pkts = feedback_pkts.min(fb.per_packet(f.w, f.rtt_s));
+        }
+    }
+    if feedback_pkts.is_finite() {
+        feedback_pkts
+    } else {
+        0.0
     }
 }
 
