@@ -556,3 +556,48 @@ fn memory_the_machine_cannot_hold_is_refused_naming_the_field() {
         ""
     );
 }
+
+/// A result that could be wrong says so: outside the fidelity matrix's validated region, or
+/// with statistics that never saw congestion.
+#[test]
+fn summaries_warn_outside_the_validated_region_and_without_congestion() {
+    let warnings = |dumbbell: &str, run_extra: &str| {
+        run(&format!(
+            "[dumbbell]\n{dumbbell}\n[[flows]]\ncount = 4\ncc = \"cubic\"\nrtt = \"50ms\"\n\
+             [run]\nduration = \"60s\"\nwarmup = \"10s\"\n{run_extra}\n"
+        ))
+        .summary
+        .warnings
+    };
+    let ok = warnings("capacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.25 }", "");
+    assert!(ok.is_empty(), "{ok:?}");
+    let small = warnings("capacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.05 }", "");
+    assert!(
+        small
+            .iter()
+            .any(|w| w.starts_with("links[0].buffer: 5.0% of the BDP")),
+        "{small:?}"
+    );
+    let fast = warnings(
+        "capacity = \"100Gbps\"\nbuffer = { bdp_fraction = 0.25 }",
+        "",
+    );
+    assert!(
+        fast.iter().any(|w| w.starts_with("links[0].capacity")),
+        "{fast:?}"
+    );
+    // An idle link (4 flows capped far below its capacity) never congests.
+    let idle = run(
+        "[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.25 }\n[[flows]]\n\
+         count = 4\ncc = \"cubic\"\nrtt = \"50ms\"\nrwnd = { packets = 10 }\n[run]\nduration = \"60s\"\n\
+         warmup = \"10s\"\nfrom_first_congestion = true\n",
+    )
+    .summary;
+    assert!(
+        idle.warnings
+            .iter()
+            .any(|w| w.starts_with("run.from_first_congestion: no congestion event")),
+        "{:?}",
+        idle.warnings
+    );
+}
