@@ -232,6 +232,16 @@ def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
     if errors:
         text.append(f"{len(errors)} runs failed: " + "; ".join(f"{r['engine']} {r['cell']}: {r['error']}" for r in errors[:5]))
     text += ["", "## Scorecard (differences fluid − packet)", "", markdown(scorecard(df), index=False), ""]
+    text += [
+        "Caveat on Jain's index: the packet engine is deterministic, and at large buffers its fairness is "
+        "dominated by phase effects (Floyd & Jacobson 1992), not by the variants' laws. Example (run by hand, "
+        "2026-11-23): 10 CUBIC flows, 1 Gb/s, RTT 25..75 ms, 1 BDP: packet Jain 0.58 after 120 s and 0.17 "
+        "after 600 s, with one flow (RTT 65 ms) taking 77% of the link; the fluid engine 0.80 and 0.96. "
+        "docs/validation.md shows the same effect between the packet engine and ns-3, and that averaging over "
+        "sub-millisecond RTT perturbations removes most of it. The matrix's Jain column therefore overstates the "
+        "fluid engine's error at large buffers; a jittered, multi-seed reference is future work.",
+        "",
+    ]
     text += ["## abs(dU) by buffer (median / p90 / max), per loss model", ""]
     g = df.assign(ad=df["du"].abs()).groupby(["model", "buffer"], sort=False)["ad"]
     t = g.agg(lambda a: f"{a.median():.3f} / {a.quantile(0.9):.3f} / {a.max():.3f}").unstack("buffer")
