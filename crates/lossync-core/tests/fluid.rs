@@ -601,3 +601,43 @@ fn summaries_warn_outside_the_validated_region_and_without_congestion() {
         idle.warnings
     );
 }
+
+/// The empirical synchronization controller draws m_k from the file's distribution, so the
+/// measured synchronization rate is a sample mean of m_k/N: it must match the distribution's mean
+/// within its sampling error (here 1,000+ events: standard error about 0.004).
+#[test]
+fn empirical_sync_rate_matches_the_distribution_within_sampling_error() {
+    // m = 2..8 of 10 flows with these probabilities: mean m/N = 0.415, sd(m/N) = 0.1387.
+    let dist = [
+        (2.0, 0.10),
+        (3.0, 0.25),
+        (4.0, 0.30),
+        (5.0, 0.20),
+        (6.0, 0.10),
+        (8.0, 0.05),
+    ];
+    let n = 10.0;
+    let mean: f64 = dist.iter().map(|(m, p)| p * m / n).sum();
+    let var: f64 = dist.iter().map(|(m, p)| p * (m / n - mean).powi(2)).sum();
+    // The shipped examples/m-distribution.csv holds exactly this distribution.
+    let file = format!(
+        "{}/../../examples/m-distribution.csv",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let s = run(&format!(
+        "[dumbbell]\ncapacity = \"1Gbps\"\npacket_size = 1000\nbuffer = {{ packets = 1250 }}\n\
+         [[flows]]\ncount = 10\ncc = \"highspeed\"\nrtt = \"115.5ms..124.5ms\"\n[loss]\n\
+         model = \"sync\"\nsync = {{ kind = \"empirical\", file = \"{file}\" }}\n[run]\n\
+         duration = \"3000s\"\nfrom_first_congestion = true\n"
+    ))
+    .summary;
+    let k = s.congestion_events as f64;
+    assert!(k > 500.0, "{k} events");
+    let se = var.sqrt() / k.sqrt();
+    assert!(
+        (s.sync_rate_mean - mean).abs() < 3.0 * se,
+        "measured {} vs {mean} (3 SE = {})",
+        s.sync_rate_mean,
+        3.0 * se
+    );
+}
