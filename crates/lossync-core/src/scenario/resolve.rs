@@ -6,6 +6,7 @@ use super::file::*;
 use super::model::*;
 use crate::cc;
 use crate::error::{Error, Result};
+use crate::units::Bytes;
 use std::path::Path;
 
 fn positive(field: &str, v: f64) -> Result<f64> {
@@ -43,20 +44,48 @@ fn probability(field: &str, v: f64) -> Result<f64> {
 
 /// Validates a spec and fills every default.
 pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
-    let engine = match spec.engine.as_deref().unwrap_or("fluid") {
-        "fluid" => Engine::Fluid,
-        "packet" => Engine::Packet,
-        "ns3" => Engine::Ns3,
-        other => {
-            return Err(Error::field(
-                "engine",
-                format!("unknown engine {other:?} (known: fluid, packet, ns3)"),
-            ))
-        }
-    };
+    let engine = resolve_engine(spec.engine.as_deref())?;
     let run = resolve_run(&spec.run)?;
+    let (link_specs, names) = link_table(spec)?;
+    let mut flows = resolve_flows(spec, &names, &link_specs, run.seed)?;
+    if flows.is_empty() {
+        return Err(Error::field(
+            "flows",
+            "no flows: give at least one [[flows]] group",
+        ));
+    }
+    let links = resolve_links(&link_specs, &names, &mut flows)?;
+    check_packet_sizes(&links, &link_specs)?;
+    check_rtts_cover_paths(&links, &flows)?;
+    check_xcp_flows_meet_xcp_routers(&links, &flows)?;
+    let loss = resolve_loss(&spec.loss, &links, &flows, base_dir)?;
+    let name = spec.name.clone().unwrap_or_else(|| "scenario".to_string());
+    Ok(Scenario {
+        name,
+        engine,
+        links,
+        flows,
+        loss,
+        run,
+    })
+}
 
-    // Links: the dumbbell shorthand or a named list, not both.
+fn resolve_engine(engine: Option<&str>) -> Result<Engine> {
+    match engine.unwrap_or("fluid") {
+        "fluid" => Ok(Engine::Fluid),
+        "packet" => Ok(Engine::Packet),
+        "ns3" => Ok(Engine::Ns3),
+        other => Err(Error::field(
+            "engine",
+            format!("unknown engine {other:?} (known: fluid, packet, ns3)"),
+        )),
+    }
+}
+
+/// The links as written, each with its field path (`dumbbell` or `links[i]`), and their names:
+/// the dumbbell shorthand or a named list, not both.
+#[allow(clippy::type_complexity)]
+fn link_table(spec: &ScenarioSpec) -> Result<(Vec<(String, &LinkSpec)>, Vec<String>)> {
     let link_specs: Vec<(String, &LinkSpec)> = match (&spec.dumbbell, spec.links.is_empty()) {
         (Some(_), false) => {
             return Err(Error::field(
@@ -93,17 +122,11 @@ pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
         }
         names.push(name);
     }
+    Ok((link_specs, names))
+}
 
-    let flows = resolve_flows(spec, &names, &link_specs, run.seed)?;
-    if flows.is_empty() {
-        return Err(Error::field(
-            "flows",
-            "no flows: give at least one [[flows]] group",
-        ));
-    }
-
-    let mut flows = flows;
-    let links = resolve_links(&link_specs, &names, &mut flows)?;
+/// Windows and queues count packets, so every link must use one packet size.
+fn check_packet_sizes(links: &[Link], link_specs: &[(String, &LinkSpec)]) -> Result<()> {
     let sizes: Vec<f64> = links.iter().map(|l| l.packet_size_bytes).collect();
     if let Some(i) = sizes.iter().position(|&s| s != sizes[0]) {
         return Err(Error::field(
@@ -111,7 +134,12 @@ pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
             "all links must use the same packet size (windows and queues count packets)",
         ));
     }
-    for f in &flows {
+    Ok(())
+}
+
+/// A flow's base RTT includes the propagation delay of its path, there and back.
+fn check_rtts_cover_paths(links: &[Link], flows: &[Flow]) -> Result<()> {
+    for f in flows {
         let prop: f64 = f.path.iter().map(|&l| 2.0 * links[l].delay_s).sum();
         if f.rtt_s < prop - 1e-12 {
             return Err(Error::field(
@@ -123,8 +151,11 @@ pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
             ));
         }
     }
+    Ok(())
+}
 
-    // An XCP sender has no probing of its own: without an XCP router it would never slow down.
+/// An XCP sender has no probing of its own: without an XCP router it would never slow down.
+fn check_xcp_flows_meet_xcp_routers(links: &[Link], flows: &[Flow]) -> Result<()> {
     if let Some(f) = flows.iter().find(|f| {
         f.variant == "xcp"
             && !f
@@ -137,16 +168,7 @@ pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
             "an xcp flow must cross a link with queue = { discipline = \"xcp\" }",
         ));
     }
-    let loss = resolve_loss(&spec.loss, &links, &flows, base_dir)?;
-    let name = spec.name.clone().unwrap_or_else(|| "scenario".to_string());
-    Ok(Scenario {
-        name,
-        engine,
-        links,
-        flows,
-        loss,
-        run,
-    })
+    Ok(())
 }
 
 fn resolve_run(r: &RunSpec) -> Result<Run> {
@@ -308,8 +330,36 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
         ));
     }
 
-    let b = &l.buffer;
-    let bf = format!("{field}.buffer");
+    let buffer_pkts = resolve_buffer(
+        &l.buffer,
+        &format!("{field}.buffer"),
+        capacity_pps,
+        packet_size_bytes,
+        crossing,
+    )?;
+    let queue = resolve_queue(l.queue.as_ref(), &format!("{field}.queue"), buffer_pkts)?;
+    Ok(Link {
+        name: name.to_string(),
+        capacity_bps,
+        packet_size_bytes,
+        capacity_pps,
+        buffer_pkts,
+        delay_s,
+        queue,
+        loss_rate,
+        reverse_of: None,
+    })
+}
+
+/// The buffer in packets; `bf` is its field. With `bdp_fraction`, the BDP is the capacity times
+/// `reference_rtt`, by default the mean base RTT of the flows `crossing` the link.
+fn resolve_buffer(
+    b: &BufferSpec,
+    bf: &str,
+    capacity_pps: f64,
+    packet_size_bytes: f64,
+    crossing: &[&Flow],
+) -> Result<f64> {
     let given = [
         b.packets.is_some(),
         b.bytes.is_some(),
@@ -317,7 +367,7 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
     ];
     if given.iter().filter(|&&g| g).count() != 1 {
         return Err(Error::field(
-            &bf,
+            bf,
             "give exactly one of packets, bytes, bdp_fraction",
         ));
     }
@@ -349,12 +399,16 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
     // between 0 and one packet cannot hold a packet and is almost surely a unit mistake.
     if buffer_pkts > 0.0 && buffer_pkts < 1.0 {
         return Err(Error::field(
-            &bf,
+            bf,
             format!("{buffer_pkts:.3} packets is less than one packet (use 0 for no buffer)"),
         ));
     }
+    Ok(buffer_pkts)
+}
 
-    let queue = match &l.queue {
+/// The queue discipline (drop-tail by default); `qf` is its field.
+fn resolve_queue(queue: Option<&QueueSpec>, qf: &str, buffer_pkts: f64) -> Result<Queue> {
+    Ok(match queue {
         None | Some(QueueSpec::Droptail) => Queue::Droptail,
         Some(QueueSpec::Red {
             min_th,
@@ -363,7 +417,6 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
             weight,
             gentle,
         }) => {
-            let qf = format!("{field}.queue");
             let min_th = non_negative(&format!("{qf}.min_th"), *min_th)?;
             let max_th = positive(&format!("{qf}.max_th"), *max_th)?;
             if max_th <= min_th {
@@ -397,7 +450,6 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
             target,
             count_acks,
         }) => {
-            let qf = format!("{field}.queue");
             let base = match preset.as_deref().unwrap_or("original") {
                 "original" => crate::xcp::XcpParams::ORIGINAL,
                 "conservative" => crate::xcp::XcpParams::CONSERVATIVE,
@@ -420,20 +472,11 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
             }
             Queue::Xcp(p)
         }
-    };
-    Ok(Link {
-        name: name.to_string(),
-        capacity_bps,
-        packet_size_bytes,
-        capacity_pps,
-        buffer_pkts,
-        delay_s,
-        queue,
-        loss_rate,
-        reverse_of: None,
     })
 }
 
+/// Every flow group, expanded to one [`Flow`] per connection (ACK paths are filled in by
+/// [`resolve_links`]).
 fn resolve_flows(
     spec: &ScenarioSpec,
     names: &[String],
@@ -444,203 +487,30 @@ fn resolve_flows(
     let mut flows = Vec::new();
     for (g, fs) in spec.flows.iter().enumerate() {
         let field = format!("flows[{g}]");
-        let count = fs.count.unwrap_or(1);
-        if !(1..=100_000).contains(&count) {
-            return Err(Error::field(
-                format!("{field}.count"),
-                format!("must be in 1..=100000, got {count}"),
-            ));
-        }
-        let n = count as usize;
+        let n = flow_count(fs.count, &field)?;
         // Validates the variant and its parameters now, so a bad one fails before the run.
         cc::build(&fs.cc.variant, &fs.cc.params, &format!("{field}.cc"))?;
         let variant = cc::find(&fs.cc.variant).map(|v| v.name).unwrap_or_default();
-
-        let rf = format!("{field}.rtt");
-        let rtts: Vec<f64> = match &fs.rtt {
-            RttSpec::One(r) => vec![positive(&rf, *r)?; n],
-            RttSpec::List(v) => {
-                if v.len() != n {
-                    return Err(Error::field(
-                        &rf,
-                        format!("lists {} RTTs for {n} flows", v.len()),
-                    ));
-                }
-                v.iter().map(|&r| positive(&rf, r)).collect::<Result<_>>()?
-            }
-            RttSpec::Range(a, b) => {
-                let (a, b) = (positive(&rf, *a)?, positive(&rf, *b)?);
-                if b < a {
-                    return Err(Error::field(&rf, "range must go from low to high"));
-                }
-                (0..n)
-                    .map(|k| {
-                        if n == 1 {
-                            a
-                        } else {
-                            a + (b - a) * k as f64 / (n - 1) as f64
-                        }
-                    })
-                    .collect()
-            }
-        };
-        let sf = format!("{field}.start");
-        let starts: Vec<f64> = match &fs.start {
-            None => vec![0.0; n],
-            Some(StartSpec::At(t)) => vec![non_negative(&sf, *t)?; n],
-            Some(StartSpec::List(v)) => {
-                if v.len() != n {
-                    return Err(Error::field(
-                        &sf,
-                        format!("lists {} start times for {n} flows", v.len()),
-                    ));
-                }
-                v.iter()
-                    .map(|&t| non_negative(&sf, t))
-                    .collect::<Result<_>>()?
-            }
-            Some(StartSpec::Uniform(a, b)) => {
-                let (a, b) = (non_negative(&sf, *a)?, non_negative(&sf, *b)?);
-                if b < a {
-                    return Err(Error::field(
-                        &sf,
-                        "uniform interval must go from low to high",
-                    ));
-                }
-                // Stream 1000 + group: start draws do not depend on other groups.
-                let mut rng = crate::rng::Rng::new(seed, 1000 + g as u64);
-                (0..n).map(|_| a + (b - a) * rng.uniform()).collect()
-            }
-        };
-        let rwnd_pkts = match &fs.rwnd {
-            None => f64::INFINITY,
-            Some(w) => match (w.packets, w.bytes) {
-                (Some(p), None) => positive(&format!("{field}.rwnd.packets"), p)?,
-                (None, Some(b)) => positive(&format!("{field}.rwnd.bytes"), b.0)? / packet_size,
-                _ => {
-                    return Err(Error::field(
-                        format!("{field}.rwnd"),
-                        "give exactly one of packets, bytes",
-                    ))
-                }
-            },
-        };
-        if rwnd_pkts < 1.0 {
-            return Err(Error::field(
-                format!("{field}.rwnd"),
-                "must allow at least one packet",
-            ));
-        }
-        let path: Vec<usize> = match &fs.path {
-            None if spec.dumbbell.is_some() => vec![0],
-            None => {
-                return Err(Error::field(
-                    format!("{field}.path"),
-                    "needed when links are named",
-                ))
-            }
-            Some(p) if p.is_empty() => {
-                return Err(Error::field(
-                    format!("{field}.path"),
-                    "must name at least one link",
-                ))
-            }
-            Some(p) => p
-                .iter()
-                .map(|name| {
-                    names.iter().position(|n| n == name).ok_or_else(|| {
-                        Error::field(format!("{field}.path"), format!("unknown link {name:?}"))
-                    })
-                })
-                .collect::<Result<_>>()?,
-        };
-        let mut seen = path.clone();
-        seen.sort_unstable();
-        seen.dedup();
-        if seen.len() != path.len() {
-            return Err(Error::field(format!("{field}.path"), "names a link twice"));
-        }
+        let rtts = flow_rtts(&fs.rtt, n, &format!("{field}.rtt"))?;
+        let starts = flow_starts(fs.start.as_ref(), n, &format!("{field}.start"), seed, g)?;
+        let rwnd_pkts = flow_rwnd(fs.rwnd.as_ref(), packet_size, &field)?;
+        let path = flow_path(fs.path.as_deref(), spec.dumbbell.is_some(), names, &field)?;
         let initial_window_pkts = positive(
             &format!("{field}.initial_window"),
             fs.initial_window.unwrap_or(10.0),
         )?;
-        let pacing = match &fs.pacing {
-            None | Some(BoolOr::Bool(false)) => None,
-            Some(BoolOr::Bool(true)) => Some(Pacing {
-                ss_ratio: 2.0,
-                ca_ratio: 1.2,
-            }),
-            Some(BoolOr::Table(r)) => Some(Pacing {
-                ss_ratio: positive(
-                    &format!("{field}.pacing.ss_ratio"),
-                    r.ss_ratio.unwrap_or(2.0),
-                )?,
-                ca_ratio: positive(
-                    &format!("{field}.pacing.ca_ratio"),
-                    r.ca_ratio.unwrap_or(1.2),
-                )?,
-            }),
-        };
-        let reverse = match fs.direction.as_deref().unwrap_or("forward") {
-            "forward" => false,
-            "reverse" => true,
-            other => {
-                return Err(Error::field(
-                    format!("{field}.direction"),
-                    format!("unknown direction {other:?} (forward, reverse)"),
-                ))
-            }
-        };
-        // RFC 5681 §4.2: an ACK for at least every second full-sized segment; RFC 1122 §4.2.3.2:
-        // within 0.5 s. 200 ms is ns-3's DelAckTimeout default (Linux adapts between 40 and 200).
-        let delayed_ack = match &fs.delayed_ack {
-            None | Some(BoolOr::Bool(false)) => None,
-            Some(BoolOr::Bool(true)) => Some(DelayedAck {
-                count: 2,
-                timeout_s: 0.2,
-            }),
-            Some(BoolOr::Table(d)) => {
-                let count = d.count.unwrap_or(2);
-                if !(1..=64).contains(&count) {
-                    return Err(Error::field(
-                        format!("{field}.delayed_ack.count"),
-                        format!("must be in 1..=64, got {count}"),
-                    ));
-                }
-                Some(DelayedAck {
-                    count: count as u32,
-                    timeout_s: positive(
-                        &format!("{field}.delayed_ack.timeout"),
-                        d.timeout.map_or(0.2, |t| t.0),
-                    )?,
-                })
-            }
-        };
-        // 40 B: IPv4 and TCP headers without options (RFC 791, RFC 9293).
-        let ack_size_bytes = positive(
-            &format!("{field}.ack_size"),
-            fs.ack_size.map_or(40.0, |b| b.0),
-        )?;
-        if ack_size_bytes > packet_size {
-            return Err(Error::field(
-                format!("{field}.ack_size"),
-                format!("{ack_size_bytes} B is larger than a data packet ({packet_size} B)"),
-            ));
-        }
+        let pacing = flow_pacing(fs.pacing.as_ref(), &field)?;
+        let reverse = flow_direction(fs.direction.as_deref(), &field)?;
+        let delayed_ack = flow_delayed_ack(fs.delayed_ack.as_ref(), &field)?;
+        let ack_size_bytes = flow_ack_size(fs.ack_size, packet_size, &field)?;
         let access_capacity_bps = fs
             .access_capacity
             .map(|r| positive(&format!("{field}.access_capacity"), r.0))
             .transpose()?;
-        let parallel = fs.parallel.unwrap_or(1);
-        if !(1..=64).contains(&parallel) {
-            return Err(Error::field(
-                format!("{field}.parallel"),
-                format!("must be in 1..=64 connections, got {parallel}"),
-            ));
-        }
+        let parallel = flow_parallel(fs.parallel, &field)?;
         let group_name = fs.name.clone().unwrap_or_else(|| format!("{variant}{g}"));
         let base = flows.last().map_or(0, |f: &Flow| f.logical + 1);
-        for k in (0..n).flat_map(|k| std::iter::repeat_n(k, parallel as usize)) {
+        for k in (0..n).flat_map(|k| std::iter::repeat_n(k, parallel)) {
             flows.push(Flow {
                 group: g,
                 group_name: group_name.clone(),
@@ -665,6 +535,234 @@ fn resolve_flows(
     Ok(flows)
 }
 
+fn flow_count(count: Option<i64>, field: &str) -> Result<usize> {
+    let count = count.unwrap_or(1);
+    if !(1..=100_000).contains(&count) {
+        return Err(Error::field(
+            format!("{field}.count"),
+            format!("must be in 1..=100000, got {count}"),
+        ));
+    }
+    Ok(count as usize)
+}
+
+/// One RTT per flow of the group; `field` is the group's `rtt`.
+fn flow_rtts(rtt: &RttSpec, n: usize, rf: &str) -> Result<Vec<f64>> {
+    Ok(match rtt {
+        RttSpec::One(r) => vec![positive(rf, *r)?; n],
+        RttSpec::List(v) => {
+            if v.len() != n {
+                return Err(Error::field(
+                    rf,
+                    format!("lists {} RTTs for {n} flows", v.len()),
+                ));
+            }
+            v.iter().map(|&r| positive(rf, r)).collect::<Result<_>>()?
+        }
+        RttSpec::Range(a, b) => {
+            let (a, b) = (positive(rf, *a)?, positive(rf, *b)?);
+            if b < a {
+                return Err(Error::field(rf, "range must go from low to high"));
+            }
+            (0..n)
+                .map(|k| {
+                    if n == 1 {
+                        a
+                    } else {
+                        a + (b - a) * k as f64 / (n - 1) as f64
+                    }
+                })
+                .collect()
+        }
+    })
+}
+
+/// One start time per flow of group `g`; `sf` is the group's `start`. Uniform draws use stream
+/// 1000 + g of the run's seed, so they do not depend on other groups.
+fn flow_starts(
+    start: Option<&StartSpec>,
+    n: usize,
+    sf: &str,
+    seed: u64,
+    g: usize,
+) -> Result<Vec<f64>> {
+    Ok(match start {
+        None => vec![0.0; n],
+        Some(StartSpec::At(t)) => vec![non_negative(sf, *t)?; n],
+        Some(StartSpec::List(v)) => {
+            if v.len() != n {
+                return Err(Error::field(
+                    sf,
+                    format!("lists {} start times for {n} flows", v.len()),
+                ));
+            }
+            v.iter()
+                .map(|&t| non_negative(sf, t))
+                .collect::<Result<_>>()?
+        }
+        Some(StartSpec::Uniform(a, b)) => {
+            let (a, b) = (non_negative(sf, *a)?, non_negative(sf, *b)?);
+            if b < a {
+                return Err(Error::field(
+                    sf,
+                    "uniform interval must go from low to high",
+                ));
+            }
+            let mut rng = crate::rng::Rng::new(seed, 1000 + g as u64);
+            (0..n).map(|_| a + (b - a) * rng.uniform()).collect()
+        }
+    })
+}
+
+/// The receive window in packets (infinite without `rwnd`).
+fn flow_rwnd(rwnd: Option<&WindowSpec>, packet_size: f64, field: &str) -> Result<f64> {
+    let rwnd_pkts = match rwnd {
+        None => f64::INFINITY,
+        Some(w) => match (w.packets, w.bytes) {
+            (Some(p), None) => positive(&format!("{field}.rwnd.packets"), p)?,
+            (None, Some(b)) => positive(&format!("{field}.rwnd.bytes"), b.0)? / packet_size,
+            _ => {
+                return Err(Error::field(
+                    format!("{field}.rwnd"),
+                    "give exactly one of packets, bytes",
+                ))
+            }
+        },
+    };
+    if rwnd_pkts < 1.0 {
+        return Err(Error::field(
+            format!("{field}.rwnd"),
+            "must allow at least one packet",
+        ));
+    }
+    Ok(rwnd_pkts)
+}
+
+/// Link indices of the path (the dumbbell's one link by default), each link at most once.
+fn flow_path(
+    path: Option<&[String]>,
+    dumbbell: bool,
+    names: &[String],
+    field: &str,
+) -> Result<Vec<usize>> {
+    let path: Vec<usize> = match path {
+        None if dumbbell => vec![0],
+        None => {
+            return Err(Error::field(
+                format!("{field}.path"),
+                "needed when links are named",
+            ))
+        }
+        Some([]) => {
+            return Err(Error::field(
+                format!("{field}.path"),
+                "must name at least one link",
+            ))
+        }
+        Some(p) => p
+            .iter()
+            .map(|name| {
+                names.iter().position(|n| n == name).ok_or_else(|| {
+                    Error::field(format!("{field}.path"), format!("unknown link {name:?}"))
+                })
+            })
+            .collect::<Result<_>>()?,
+    };
+    let mut seen = path.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != path.len() {
+        return Err(Error::field(format!("{field}.path"), "names a link twice"));
+    }
+    Ok(path)
+}
+
+/// Linux's pacing ratios by default: `tcp_pacing_ss_ratio = 200`, `tcp_pacing_ca_ratio = 120`.
+fn flow_pacing(pacing: Option<&PacingSpec>, field: &str) -> Result<Option<Pacing>> {
+    Ok(match pacing {
+        None | Some(BoolOr::Bool(false)) => None,
+        Some(BoolOr::Bool(true)) => Some(Pacing {
+            ss_ratio: 2.0,
+            ca_ratio: 1.2,
+        }),
+        Some(BoolOr::Table(r)) => Some(Pacing {
+            ss_ratio: positive(
+                &format!("{field}.pacing.ss_ratio"),
+                r.ss_ratio.unwrap_or(2.0),
+            )?,
+            ca_ratio: positive(
+                &format!("{field}.pacing.ca_ratio"),
+                r.ca_ratio.unwrap_or(1.2),
+            )?,
+        }),
+    })
+}
+
+/// Whether the group sends along the reverse direction of its path.
+fn flow_direction(direction: Option<&str>, field: &str) -> Result<bool> {
+    match direction.unwrap_or("forward") {
+        "forward" => Ok(false),
+        "reverse" => Ok(true),
+        other => Err(Error::field(
+            format!("{field}.direction"),
+            format!("unknown direction {other:?} (forward, reverse)"),
+        )),
+    }
+}
+
+/// RFC 5681 §4.2: an ACK for at least every second full-sized segment; RFC 1122 §4.2.3.2: within
+/// 0.5 s. 200 ms is ns-3's DelAckTimeout default (Linux adapts between 40 and 200).
+fn flow_delayed_ack(d: Option<&DelayedAckSpec>, field: &str) -> Result<Option<DelayedAck>> {
+    Ok(match d {
+        None | Some(BoolOr::Bool(false)) => None,
+        Some(BoolOr::Bool(true)) => Some(DelayedAck {
+            count: 2,
+            timeout_s: 0.2,
+        }),
+        Some(BoolOr::Table(d)) => {
+            let count = d.count.unwrap_or(2);
+            if !(1..=64).contains(&count) {
+                return Err(Error::field(
+                    format!("{field}.delayed_ack.count"),
+                    format!("must be in 1..=64, got {count}"),
+                ));
+            }
+            Some(DelayedAck {
+                count: count as u32,
+                timeout_s: positive(
+                    &format!("{field}.delayed_ack.timeout"),
+                    d.timeout.map_or(0.2, |t| t.0),
+                )?,
+            })
+        }
+    })
+}
+
+/// 40 B by default: IPv4 and TCP headers without options (RFC 791, RFC 9293).
+fn flow_ack_size(ack_size: Option<Bytes>, packet_size: f64, field: &str) -> Result<f64> {
+    let ack_size_bytes = positive(&format!("{field}.ack_size"), ack_size.map_or(40.0, |b| b.0))?;
+    if ack_size_bytes > packet_size {
+        return Err(Error::field(
+            format!("{field}.ack_size"),
+            format!("{ack_size_bytes} B is larger than a data packet ({packet_size} B)"),
+        ));
+    }
+    Ok(ack_size_bytes)
+}
+
+/// Connections per flow of the group.
+fn flow_parallel(parallel: Option<i64>, field: &str) -> Result<usize> {
+    let parallel = parallel.unwrap_or(1);
+    if !(1..=64).contains(&parallel) {
+        return Err(Error::field(
+            format!("{field}.parallel"),
+            format!("must be in 1..=64 connections, got {parallel}"),
+        ));
+    }
+    Ok(parallel as usize)
+}
+
+/// The loss model; `sync`, `policy`, `reductions_per_event` and `holdoff` only with `sync`.
 fn resolve_loss(
     l: &LossSpec,
     links: &[Link],
@@ -695,64 +793,8 @@ fn resolve_loss(
                 .filter(|&n| n > 0)
                 .min()
                 .unwrap_or(0);
-            let sync = match l.sync.clone().unwrap_or(SyncSpec::All) {
-                SyncSpec::All => Sync::All,
-                SyncSpec::Fixed { m } => {
-                    if m < 1 || m as usize > n_min {
-                        return Err(Error::field(
-                            "loss.sync.m",
-                            format!(
-                                "must be in 1..={n_min} (the number of flows at the link), got {m}"
-                            ),
-                        ));
-                    }
-                    Sync::Fixed { m: m as usize }
-                }
-                SyncSpec::Normal { x, mean, std } => {
-                    if !(x.is_finite() && x > 0.0 && x <= 1.0) {
-                        return Err(Error::field(
-                            "loss.sync.x",
-                            format!("must be in (0, 1], got {x}"),
-                        ));
-                    }
-                    if let Some(m) = mean {
-                        positive("loss.sync.mean", m)?;
-                    }
-                    if let Some(s) = std {
-                        non_negative("loss.sync.std", s)?;
-                    }
-                    Sync::Normal { x, mean, std }
-                }
-                SyncSpec::Empirical { file } => {
-                    let path = base_dir.join(&file);
-                    let probabilities = read_m_distribution(&path)?;
-                    if let Some(&(m, _)) = probabilities.iter().find(|&&(m, _)| m > n_min) {
-                        return Err(Error::field(
-                            "loss.sync.file",
-                            format!(
-                                "{}: m = {m} exceeds the {n_min} flows at the link",
-                                path.display()
-                            ),
-                        ));
-                    }
-                    Sync::Empirical {
-                        file: path.display().to_string(),
-                        probabilities,
-                    }
-                }
-            };
-            let policy = match l.policy.as_deref().unwrap_or("highest_rate") {
-                "highest_rate" => DropPolicy::HighestRate,
-                "largest_window" => DropPolicy::LargestWindow,
-                "random" => DropPolicy::Random,
-                "round_robin" => DropPolicy::RoundRobin,
-                other => {
-                    return Err(Error::field(
-                        "loss.policy",
-                        format!("unknown policy {other:?} (known: highest_rate, largest_window, random, round_robin)"),
-                    ))
-                }
-            };
+            let sync = resolve_sync(l.sync.clone().unwrap_or(SyncSpec::All), n_min, base_dir)?;
+            let policy = resolve_policy(l.policy.as_deref())?;
             let reductions_per_event = l.reductions_per_event.unwrap_or(1.0);
             if !(reductions_per_event.is_finite()
                 && reductions_per_event > 0.0
@@ -779,4 +821,68 @@ fn resolve_loss(
             format!("unknown loss model {other:?} (known: proportional, sync)"),
         )),
     }
+}
+
+/// The synchronization controller; `n_min` is the fewest flows at any link (bounds m).
+fn resolve_sync(sync: SyncSpec, n_min: usize, base_dir: &Path) -> Result<Sync> {
+    Ok(match sync {
+        SyncSpec::All => Sync::All,
+        SyncSpec::Fixed { m } => {
+            if m < 1 || m as usize > n_min {
+                return Err(Error::field(
+                    "loss.sync.m",
+                    format!("must be in 1..={n_min} (the number of flows at the link), got {m}"),
+                ));
+            }
+            Sync::Fixed { m: m as usize }
+        }
+        SyncSpec::Normal { x, mean, std } => {
+            if !(x.is_finite() && x > 0.0 && x <= 1.0) {
+                return Err(Error::field(
+                    "loss.sync.x",
+                    format!("must be in (0, 1], got {x}"),
+                ));
+            }
+            if let Some(m) = mean {
+                positive("loss.sync.mean", m)?;
+            }
+            if let Some(s) = std {
+                non_negative("loss.sync.std", s)?;
+            }
+            Sync::Normal { x, mean, std }
+        }
+        SyncSpec::Empirical { file } => {
+            let path = base_dir.join(&file);
+            let probabilities = read_m_distribution(&path)?;
+            if let Some(&(m, _)) = probabilities.iter().find(|&&(m, _)| m > n_min) {
+                return Err(Error::field(
+                    "loss.sync.file",
+                    format!(
+                        "{}: m = {m} exceeds the {n_min} flows at the link",
+                        path.display()
+                    ),
+                ));
+            }
+            Sync::Empirical {
+                file: path.display().to_string(),
+                probabilities,
+            }
+        }
+    })
+}
+
+/// The drop policy (`highest_rate` by default, the paper's).
+fn resolve_policy(policy: Option<&str>) -> Result<DropPolicy> {
+    Ok(match policy.unwrap_or("highest_rate") {
+        "highest_rate" => DropPolicy::HighestRate,
+        "largest_window" => DropPolicy::LargestWindow,
+        "random" => DropPolicy::Random,
+        "round_robin" => DropPolicy::RoundRobin,
+        other => {
+            return Err(Error::field(
+                "loss.policy",
+                format!("unknown policy {other:?} (known: highest_rate, largest_window, random, round_robin)"),
+            ))
+        }
+    })
 }
