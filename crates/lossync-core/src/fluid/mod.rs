@@ -16,7 +16,7 @@
 
 pub mod sync;
 
-use crate::cc::{self, CcContext, CongestionControl};
+use crate::cc::{CcContext, CongestionControl};
 use crate::error::Result;
 use crate::metrics::{self, EventRecord, FlowRecord, LinkRecord, Records, RunResult};
 use crate::queue::{self, Discipline};
@@ -241,7 +241,7 @@ impl FluidEngine {
         }
         let mut max_rtt: f64 = 0.0;
         for f in &sc.flows {
-            let law = cc::build(&f.variant, &f.params, &format!("flows[{}].cc", f.group))?;
+            let law = f.cc.build();
             let queueing: f64 = f
                 .path
                 .iter()

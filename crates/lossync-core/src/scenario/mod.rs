@@ -127,6 +127,27 @@ mod tests {
     }
 
     #[test]
+    fn congestion_control_parameters_resolve_with_their_defaults() {
+        let sc = parse(&format!(
+            "{LINK}[[flows]]\ncc = {{ variant = \"HighSpeed\", high_decrease = 0.2 }}\nrtt = 0.1\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            sc.flows[0].cc,
+            crate::cc::CcParams::HighSpeed(crate::cc::highspeed::HighSpeedParams {
+                low_window: 38.0,
+                high_window: 83000.0,
+                high_p: 1e-7,
+                high_decrease: 0.2,
+            })
+        );
+        let json = serde_json::to_value(&sc).unwrap();
+        assert_eq!(json["flows"][0]["variant"], "highspeed");
+        assert_eq!(json["flows"][0]["params"]["low_window"], 38.0);
+        assert_eq!(sc.flows[0].group_name, "highspeed0");
+    }
+
+    #[test]
     fn errors_name_their_field() {
         let cases = [
             (format!("{LINK}[[flows]]\ncount = 3\ncc = \"reno\"\nrtt = [0.1, 0.2]\n"), "flows[0].rtt: lists 2 RTTs for 3 flows"),
@@ -140,6 +161,9 @@ mod tests {
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\nack_size = \"2KB\"\n"), "flows[0].ack_size: 2000 B is larger than a data packet"),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ndelayed_ack = {{ count = 0 }}\n"), "flows[0].delayed_ack.count: must be in 1..=64"),
             (format!("{LINK}reverse = {{ speed = 1 }}\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n"), "dumbbell.reverse.speed: unknown field `speed`"),
+            (format!("{LINK}[[flows]]\ncc = {{ variant = \"cubic\", beta = 1.5 }}\nrtt = 0.1\n"), "flows[0].cc.beta: 1.5 is out of range: must be in (0, 1)"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[[flows]]\ncc = {{ variant = \"reno\", c = 1 }}\nrtt = 0.1\n"), "flows[1].cc.c: unknown parameter (this variant takes: a, b)"),
+            (format!("{LINK}[[flows]]\ncc = \"vegas\"\nrtt = 0.1\n"), "flows[0].cc.variant: unknown variant \"vegas\""),
         ];
         for (text, want) in cases {
             let err = parse(&text).unwrap_err().to_string();

@@ -1,9 +1,8 @@
 //! What a run uses: the resolved scenario, validated, every default filled in. Engines read only
 //! this.
 
+use crate::cc::CcParams;
 use serde::Serialize;
-use serde_json::Value;
-use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -59,8 +58,10 @@ pub enum Queue {
 pub struct Flow {
     pub group: usize,
     pub group_name: String,
-    pub variant: String,
-    pub params: BTreeMap<String, Value>,
+    /// The variant and its parameters, every default filled in; serialized as `variant` (its
+    /// name) and `params` (every parameter).
+    #[serde(flatten)]
+    pub cc: CcParams,
     /// Two-way propagation delay (the RTT with empty queues).
     pub rtt_s: f64,
     pub start_s: f64,

@@ -4,7 +4,7 @@
 use super::empirical::read_m_distribution;
 use super::file::*;
 use super::model::*;
-use crate::cc;
+use crate::cc::{self, CcParams};
 use crate::error::{Error, Result};
 use crate::units::Bytes;
 use std::path::Path;
@@ -157,7 +157,7 @@ fn check_rtts_cover_paths(links: &[Link], flows: &[Flow]) -> Result<()> {
 /// An XCP sender has no probing of its own: without an XCP router it would never slow down.
 fn check_xcp_flows_meet_xcp_routers(links: &[Link], flows: &[Flow]) -> Result<()> {
     if let Some(f) = flows.iter().find(|f| {
-        f.variant == "xcp"
+        matches!(f.cc, CcParams::Xcp(_))
             && !f
                 .path
                 .iter()
@@ -488,9 +488,7 @@ fn resolve_flows(
     for (g, fs) in spec.flows.iter().enumerate() {
         let field = format!("flows[{g}]");
         let n = flow_count(fs.count, &field)?;
-        // Validates the variant and its parameters now, so a bad one fails before the run.
-        cc::build(&fs.cc.variant, &fs.cc.params, &format!("{field}.cc"))?;
-        let variant = cc::find(&fs.cc.variant).map(|v| v.name).unwrap_or_default();
+        let cc = cc::read(&fs.cc.variant, &fs.cc.params, &format!("{field}.cc"))?;
         let rtts = flow_rtts(&fs.rtt, n, &format!("{field}.rtt"))?;
         let starts = flow_starts(fs.start.as_ref(), n, &format!("{field}.start"), seed, g)?;
         let rwnd_pkts = flow_rwnd(fs.rwnd.as_ref(), packet_size, &field)?;
@@ -508,14 +506,16 @@ fn resolve_flows(
             .map(|r| positive(&format!("{field}.access_capacity"), r.0))
             .transpose()?;
         let parallel = flow_parallel(fs.parallel, &field)?;
-        let group_name = fs.name.clone().unwrap_or_else(|| format!("{variant}{g}"));
+        let group_name = fs
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{}{g}", cc.name()));
         let base = flows.last().map_or(0, |f: &Flow| f.logical + 1);
         for k in (0..n).flat_map(|k| std::iter::repeat_n(k, parallel)) {
             flows.push(Flow {
                 group: g,
                 group_name: group_name.clone(),
-                variant: variant.to_string(),
-                params: fs.cc.params.clone(),
+                cc: cc.clone(),
                 rtt_s: rtts[k],
                 start_s: starts[k],
                 rwnd_pkts,
