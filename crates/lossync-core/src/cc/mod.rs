@@ -4,7 +4,8 @@
 //! the packet engine calls [`CongestionControl::on_ack`] with `acked = 1` for every ACK, the fluid
 //! engine calls it every step with the fluid ACK count `acked = W/R·Δ`. A per-ACK increment of
 //! `a(W)/W` per packet thus becomes `dW/dt = a(W)/R` in the fluid engine (models.md §3,
-//! "fluid translation rule"). Slow start is the engine's job; a law only sees congestion avoidance.
+//! "fluid translation rule"). Slow start is written once for both engines ([`slow_start`]); a law
+//! only sees congestion avoidance.
 //!
 //! Per-flow state (CUBIC's `W_max` and epoch, H-TCP's time since the last congestion, BIC's
 //! `W_max`) changes only in `on_loss`, which the engines call only for the flow's own losses: a flow
@@ -30,7 +31,10 @@ pub mod highspeed;
 pub mod htcp;
 pub mod reno;
 pub mod scalable;
+pub mod slow_start;
 pub mod xcp;
+
+pub use slow_start::{initial_ssthresh, on_ack as grow_window};
 
 /// The registry: every variant a scenario can name, one line each (its [`CcParams`] case and its
 /// parameter type), in the order `lossync variants` lists them.

@@ -16,7 +16,7 @@
 
 pub mod sync;
 
-use crate::cc::{CcContext, CongestionControl};
+use crate::cc::{self, CcContext, CongestionControl};
 use crate::error::Result;
 use crate::metrics::{self, EventRecord, FlowRecord, LinkRecord, Records, RunResult};
 use crate::queue::{self, Discipline};
@@ -252,7 +252,7 @@ impl FluidEngine {
             flows.push(FlowState {
                 cc: law,
                 w: f.initial_window_pkts.min(f.rwnd_pkts),
-                ssthresh: if f.slow_start { f.rwnd_pkts } else { 0.0 },
+                ssthresh: cc::initial_ssthresh(f.slow_start, f.rwnd_pkts),
                 rtt_s: f.rtt_s,
                 x: 0.0,
                 started: false,
@@ -599,13 +599,17 @@ impl FluidEngine {
                 f.ssthresh = f.w;
                 f.acc.reductions += r;
             }
+            // Fluid ACKs have no boundaries: no byte-counting limit.
             let acked = f.x * dt;
-            f.w = if f.w < f.ssthresh && f.cc.slow_starts() {
-                f.w + acked
-            } else {
-                f.cc.on_ack(&ctx, f.w, acked)
-            };
-            f.w = f.w.clamp(1.0, f.rwnd);
+            f.w = cc::grow_window(
+                f.cc.as_mut(),
+                &ctx,
+                f.w,
+                f.ssthresh,
+                acked,
+                f64::INFINITY,
+                f.rwnd,
+            );
             f.acc.cwnd_integral += f.w * dt;
         }
         if congestion_began {
