@@ -404,34 +404,6 @@ def _read_totals(path: Path) -> tuple[dict[str, float], np.ndarray]:
     return scalars, np.array(flows, dtype=float).reshape(len(flows), 10)
 
 
-def congestion_events(
-    drop_t: np.ndarray, drop_f: np.ndarray, tau_s: float, warmup_s: float, start_s: np.ndarray
-) -> tuple[pd.DataFrame, np.ndarray, float]:
-    """Clusters of drops whose gaps are under tau_s (the packet engine's rule). Returns the
-    events that began at or after the warm-up (link, start_s, candidates, signalled, lost), the
-    histogram of flows lost per event, and the sum of lost/candidates."""
-    n = len(start_s)
-    hist = np.zeros(n + 1, dtype=np.int64)
-    if len(drop_t) == 0:
-        return pd.DataFrame(columns=EVENT_COLUMNS), hist, 0.0
-    new = np.empty(len(drop_t), dtype=bool)
-    new[0] = True
-    new[1:] = np.diff(drop_t) >= tau_s
-    cid = np.cumsum(new) - 1
-    starts = drop_t[new]
-    pairs = np.unique(cid.astype(np.int64) * n + drop_f.astype(np.int64))
-    lost = np.bincount(pairs // n, minlength=len(starts))
-    candidates = np.searchsorted(np.sort(start_s), starts, side="right")
-    measured = starts >= warmup_s
-    ev = pd.DataFrame({
-        "link": 0, "start_s": starts[measured], "candidates": candidates[measured],
-        "signalled": 0, "lost": lost[measured],
-    }, columns=EVENT_COLUMNS)
-    hist += np.bincount(lost[measured], minlength=n + 1)[: n + 1]
-    ok = measured & (candidates > 0)
-    return ev, hist, float(np.sum(lost[ok] / candidates[ok]))
-
-
 def run_ns3_with_stats(
     scenario: ScenarioLike,
     overrides: list[str] | tuple[str, ...] = (),
@@ -443,6 +415,7 @@ def run_ns3_with_stats(
 ) -> tuple[Result, Ns3Stats]:
     """`run_ns3`, and what the run cost (Ns3Stats). wall_limit_s: stop the simulation (cleanly,
     at its next record) after this much wall time; the result covers the time simulated."""
+    text, base = to_core(scenario, overrides, base_dir)
     sc = _resolve(scenario, overrides, base_dir)
     params = translate(sc, initial_ssthresh_pkts, wall_limit_s)
     exe = build_program()
@@ -465,7 +438,7 @@ def run_ns3_with_stats(
         else:
             d = pd.DataFrame({"time_s": np.array([], dtype="f8"), "flow": np.array([], dtype="u4")})
         raw = pd.read_csv(out / "series.txt", sep=" ", header=None, dtype="f8")
-    result = _measure(sc, scalars, fl, d, raw)
+    result = _measure(text, base, sc, scalars, fl, d, raw)
     stats = Ns3Stats(
         wall_s=wall, sim_s=float(scalars["end_s"]), events=int(scalars["events"]), data_packets_sent=int(fl[:, 1].sum()),
         other_drops=int(scalars["other_drops"]), max_wire_bytes=int(scalars["max_wire_bytes"]),
@@ -492,102 +465,66 @@ def run_ns3(
     return run_ns3_with_stats(scenario, overrides, base_dir, initial_ssthresh_pkts=initial_ssthresh_pkts, timeout_s=timeout_s)[0]
 
 
-def _measure(sc: dict[str, Any], s: dict[str, float], fl: np.ndarray, drops: pd.DataFrame, raw: pd.DataFrame) -> Result:
+def _measure(
+    text: str, base: str, sc: dict[str, Any], s: dict[str, float], fl: np.ndarray, drops: pd.DataFrame, raw: pd.DataFrame
+) -> Result:
+    """The run's records (totals over the measurement window and the whole run, samples, the drop
+    log) handed to the core's metrics, the same code that summarizes the fluid and packet
+    engines' runs."""
     link_spec = sc["links"][0]
-    flows_spec = sc["flows"]
-    n = len(flows_spec)
-    ps = link_spec["packet_size_bytes"]
-    mss = ps - HEADER_BYTES
+    n = len(sc["flows"])
+    mss = link_spec["packet_size_bytes"] - HEADER_BYTES
     cap = link_spec["capacity_pps"]
     end, start = s["end_s"], s["measured_from_s"]
-    span = end - start
-    per = (lambda v: v / span) if span > 0 else (lambda v: 0.0)
-
-    rtts = np.array([f["rtt_s"] for f in flows_spec])
-    starts = np.array([f["start_s"] for f in flows_spec])
-    events, hist, sync_sum = congestion_events(
-        drops["time_s"].to_numpy(), drops["flow"].to_numpy(), float(rtts.mean()), sc["run"]["warmup_s"], starts
-    )
-    n_events = len(events)
-    arrived = (s["accepted"] + s["dropped"]) - (s["start_accepted"] + s["start_dropped"])
-    mean_q = (s["queue_area"] - s["start_queue_area"]) / span if span > 0 else 0.0
-    sync_mean = sync_sum / n_events if n_events else None
     link = {
-        "name": link_spec["name"],
-        "capacity_bps": link_spec["capacity_bps"],
-        "buffer_pkts": link_spec["buffer_pkts"],
-        "utilization": per(s["departed"] - s["start_departed"]) / cap,
-        "loss_rate": (s["dropped"] - s["start_dropped"]) / arrived if arrived > 0 else 0.0,
-        "mean_queue_pkts": mean_q,
+        "arrived_pkts": (s["accepted"] + s["dropped"]) - (s["start_accepted"] + s["start_dropped"]),
+        "departed_pkts": s["departed"] - s["start_departed"],
+        "dropped_pkts": s["dropped"] - s["start_dropped"],
+        "queue_integral": s["queue_area"] - s["start_queue_area"],
+        "queue_integral_span": end - start,
         "max_queue_pkts": s["queue_max"],
-        "mean_queueing_delay_s": mean_q / cap,
-        "max_queueing_delay_s": s["queue_max"] / cap,
-        "congestion_events": n_events,
-        "sync_rate_mean": sync_mean,
-        "sync_histogram": [int(x) for x in hist],
-        "arrivals_pkts": s["accepted"] + s["dropped"],
-        "departures_pkts": s["departed"],
-        "drops_pkts": s["dropped"],
+        "total_arrived_pkts": s["accepted"] + s["dropped"],
+        "total_departed_pkts": s["departed"],
+        "total_dropped_pkts": s["dropped"],
         "queue_start_pkts": 0.0,
         "queue_end_pkts": s["queue_end"],
     }
     flows = []
-    for i, f in enumerate(flows_spec):
+    for i in range(n):
         rx, sent, dr, red, area, rx0, sent0, dr0, red0, area0 = fl[i]
-        pps = per((rx - rx0) / mss)
         flows.append({
-            "flow": i,
-            "group": f["group_name"],
-            "variant": f["variant"],
-            "rtt_s": f["rtt_s"],
-            "throughput_pps": pps,
-            "throughput_bps": pps * 8.0 * ps,
-            "loss_rate": (dr - dr0) / (sent - sent0) if sent > sent0 else 0.0,
-            "mean_cwnd_pkts": per((area - area0) / mss),
+            "sent_pkts": sent - sent0,
+            "delivered_pkts": (rx - rx0) / mss,
+            "dropped_pkts": dr - dr0,
+            "cwnd_integral_pkt_s": (area - area0) / mss,
             "reductions": float(red - red0),
-            "connections": 1,
         })
-    tput = np.array([f["throughput_pps"] for f in flows])
-    s2 = float(np.sum(tput**2))
-    jain = float(tput.sum() ** 2 / (n * s2)) if s2 > 0 else 1.0
-    summary = {
-        "scenario": sc["name"],
+    records = {
         "engine": "ns3",
-        "seed": sc["run"]["seed"],
-        "version": __version__,
         "duration_s": end,
-        "step_s": 8.0 * ps / link_spec["capacity_bps"],
+        "step_s": 8.0 * link_spec["packet_size_bytes"] / link_spec["capacity_bps"],
         "measured_from_s": start,
-        "bottleneck": link["name"],
-        "utilization": link["utilization"],
-        "jain": jain,
-        "loss_rate": link["loss_rate"],
-        "congestion_events": n_events,
-        "sync_rate_mean": sync_mean,
-        "mean_queue_pkts": mean_q,
-        "mean_queueing_delay_s": link["mean_queueing_delay_s"],
+        "span_s": end - start,
+        "flow_updates": int(s["events"]),
         "links": [link],
         "flows": flows,
-        "flow_updates": int(s["events"]),
     }
-
-    # Series: time, queue, departed (cumulative), then per flow cwnd bytes, delivered bytes.
+    # Samples: time, queue, departed (cumulative), then per flow cwnd bytes, delivered bytes.
     a = raw.to_numpy()
     t = a[:, 0]
     dt = np.diff(t, prepend=np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
-        cols: dict[str, np.ndarray] = {
-            "time_s": t,
-            f"queue_pkts.{link['name']}": a[:, 1],
-            f"utilization.{link['name']}": np.diff(a[:, 2], prepend=np.nan) / (cap * dt),
-        }
+        samples = [t, a[:, 1], np.diff(a[:, 2], prepend=np.nan) / (cap * dt)]
         for i in range(n):
-            cols[f"cwnd_pkts.{i}"] = a[:, 3 + 2 * i] / mss
-            cols[f"rate_pps.{i}"] = np.diff(a[:, 4 + 2 * i], prepend=np.nan) / mss / dt
-    series = pd.DataFrame(cols)
+            samples += [a[:, 3 + 2 * i] / mss, np.diff(a[:, 4 + 2 * i], prepend=np.nan) / mss / dt]
+    samples = [np.ascontiguousarray(c, dtype=np.float64) for c in samples]
+    drop_t = np.ascontiguousarray(drops["time_s"].to_numpy(), dtype=np.float64)
+    drop_f = np.ascontiguousarray(drops["flow"].to_numpy(), dtype=np.uint32)
+    summary_json, columns, events_json = _core.summarize(text, base, json.dumps(records), samples, drop_t, drop_f)
+    series = pd.DataFrame(dict(columns))
+    events = pd.DataFrame(json.loads(events_json), columns=EVENT_COLUMNS)
     scenario = dict(sc, engine="ns3")
-    drops = drops.reset_index(drop=True)
-    return Result(summary, series, events.reset_index(drop=True), scenario, drops)
+    return Result(json.loads(summary_json), series, events, scenario, drops.reset_index(drop=True))
 
 
-__all__ = ["Ns3Stats", "build_program", "congestion_events", "run_ns3", "run_ns3_with_stats", "translate"]
+__all__ = ["Ns3Stats", "build_program", "run_ns3", "run_ns3_with_stats", "translate"]

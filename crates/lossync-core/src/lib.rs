@@ -6,13 +6,13 @@
 pub mod cc;
 pub mod error;
 pub mod fluid;
+pub mod memory;
 pub mod metrics;
 pub mod packet;
 pub mod queue;
 pub mod rng;
 pub mod scenario;
 pub mod units;
-pub mod xcp;
 
 pub use error::{Error, Result};
 pub use fluid::FluidEngine;

@@ -28,22 +28,50 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     Some((value, unit.trim()))
 }
 
-/// Parses a data rate in bits per second: `"10Gbps"`, `"622Mbps"`, `"1.5 Gb/s"`, `"100kbps"`.
+/// Parses a data rate into bits per second. Bits are written with a lower-case `b`, bytes with an
+/// upper-case `B`, as iperf and ns-3 write them: `"10Gbps"`, `"1.5 Gb/s"`, `"622Mbit/s"`, `"100kbps"`
+/// are bits; `"10GBps"`, `"10 MB/s"`, `"1 GiB/s"` are bytes (× 8). Prefixes: k or K (10^3), M
+/// (10^6), G (10^9), T (10^12), and Ki, Mi, Gi, Ti (2^10, ...). A lower-case `m` is refused
+/// (milli, or a mistyped mega?), as is any unit that names neither bits nor bytes.
 pub fn parse_rate_bps(s: &str) -> Result<f64, String> {
     let (v, unit) = split_number(s).ok_or_else(|| format!("cannot read a rate from {s:?}"))?;
-    let scale = match unit.to_ascii_lowercase().replace("/s", "ps").as_str() {
-        "" | "bps" | "b" => 1.0,
-        "kbps" | "kb" => 1e3,
-        "mbps" | "mb" => 1e6,
-        "gbps" | "gb" => 1e9,
-        "tbps" | "tb" => 1e12,
-        _ => {
+    let help = "use bps, kbps, Mbps, Gbps, Tbps (bits) or Bps, kBps, MBps, GBps (bytes), \
+                optionally written b/s, B/s, bit/s, byte/s";
+    if unit.is_empty() {
+        return Ok(v);
+    }
+    let per_second = ["ps", "/s", "it/s", "its/s", "yte/s", "ytes/s", ""]
+        .iter()
+        .filter_map(|suffix| unit.strip_suffix(suffix))
+        .find_map(|rest| {
+            let (prefix, bits) = match rest.chars().last()? {
+                'b' => (&rest[..rest.len() - 1], 1.0),
+                'B' => (&rest[..rest.len() - 1], 8.0),
+                _ => return None,
+            };
+            Some((prefix, bits))
+        });
+    let Some((prefix, bits)) = per_second else {
+        return Err(format!("unknown rate unit {unit:?} ({help})"));
+    };
+    let scale = match prefix {
+        "" => 1.0,
+        "k" | "K" => 1e3,
+        "M" => 1e6,
+        "G" | "g" => 1e9,
+        "T" | "t" => 1e12,
+        "Ki" => 1024.0,
+        "Mi" => 1024.0 * 1024.0,
+        "Gi" => 1024.0 * 1024.0 * 1024.0,
+        "Ti" => 1024.0f64.powi(4),
+        "m" => {
             return Err(format!(
-                "unknown rate unit {unit:?} (use bps, kbps, Mbps, Gbps, Tbps)"
+                "rate unit {unit:?}: a lower-case m means milli; write M for mega ({help})"
             ))
         }
+        _ => return Err(format!("unknown rate unit {unit:?} ({help})")),
     };
-    Ok(v * scale)
+    Ok(v * scale * bits)
 }
 
 /// Parses a duration in seconds: `"170ms"`, `"3000s"`, `"10us"`, `"2min"`.
@@ -134,7 +162,26 @@ mod tests {
         assert_eq!(parse_rate_bps("622Mbps").unwrap(), 622e6);
         assert_eq!(parse_rate_bps("1.5 Gb/s").unwrap(), 1.5e9);
         assert_eq!(parse_rate_bps("1e9").unwrap(), 1e9);
+        assert_eq!(parse_rate_bps("622Mbit/s").unwrap(), 622e6);
+        assert_eq!(parse_rate_bps("100kbps").unwrap(), 100e3);
         assert!(parse_rate_bps("10 furlongs").is_err());
+    }
+
+    /// iperf's convention: B is a byte, b a bit (`iperf3 -f`: "Kbits", "KBytes").
+    #[test]
+    fn bytes_per_second_are_bytes() {
+        assert_eq!(parse_rate_bps("10GBps").unwrap(), 80e9);
+        assert_eq!(parse_rate_bps("10 MB/s").unwrap(), 80e6);
+        assert_eq!(
+            parse_rate_bps("1 GiB/s").unwrap(),
+            8.0 * 1024.0 * 1024.0 * 1024.0
+        );
+        assert_eq!(parse_rate_bps("5 MByte/s").unwrap(), 40e6);
+        assert_eq!(parse_rate_bps("125 kB/s").unwrap(), 1e6);
+        // Ambiguous or unknown: refused, not guessed.
+        for bad in ["10mbps", "10 Mfoo", "10 M", "10 Gbpss", "10 /s"] {
+            assert!(parse_rate_bps(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

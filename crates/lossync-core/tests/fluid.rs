@@ -434,3 +434,41 @@ warmup = "60s"
         assert_eq!(a.throughput_pps, b.throughput_pps);
     }
 }
+
+/// A state the machine cannot hold is refused before it is allocated, naming the field to change
+/// (the allocator would otherwise abort the process, and in a sweep kill a worker).
+#[test]
+fn memory_the_machine_cannot_hold_is_refused_naming_the_field() {
+    let refused_n = |flows: usize, dumbbell: &str, run: &str| {
+        let sc = common::scenario(&format!(
+            "[dumbbell]\ncapacity = \"10Gbps\"\n{dumbbell}\n[[flows]]\ncount = {flows}\n\
+             cc = \"reno\"\nrtt = \"100ms\"\n[run]\n{run}\n"
+        ));
+        match lossync_core::FluidEngine::new(&sc) {
+            Err(e) => e.to_string(),
+            Ok(_) => String::new(),
+        }
+    };
+    let refused = |dumbbell: &str, run: &str| refused_n(10, dumbbell, run);
+    // A 10^12-packet buffer: its queueing delay, 1.2e6 s, would need a loss ring of 1.2e9 steps.
+    let e = refused("buffer = { packets = 1e12 }", "duration = \"10s\"");
+    assert!(
+        e.starts_with("links[0].buffer: the fluid engine would need"),
+        "{e}"
+    );
+    // 10^6 samples of 2·10^5 + 3 columns (100,000 flows): 1.6 TB.
+    let e = refused_n(
+        100_000,
+        "buffer = { packets = 1000 }",
+        "duration = \"1000s\"\nstep = \"1ms\"\nrecord_interval = \"1ms\"",
+    );
+    assert!(
+        e.starts_with("run.record_interval: the fluid engine would need"),
+        "{e}"
+    );
+    // The same scenario at a sane size runs.
+    assert_eq!(
+        refused("buffer = { packets = 1000 }", "duration = \"10s\""),
+        ""
+    );
+}

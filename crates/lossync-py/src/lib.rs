@@ -58,6 +58,21 @@ fn to_py(e: Error) -> PyErr {
     })
 }
 
+/// Runs `f`, turning a panic (a bug in the core, never the user's input) into a `LossyncError`
+/// that says so, instead of a `PanicException` that a process pool cannot even pickle.
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(LossyncError::new_err(format!(
+            "internal error in the lossync core (a bug; please report it with the scenario): {msg}"
+        )))
+    })
+}
+
 /// Column name and values of a time series.
 type Columns<'py> = Vec<(String, Bound<'py, PyArray1<f64>>)>;
 
@@ -122,7 +137,7 @@ impl Simulation {
         let sc = parse(text, format, base_dir)?;
         let resolved_json =
             serde_json::to_string(&sc).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        let engine = CoreSimulation::new(&sc).map_err(to_py)?;
+        let engine = guarded(|| CoreSimulation::new(&sc).map_err(to_py))?;
         Ok(Simulation {
             engine: Some(engine),
             resolved_json,
@@ -151,8 +166,12 @@ impl Simulation {
             .engine
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("this simulation has finished"))?;
-        py.detach(|| engine.advance(until_s));
-        Ok(())
+        py.detach(|| {
+            guarded(|| {
+                engine.advance(until_s);
+                Ok(())
+            })
+        })
     }
 
     /// The drop log so far (packet engine): (times in s, flow indices).
@@ -173,7 +192,7 @@ impl Simulation {
             .engine
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("this simulation has finished"))?;
-        let result = py.detach(|| engine.finish());
+        let result = py.detach(|| guarded(|| Ok(engine.finish())))?;
         to_python(py, result)
     }
 }
@@ -186,22 +205,29 @@ impl Simulation {
     }
 }
 
-/// The metrics of a run made outside the core (ns-3): `records_json` is a `Records` without
-/// events; the drops of the scenario's first link, (times in s, flows) in time order, are grouped
+/// The metrics of a run made outside the core (ns-3) of the scenario `text` (JSON, as for
+/// `Simulation`): `records_json` is a `Records` without
+/// events and samples; `samples` its time-series columns (in `Series::standard`'s order); the drops of the scenario's first link, (times in s, flows) in time order, are grouped
 /// into congestion events by the same rule as the packet engine's (gaps under the mean base RTT;
 /// candidates: the flows started by then; counted from the warm-up on). Returns what
 /// `Simulation.finish` returns.
 #[pyfunction]
 fn summarize<'py>(
     py: Python<'py>,
-    resolved_json: &str,
+    text: &str,
+    base_dir: &str,
     records_json: &str,
+    samples: Vec<PyReadonlyArray1<'py, f64>>,
     drop_times: PyReadonlyArray1<'py, f64>,
     drop_flows: PyReadonlyArray1<'py, u32>,
 ) -> PyResult<(String, Columns<'py>, String)> {
-    let sc = parse(resolved_json, "json", ".")?;
+    let sc = parse(text, "json", base_dir)?;
     let mut records: Records = serde_json::from_str(records_json)
         .map_err(|e| PyRuntimeError::new_err(format!("records: {e}")))?;
+    records.samples = samples
+        .iter()
+        .map(|c| c.as_slice().map(|v| v.to_vec()))
+        .collect::<Result<_, _>>()?;
     let (times, flows) = (drop_times.as_slice()?, drop_flows.as_slice()?);
     if times.len() != flows.len() || flows.iter().any(|&f| f as usize >= sc.flows.len()) {
         return Err(PyRuntimeError::new_err(
@@ -219,11 +245,14 @@ fn summarize<'py>(
     }
     clusters.close();
     records.events = clusters.take();
-    to_python(py, metrics::summarize(&sc, records))
+    let result = guarded(|| Ok(metrics::summarize(&sc, records)))?;
+    to_python(py, result)
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // A panic's message travels in the exception (see `guarded`); no backtrace on stderr.
+    std::panic::set_hook(Box::new(|_| {}));
     m.add("__version__", lossync_core::VERSION)?;
     m.add("LossyncError", m.py().get_type::<LossyncError>())?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;

@@ -19,10 +19,9 @@ pub mod sync;
 use crate::cc::{self, CcContext, CongestionControl};
 use crate::error::Result;
 use crate::metrics::{self, EventRecord, FlowRecord, LinkRecord, Records, RunResult};
-use crate::queue::{self, Discipline};
+use crate::queue::{self, Buffer, Discipline, LinkContext};
 use crate::rng::Rng;
-use crate::scenario::{LossModel, Queue, Scenario};
-use crate::xcp::{self, Feedback, IntervalTotals, XcpParams};
+use crate::scenario::{LossModel, Scenario};
 use sync::SyncModule;
 
 /// Loss signals in flight to the senders: one slot per step, each slot holding the reductions due
@@ -114,8 +113,8 @@ struct LinkState {
     capacity_pps: f64,
     buffer_pkts: f64,
     loss_rate: f64,
+    /// The queue discipline (drop-tail, RED, an XCP router); `buffer_pkts` is its buffer.
     discipline: Box<dyn Discipline>,
-    xcp: Option<FluidXcp>,
     members: Vec<Member>,
     q: f64,
     /// Queueing delay `q/C` at the start of the step.
@@ -188,45 +187,6 @@ pub struct FluidEngine {
     has_xcp: bool,
 }
 
-/// An XCP router on a fluid link: the same law as the packet engine's (`crate::xcp`), fed with
-/// the fluid packets of each step.
-#[derive(Debug)]
-struct FluidXcp {
-    params: XcpParams,
-    totals: IntervalTotals,
-    q_min: f64,
-    feedback: Feedback,
-    interval_s: f64,
-    ends_s: f64,
-}
-
-impl FluidXcp {
-    /// One step's arrivals: (packets, the sender's RTT and window) per member.
-    fn account(&mut self, arrivals: impl Iterator<Item = (f64, f64, f64)>, q: f64) {
-        for (pkts, rtt, w) in arrivals {
-            if pkts > 0.0 {
-                self.totals.add(pkts, rtt, w);
-            }
-        }
-        self.q_min = self.q_min.min(q);
-    }
-
-    fn end_interval(&mut self, now_s: f64, capacity_pps: f64) {
-        let q = if self.q_min.is_finite() {
-            self.q_min
-        } else {
-            0.0
-        };
-        self.feedback = xcp::control(&self.params, self.interval_s, capacity_pps, q, &self.totals);
-        if self.totals.packets > 0.0 {
-            self.interval_s = self.totals.rtt_sum / self.totals.packets;
-        }
-        self.totals = IntervalTotals::default();
-        self.q_min = f64::INFINITY;
-        self.ends_s = now_s + self.interval_s;
-    }
-}
-
 impl FluidEngine {
     pub fn new(scenario: &Scenario) -> Result<Self> {
         let sc = scenario.clone();
@@ -235,6 +195,7 @@ impl FluidEngine {
         let mut flows = Vec::with_capacity(sc.flows.len());
         let mut path_links = Vec::new();
         let mut ack_links = Vec::new();
+        check_memory(&sc, total_steps)?;
         let mut conns = vec![0usize; sc.flows.last().map_or(0, |f| f.logical + 1)];
         for f in &sc.flows {
             conns[f.logical] += 1;
@@ -306,18 +267,17 @@ impl FluidEngine {
                 capacity_pps: l.capacity_pps,
                 buffer_pkts: l.buffer_pkts,
                 loss_rate: l.loss_rate,
-                discipline: queue::build(&l.queue),
-                xcp: match l.queue {
-                    Queue::Xcp(params) => Some(FluidXcp {
-                        params,
-                        totals: IntervalTotals::default(),
-                        q_min: f64::INFINITY,
-                        feedback: Feedback::default(),
-                        interval_s: mean_rtt,
-                        ends_s: mean_rtt,
-                    }),
-                    _ => None,
-                },
+                discipline: queue::build(
+                    &l.queue,
+                    LinkContext {
+                        buffer: Buffer::new(l.buffer_pkts),
+                        capacity_pps: l.capacity_pps,
+                        // The packet engine's packet time; the fluid faces do not use it.
+                        packet_time_ps: (8.0 * l.packet_size_bytes / l.capacity_pps * 1e12).round()
+                            as u64,
+                        first_interval_s: mean_rtt,
+                    },
+                ),
                 members,
                 q: 0.0,
                 delay_s: 0.0,
@@ -370,7 +330,7 @@ impl FluidEngine {
             last_record_s: 0.0,
             series: (0..n_cols).map(|_| Vec::with_capacity(n_records)).collect(),
             flow_updates: 0,
-            has_xcp: links.iter().any(|l| l.xcp.is_some()),
+            has_xcp: links.iter().any(|l| l.discipline.feedback().is_some()),
             flows,
             links,
             scenario: sc,
@@ -487,17 +447,12 @@ impl FluidEngine {
                 arriving_sum += rate;
                 admitted_sum += arriving - early;
             }
-            if let Some(x) = &mut link.xcp {
-                x.account(
-                    link.members.iter().zip(&link.rate).map(|(m, &r)| {
-                        let f = &flows[m.flow];
-                        (r * dt, f.rtt_s, f.w)
-                    }),
-                    link.q,
-                );
-                if t + dt >= x.ends_s {
-                    x.end_interval(t + dt, c);
+            if has_xcp {
+                for (m, &r) in link.members.iter().zip(&link.rate) {
+                    let f = &flows[m.flow];
+                    link.discipline.fluid_arrivals(r * dt, f.rtt_s, f.w);
                 }
+                link.discipline.fluid_step_end(link.q, t + dt, c);
             }
             let early_sum = arriving_sum * dt - admitted_sum;
             let avail = link.q + admitted_sum;
@@ -580,8 +535,8 @@ impl FluidEngine {
             let mut feedback_pkts = f64::INFINITY;
             if has_xcp {
                 for &l in &path_links[f.hop_off..f.hop_off + f.hops] {
-                    if let Some(x) = &links[l].xcp {
-                        feedback_pkts = feedback_pkts.min(x.feedback.per_packet(f.w, f.rtt_s));
+                    if let Some(fb) = links[l].discipline.feedback() {
+                        feedback_pkts = feedback_pkts.min(fb.per_packet(f.w, f.rtt_s));
                     }
                 }
             }
@@ -701,6 +656,64 @@ impl FluidEngine {
         };
         metrics::summarize(&self.scenario, records)
     }
+}
+
+/// Refuses a scenario whose engine state would not fit in memory, before allocating it: the loss
+/// ring (one slot per step of the longest RTT, full buffers included, per connection), the time
+/// series and the per-connection and per-hop state.
+fn check_memory(sc: &Scenario, total_steps: u64) -> Result<()> {
+    let dt = sc.run.step_s;
+    let n = sc.flows.len() as f64;
+    let (mut max_rtt, mut rtt_field, mut buffer_blame) = (0.0f64, "flows".to_string(), false);
+    for f in &sc.flows {
+        let queueing: f64 = f
+            .path
+            .iter()
+            .chain(&f.ack_path)
+            .map(|&l| sc.links[l].buffer_pkts / sc.links[l].capacity_pps)
+            .sum();
+        if f.rtt_s + queueing > max_rtt {
+            max_rtt = f.rtt_s + queueing;
+            buffer_blame = queueing > f.rtt_s;
+            rtt_field = format!("flows[{}].rtt", f.group);
+        }
+    }
+    let ring = ((max_rtt / dt).ceil() + 3.0) * n * 8.0;
+    let record_every = (sc.run.record_interval_s / dt).round().max(1.0);
+    let columns = 1.0 + 2.0 * sc.links.len() as f64 + 2.0 * n;
+    let series = ((total_steps as f64 / record_every).floor() + 1.0) * columns * 8.0;
+    let hops: usize = sc
+        .flows
+        .iter()
+        .map(|f| f.path.len() + f.ack_path.len())
+        .sum();
+    // FlowState with its law, and per hop a link member's eight scratch numbers.
+    let state = n * 512.0 + hops as f64 * 80.0;
+    let (field, what) = if series > ring && series > state {
+        ("run.record_interval".to_string(), "the time series")
+    } else if ring > state && buffer_blame {
+        let l = sc
+            .links
+            .iter()
+            .enumerate()
+            .max_by(|a, b| {
+                let d = |l: &crate::scenario::Link| l.buffer_pkts / l.capacity_pps;
+                d(a.1).total_cmp(&d(b.1))
+            })
+            .map_or(0, |(i, _)| i);
+        (
+            format!("links[{l}].buffer"),
+            "a loss ring as long as the buffers' queueing delay",
+        )
+    } else if ring > state {
+        (
+            rtt_field,
+            "a loss ring as long as the largest RTT, per flow",
+        )
+    } else {
+        ("flows".to_string(), "per-flow state")
+    };
+    crate::memory::check("fluid", ring + series + state, &field, what)
 }
 
 /// A congestion event begins on `link` at time `t`. In `sync` mode the module picks m_k and S_k

@@ -27,8 +27,10 @@ pub struct Records {
     /// One per connection (the scenario's `flows`, parallel connections apart).
     pub flows: Vec<FlowRecord>,
     /// Congestion events, each recorded once it ended (any order).
+    #[serde(default)]
     pub events: Vec<EventRecord>,
     /// Time-series columns in the order of [`super::Series::standard`], per connection.
+    #[serde(default)]
     pub samples: Vec<Vec<f64>>,
 }
 

@@ -50,6 +50,7 @@ pub mod sender;
 
 use crate::error::{Error, Result};
 use crate::metrics::{self, DropClusters, FlowRecord, LinkRecord, Records, RunResult};
+use crate::queue::{Buffer, Header, Verdict};
 use crate::scenario::{Pacing, Scenario};
 use event::{ps_from_s, s_from_ps, Event, EventQueue, Serializer, SimTime};
 use port::{Admit, Pkt, Port, PortAcc};
@@ -150,7 +151,7 @@ impl PacketEngine {
             ));
         }
         let link = &sc.links[0];
-        let slots_of_link = |l: &crate::scenario::Link| (l.buffer_pkts.round() as usize).max(1);
+        let slots_of_link = |l: &crate::scenario::Link| Buffer::new(l.buffer_pkts).slots;
         let buffer_slots: Vec<usize> = sc.links.iter().map(slots_of_link).collect();
         let all_buffers: usize = buffer_slots.iter().sum();
 
@@ -212,7 +213,7 @@ impl PacketEngine {
                 Port::new(
                     i,
                     l,
-                    buffer_slots[i],
+                    l.buffer_pkts,
                     s_from_ps(tau_ps),
                     sc.run.seed,
                     RING_PRESIZE_LIMIT << 4,
@@ -309,7 +310,7 @@ impl PacketEngine {
         }
         queue.push(ps_from_s(sc.run.warmup_s), Event::WarmupEnd);
         for (i, p) in ports.iter().enumerate() {
-            if p.has_xcp() {
+            if p.has_feedback() {
                 queue.push(ps_from_s(mean_rtt_s), Event::XcpInterval(i as u32));
             }
         }
@@ -424,7 +425,7 @@ impl PacketEngine {
                 self.send(f as usize);
             }
             Event::XcpInterval(p) => {
-                if let Some(d) = self.ports[p as usize].xcp_interval() {
+                if let Some(d) = self.ports[p as usize].end_interval() {
                     self.queue
                         .push(self.now_ps + ps_from_s(d), Event::XcpInterval(p));
                 }
@@ -468,10 +469,12 @@ impl PacketEngine {
                     seq: seg.seq,
                     sacked: 0,
                     stamp_ps: now,
-                    cwnd_pkts: fl.sender.cwnd_pkts() as f32,
-                    rtt_s: fl.sender.srtt_s() as f32,
-                    // No demand of its own: the routers' feedback decides (the minimum wins).
-                    feedback_pkts: f32::INFINITY,
+                    header: Header {
+                        cwnd_pkts: fl.sender.cwnd_pkts() as f32,
+                        rtt_s: fl.sender.srtt_s() as f32,
+                        // No demand of its own: the routers' feedback decides (the minimum wins).
+                        feedback_pkts: f32::INFINITY,
+                    },
                 },
             ));
             if let Some(p) = fl.pacing {
@@ -554,18 +557,24 @@ impl PacketEngine {
     fn on_service_done(&mut self, p: usize) {
         let now = self.now_ps;
         let port = &mut self.ports[p];
-        let pkt = port.depart(now);
+        let (pkt, verdict) = port.depart(now);
         if let Some(head) = port.head() {
             let t = port.start_next(&mut self.flows[head.flow as usize].ack_service);
             self.queue.push(now + t, Event::ServiceDone(p as u32));
         }
         let f = pkt.flow as usize;
+        if verdict != Verdict::Queued {
+            if !pkt.is_ack {
+                self.on_drop(p, f);
+            }
+            return;
+        }
         if pkt.is_ack {
             let ack = Ack {
                 cum: pkt.seq,
                 sacked: pkt.sacked,
                 echo_ps: pkt.stamp_ps,
-                feedback_pkts: pkt.feedback_pkts,
+                feedback_pkts: pkt.header.feedback_pkts,
             };
             return self.ack_onto_return_path(f, ack);
         }
@@ -574,7 +583,7 @@ impl PacketEngine {
         let before = fl.receiver.delivered_pkts();
         let ack = fl
             .receiver
-            .receive(pkt.seq, pkt.stamp_ps, pkt.feedback_pkts);
+            .receive(pkt.seq, pkt.stamp_ps, pkt.header.feedback_pkts);
         fl.interval_delivered += fl.receiver.delivered_pkts() - before;
         match ack {
             Some(ack) => self.send_ack(f, ack),
@@ -607,9 +616,10 @@ impl PacketEngine {
                     seq: ack.cum,
                     sacked: ack.sacked,
                     stamp_ps: ack.echo_ps,
-                    cwnd_pkts: 0.0,
-                    rtt_s: 0.0,
-                    feedback_pkts: ack.feedback_pkts,
+                    header: Header {
+                        feedback_pkts: ack.feedback_pkts,
+                        ..Header::default()
+                    },
                 },
             ),
             None => self.ack_onto_return_path(f, ack),

@@ -1,11 +1,15 @@
-//! XCP's router law (Katabi, Handley, Rohrs, "Congestion Control for High Bandwidth-Delay
-//! Product Networks", SIGCOMM 2002, §3.5; models.md §3.8), shared by both engines: once per
+//! XCP's router (Katabi, Handley, Rohrs, "Congestion Control for High Bandwidth-Delay
+//! Product Networks", SIGCOMM 2002, §3.5; docs/model.md §3.8) as a queue discipline for both
+//! engines: its buffer is drop-tail; it signals by feedback, not by drops. Once per
 //! control interval `d` (the mean RTT of the traffic), the efficiency controller asks for an
 //! aggregate change `φ = α·d·S − β·Q` (S = spare bandwidth against the target, Q = persistent
 //! queue) and the fairness controller shuffles `h = max(0, γ·y·d − |φ|)`; the pools are handed
 //! out per packet so that increases are equal per flow (AI) and decreases proportional to rate
 //! (MD). Units: packets, packets per second, seconds (all packets the link's size).
 
+use super::droptail::tail;
+use super::{Arrival, Buffer, Discipline, LinkContext, Verdict};
+use crate::rng::Rng;
 use serde::Serialize;
 
 /// The controller's constants.
@@ -112,6 +116,119 @@ pub fn control(
             0.0
         },
         xi_n: neg / (d_s * t.packets),
+    }
+}
+
+/// An XCP router on a link direction: this interval's totals and the feedback of the last one.
+#[derive(Debug)]
+pub struct Xcp {
+    params: XcpParams,
+    buffer: Buffer,
+    capacity_pps: f64,
+    totals: IntervalTotals,
+    /// The smallest backlog seen this interval (the persistent queue): per arrival in the
+    /// packet engine, per step in the fluid engine (`usize::MAX` / ∞: none seen yet).
+    q_min_pkts: usize,
+    q_min_fluid: f64,
+    feedback: Feedback,
+    /// The current control interval (the mean RTT of the last interval's packets).
+    interval_s: f64,
+    /// Fluid engine: when the current interval ends.
+    ends_s: f64,
+}
+
+impl Xcp {
+    pub fn new(params: XcpParams, link: LinkContext) -> Self {
+        Xcp {
+            params,
+            buffer: link.buffer,
+            capacity_pps: link.capacity_pps,
+            totals: IntervalTotals::default(),
+            q_min_pkts: usize::MAX,
+            q_min_fluid: f64::INFINITY,
+            feedback: Feedback::default(),
+            interval_s: link.first_interval_s,
+            ends_s: link.first_interval_s,
+        }
+    }
+}
+
+impl Discipline for Xcp {
+    fn buffer(&self) -> Buffer {
+        self.buffer
+    }
+
+    /// §3.5: a queued data packet is accounted, then its feedback cut to this router's; an ACK
+    /// counts as input traffic by its bytes (if `count_acks`).
+    fn enqueue(&mut self, _now_ps: u64, backlog: usize, a: Arrival<'_>, _rng: &mut Rng) -> Verdict {
+        let verdict = tail(backlog, self.buffer);
+        if verdict != Verdict::Queued {
+            return verdict;
+        }
+        match a {
+            Arrival::Ack { size_pkts } => {
+                if self.params.count_acks {
+                    self.totals.input_pkts += size_pkts;
+                }
+            }
+            Arrival::Data(h) => {
+                let (w, r) = (h.cwnd_pkts as f64, h.rtt_s as f64);
+                self.totals.add(1.0, r, w);
+                self.q_min_pkts = self.q_min_pkts.min(backlog);
+                h.feedback_pkts = h.feedback_pkts.min(self.feedback.per_packet(w, r) as f32);
+            }
+        }
+        verdict
+    }
+
+    fn feedback(&self) -> Option<&Feedback> {
+        Some(&self.feedback)
+    }
+
+    fn end_interval(&mut self, backlog: usize) -> Option<f64> {
+        let q = if self.q_min_pkts == usize::MAX {
+            backlog
+        } else {
+            self.q_min_pkts
+        };
+        self.feedback = control(
+            &self.params,
+            self.interval_s,
+            self.capacity_pps,
+            q as f64,
+            &self.totals,
+        );
+        if self.totals.packets > 0.0 && self.totals.rtt_sum > 0.0 {
+            self.interval_s = self.totals.rtt_sum / self.totals.packets;
+        }
+        self.totals = IntervalTotals::default();
+        self.q_min_pkts = usize::MAX;
+        Some(self.interval_s)
+    }
+
+    fn fluid_arrivals(&mut self, pkts: f64, rtt_s: f64, cwnd_pkts: f64) {
+        if pkts > 0.0 {
+            self.totals.add(pkts, rtt_s, cwnd_pkts);
+        }
+    }
+
+    fn fluid_step_end(&mut self, q_pkts: f64, t_end_s: f64, capacity_pps: f64) {
+        self.q_min_fluid = self.q_min_fluid.min(q_pkts);
+        if t_end_s < self.ends_s {
+            return;
+        }
+        let q = if self.q_min_fluid.is_finite() {
+            self.q_min_fluid
+        } else {
+            0.0
+        };
+        self.feedback = control(&self.params, self.interval_s, capacity_pps, q, &self.totals);
+        if self.totals.packets > 0.0 {
+            self.interval_s = self.totals.rtt_sum / self.totals.packets;
+        }
+        self.totals = IntervalTotals::default();
+        self.q_min_fluid = f64::INFINITY;
+        self.ends_s = t_end_s + self.interval_s;
     }
 }
 
