@@ -112,6 +112,39 @@ fn to_map<T: Serialize>(params: &T) -> BTreeMap<String, Value> {
     }
 }
 
+/// Reads `{ "variant": name, "params": { ... } }` (the resolved JSON form), checking the
+/// parameters as a scenario's; any other key is an error.
+impl<'de> serde::Deserialize<'de> for CcParams {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::{self, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CcParams;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("`variant` and `params`")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<CcParams, A::Error> {
+                let (mut variant, mut params) = (None::<String>, None);
+                while let Some(k) = m.next_key::<String>()? {
+                    match k.as_str() {
+                        "variant" => variant = Some(m.next_value()?),
+                        "params" => params = Some(m.next_value::<BTreeMap<String, Value>>()?),
+                        other => {
+                            return Err(de::Error::unknown_field(other, &["variant", "params"]))
+                        }
+                    }
+                }
+                let variant = variant.ok_or_else(|| de::Error::missing_field("variant"))?;
+                read(&variant, &params.unwrap_or_default(), "cc").map_err(de::Error::custom)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 impl Serialize for CcParams {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;

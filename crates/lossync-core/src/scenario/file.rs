@@ -213,8 +213,11 @@ pub enum SyncSpec {
         mean: Option<f64>,
         std: Option<f64>,
     },
+    /// P(m = k) from a CSV file (`file`), or inline (`probabilities = [[m, p], ...]`, adding
+    /// up to 1, used as given; with them, `file` only records where they came from).
     Empirical {
-        file: String,
+        file: Option<String>,
+        probabilities: Option<Vec<(usize, f64)>>,
     },
 }
 

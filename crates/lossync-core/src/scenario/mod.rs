@@ -1,17 +1,20 @@
 //! The scenario format shared by every engine: what a scenario file says ([`file`]: [`ScenarioSpec`],
 //! read from TOML or JSON), what a run uses ([`model`]: [`Scenario`], validated, every default
-//! filled in), and the step between them (`resolve`). Field by field documentation:
+//! filled in), the step between them (`resolve`), and the way back ([`write`]: [`to_toml`], a
+//! scenario file that resolves to the same scenario). Field by field documentation:
 //! docs/scenario.md.
 
 pub mod empirical;
 pub mod file;
 pub mod model;
 pub mod resolve;
+pub mod write;
 
 pub use empirical::read_m_distribution;
 pub use file::*;
 pub use model::*;
 pub use resolve::resolve;
+pub use write::to_toml;
 
 use crate::error::{Error, Result};
 use serde_json::Value;
@@ -32,24 +35,44 @@ pub fn from_toml(text: &str, base_dir: &Path) -> Result<Scenario> {
     from_value(value, base_dir)
 }
 
-/// Reads a scenario from JSON text (what the Python front end sends after applying overrides).
+/// Reads a scenario from JSON text (what the Python front end sends after applying overrides):
+/// a scenario file's structure, or a resolved scenario (the JSON `lossync validate` prints and
+/// `summary.json` records).
 pub fn from_json(text: &str, base_dir: &Path) -> Result<Scenario> {
     let value: Value =
         serde_json::from_str(text).map_err(|e| Error::field("scenario", e.to_string()))?;
     from_value(value, base_dir)
 }
 
+/// Reads a scenario from a JSON value: a scenario file's structure, or a resolved scenario, which
+/// is written as a scenario file ([`to_toml`]) and resolved again, so every check applies (errors
+/// then name the fields of that file: `flows[i]` is the i-th group it writes).
 pub fn from_value(value: Value, base_dir: &Path) -> Result<Scenario> {
-    let spec: ScenarioSpec = serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let field = if path == "." {
-            "scenario".to_string()
-        } else {
-            path
-        };
-        Error::field(field, e.into_inner().to_string())
-    })?;
+    if is_resolved(&value) {
+        let sc: Scenario = serde_path_to_error::deserialize(value).map_err(field_error)?;
+        return from_toml(&to_toml(&sc), base_dir);
+    }
+    let spec: ScenarioSpec = serde_path_to_error::deserialize(value).map_err(field_error)?;
     resolve(&spec, base_dir)
+}
+
+/// A resolved scenario's links have `capacity_bps`, a field no scenario file has.
+fn is_resolved(value: &Value) -> bool {
+    value
+        .get("links")
+        .and_then(Value::as_array)
+        .and_then(|l| l.first())
+        .is_some_and(|l| l.get("capacity_bps").is_some())
+}
+
+fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> Error {
+    let path = e.path().to_string();
+    let field = if path == "." {
+        "scenario".to_string()
+    } else {
+        path
+    };
+    Error::field(field, e.into_inner().to_string())
 }
 #[cfg(test)]
 mod tests {

@@ -1,10 +1,15 @@
 //! What a run uses: the resolved scenario, validated, every default filled in. Engines read only
 //! this.
+//!
+//! Its JSON form (`Serialize`) is what `lossync validate` prints and `summary.json` records. It
+//! reads back (`Deserialize`, through `scenario::from_json`, which then writes it as a scenario
+//! file and resolves that again, so every check applies); quantities derived from others
+//! (`capacity_pps`, `reverse_of`, `ack_path`, `logical`) are recomputed, not read.
 
 use crate::cc::CcParams;
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Engine {
     Fluid,
@@ -12,7 +17,8 @@ pub enum Engine {
     Ns3,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub name: String,
     pub engine: Engine,
@@ -22,7 +28,8 @@ pub struct Scenario {
     pub run: Run,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Link {
     pub name: String,
     pub capacity_bps: f64,
@@ -37,8 +44,8 @@ pub struct Link {
     pub reverse_of: Option<usize>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(tag = "discipline", rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "discipline", rename_all = "snake_case", from = "QueueRepr")]
 pub enum Queue {
     Droptail,
     /// Floyd & Jacobson, "Random Early Detection Gateways", IEEE/ACM ToN 1993.
@@ -51,10 +58,67 @@ pub enum Queue {
     },
     /// Katabi, Handley, Rohrs, SIGCOMM 2002: the buffer is drop-tail; the router writes
     /// feedback into the congestion header of every data packet.
-    Xcp(crate::xcp::XcpParams),
+    Xcp(crate::queue::xcp::XcpParams),
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// How a [`Queue`] reads back (the XCP router's parameters by name).
+#[derive(Deserialize)]
+#[serde(tag = "discipline", rename_all = "snake_case", deny_unknown_fields)]
+enum QueueRepr {
+    Droptail,
+    Red {
+        min_th: f64,
+        max_th: f64,
+        max_p: f64,
+        weight: f64,
+        gentle: bool,
+    },
+    Xcp {
+        alpha: f64,
+        beta: f64,
+        gamma: f64,
+        target: f64,
+        count_acks: bool,
+    },
+}
+
+impl From<QueueRepr> for Queue {
+    fn from(q: QueueRepr) -> Queue {
+        match q {
+            QueueRepr::Droptail => Queue::Droptail,
+            QueueRepr::Red {
+                min_th,
+                max_th,
+                max_p,
+                weight,
+                gentle,
+            } => Queue::Red {
+                min_th,
+                max_th,
+                max_p,
+                weight,
+                gentle,
+            },
+            QueueRepr::Xcp {
+                alpha,
+                beta,
+                gamma,
+                target,
+                count_acks,
+            } => Queue::Xcp(crate::queue::xcp::XcpParams {
+                alpha,
+                beta,
+                gamma,
+                target,
+                count_acks,
+            }),
+        }
+    }
+}
+
+/// One connection. (`deny_unknown_fields` cannot go with the flattened `cc`; [`CcParams`]'s
+/// reader refuses keys other than `variant` and `params` instead.)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Flow {
     pub group: usize,
     pub group_name: String,
@@ -65,6 +129,8 @@ pub struct Flow {
     /// Two-way propagation delay (the RTT with empty queues).
     pub rtt_s: f64,
     pub start_s: f64,
+    /// Infinite without a receive window (`null` in JSON).
+    #[serde(deserialize_with = "infinite_if_null")]
     pub rwnd_pkts: f64,
     /// Link indices the data crosses, in order.
     pub path: Vec<usize>,
@@ -88,8 +154,14 @@ pub struct Flow {
     pub pacing: Option<Pacing>,
 }
 
+/// JSON has no infinity: serde_json writes it as `null`.
+fn infinite_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
+}
+
 /// Delayed ACKs (RFC 5681 §4.2; RFC 1122 §4.2.3.2).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DelayedAck {
     pub count: u32,
     pub timeout_s: f64,
@@ -97,14 +169,15 @@ pub struct DelayedAck {
 
 /// Pacing ratios; Linux's defaults `tcp_pacing_ss_ratio = 200` and `tcp_pacing_ca_ratio = 120`
 /// (percent, net/ipv4/tcp_ipv4.c; Documentation/networking/ip-sysctl.rst).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Pacing {
     pub ss_ratio: f64,
     pub ca_ratio: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "model", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LossModel {
     /// The classic fluid model (models.md §1): overflow loss split among all flows by rate, and
     /// every lost packet signals its sender (continuous loss indication).
@@ -119,8 +192,8 @@ pub enum LossModel {
     },
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Sync {
     All,
     Fixed {
@@ -133,14 +206,16 @@ pub enum Sync {
         mean: Option<f64>,
         std: Option<f64>,
     },
-    /// P(m = k) from a CSV file with columns `m,probability` (or `m,count`).
+    /// P(m = k): read from a CSV file with columns `m,probability` (or `m,count`), or given
+    /// inline.
     Empirical {
-        file: String,
+        /// The CSV file the probabilities come from (`None`: given inline).
+        file: Option<String>,
         probabilities: Vec<(usize, f64)>,
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DropPolicy {
     HighestRate,
@@ -149,7 +224,8 @@ pub enum DropPolicy {
     RoundRobin,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Run {
     pub duration_s: f64,
     pub warmup_s: f64,

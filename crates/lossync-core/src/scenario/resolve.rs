@@ -451,8 +451,8 @@ fn resolve_queue(queue: Option<&QueueSpec>, qf: &str, buffer_pkts: f64) -> Resul
             count_acks,
         }) => {
             let base = match preset.as_deref().unwrap_or("original") {
-                "original" => crate::xcp::XcpParams::ORIGINAL,
-                "conservative" => crate::xcp::XcpParams::CONSERVATIVE,
+                "original" => crate::queue::xcp::XcpParams::ORIGINAL,
+                "conservative" => crate::queue::xcp::XcpParams::CONSERVATIVE,
                 other => {
                     return Err(Error::field(
                         format!("{qf}.preset"),
@@ -460,7 +460,7 @@ fn resolve_queue(queue: Option<&QueueSpec>, qf: &str, buffer_pkts: f64) -> Resul
                     ))
                 }
             };
-            let p = crate::xcp::XcpParams {
+            let p = crate::queue::xcp::XcpParams {
                 alpha: positive(&format!("{qf}.alpha"), alpha.unwrap_or(base.alpha))?,
                 beta: positive(&format!("{qf}.beta"), beta.unwrap_or(base.beta))?,
                 gamma: probability(&format!("{qf}.gamma"), gamma.unwrap_or(base.gamma))?,
@@ -851,7 +851,16 @@ fn resolve_sync(sync: SyncSpec, n_min: usize, base_dir: &Path) -> Result<Sync> {
             }
             Sync::Normal { x, mean, std }
         }
-        SyncSpec::Empirical { file } => {
+        SyncSpec::Empirical {
+            file,
+            probabilities: None,
+        } => {
+            let Some(file) = file else {
+                return Err(Error::field(
+                    "loss.sync",
+                    "give `file` (a CSV of m and its probability) or `probabilities`",
+                ));
+            };
             let path = base_dir.join(&file);
             let probabilities = read_m_distribution(&path)?;
             if let Some(&(m, _)) = probabilities.iter().find(|&&(m, _)| m > n_min) {
@@ -864,11 +873,54 @@ fn resolve_sync(sync: SyncSpec, n_min: usize, base_dir: &Path) -> Result<Sync> {
                 ));
             }
             Sync::Empirical {
-                file: path.display().to_string(),
+                file: Some(path.display().to_string()),
                 probabilities,
             }
         }
+        SyncSpec::Empirical {
+            file,
+            probabilities: Some(probabilities),
+        } => Sync::Empirical {
+            // Recorded, not read: the probabilities are given.
+            file: file.map(|f| base_dir.join(f).display().to_string()),
+            probabilities: inline_m_distribution(probabilities, n_min)?,
+        },
     })
+}
+
+/// `probabilities = [[m, p], ...]`: each m in 1..=n_min, each p ≥ 0, adding up to 1 (within
+/// 1e-9). Used as given, not normalised again, so a resolved scenario written out reads back
+/// bit for bit.
+fn inline_m_distribution(p: Vec<(usize, f64)>, n_min: usize) -> Result<Vec<(usize, f64)>> {
+    let field = "loss.sync.probabilities";
+    if p.is_empty() {
+        return Err(Error::field(
+            field,
+            "must list at least one [m, probability]",
+        ));
+    }
+    for (i, &(m, w)) in p.iter().enumerate() {
+        if m == 0 || m > n_min {
+            return Err(Error::field(
+                format!("{field}[{i}]"),
+                format!("m = {m} is not in 1..={n_min} (the number of flows at the link)"),
+            ));
+        }
+        if !(w.is_finite() && w >= 0.0) {
+            return Err(Error::field(
+                format!("{field}[{i}]"),
+                format!("must be a probability ≥ 0, got {w}"),
+            ));
+        }
+    }
+    let total: f64 = p.iter().map(|&(_, w)| w).sum();
+    if (total - 1.0).abs() > 1e-9 {
+        return Err(Error::field(
+            field,
+            format!("must add up to 1, they add up to {total}"),
+        ));
+    }
+    Ok(p)
 }
 
 /// The drop policy (`highest_rate` by default, the paper's).
