@@ -17,7 +17,7 @@
 //! filled in, into [`CcParams`]; engines build laws from that.
 //!
 //! Adding a variant: write `cc/name.rs` with its law and its `LawParams` type, and add one line to
-//! the [`registry!`] list below.
+//! the `registry!` list below.
 
 use crate::error::{Error, Result};
 use serde::Serialize;

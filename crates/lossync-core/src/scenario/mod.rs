@@ -1,8 +1,8 @@
-//! The scenario format shared by every engine: what a scenario file says ([`file`]: [`ScenarioSpec`],
-//! read from TOML or JSON), what a run uses ([`model`]: [`Scenario`], validated, every default
-//! filled in), the step between them (`resolve`), and the way back ([`write`]: [`to_toml`], a
-//! scenario file that resolves to the same scenario). Field by field documentation:
-//! docs/scenario.md.
+//! The scenario format shared by every engine: what a scenario file says
+//! ([`file`](mod@file): [`ScenarioSpec`], read from TOML or JSON), what a run uses ([`model`]:
+//! [`Scenario`], validated, every default filled in), the step between them (`resolve`), and the
+//! way back ([`write`](mod@write): [`to_toml`], a scenario file that resolves to the same
+//! scenario). Field by field documentation: docs/scenario.md.
 
 pub mod empirical;
 pub mod file;
