@@ -449,6 +449,8 @@ fn random_scenario(seed: u64) -> String {
         if p.chance(0.3) {
             t += &format!("reductions_per_event = {}\n", p.within(0.1, 4.0));
         }
+    } else if p.chance(0.5) {
+        t += "model = \"tcp\"\n";
     }
     let duration = p.within(10.0, 1000.0);
     t += &format!(

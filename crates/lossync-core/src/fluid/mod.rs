@@ -56,6 +56,29 @@ impl LossRing {
     }
 }
 
+/// The `tcp` loss model's delay lines, shaped like the loss ring.
+#[derive(Debug)]
+struct TcpRings {
+    acks: LossRing,
+    lost: LossRing,
+    /// Draws of the loss thresholds (stream 4000).
+    rng: Rng,
+}
+
+impl TcpRings {
+    /// New thresholds for a flow whose loss event has just begun (or that starts). A drop-tail
+    /// overflow refuses the packets a flow sends beyond its ACK clock, which come once per
+    /// increment at a phase of their own: with `D` expected overflow drops the flow has lost a
+    /// packet with probability min(1, D), a uniform threshold. Early drops (random loss, RED)
+    /// hit packets independently: probability 1 − e^(−D), an exponential threshold.
+    fn draw_thresholds(&mut self, f: &mut FlowState) {
+        f.overflow_drops = 0.0;
+        f.early_drops = 0.0;
+        f.overflow_threshold = self.rng.uniform();
+        f.early_threshold = -(1.0 - self.rng.uniform()).ln();
+    }
+}
+
 /// A flow's place on a link.
 #[derive(Debug, Clone, Copy)]
 struct Member {
@@ -104,6 +127,20 @@ struct FlowState {
     /// `ack_links`.
     ack_off: usize,
     ack_hops: usize,
+    /// `tcp` loss model: packets sent and neither acknowledged nor detected lost yet.
+    inflight: f64,
+    /// `tcp` loss model: drops before this time belong to the loss event under way (the window
+    /// of data sent before the sender reacts).
+    loss_until_s: f64,
+    /// `tcp` loss model: what it sent this step beyond replacing the packets acknowledged (its
+    /// window growth, slow start's doubling): the packets a full drop-tail queue refuses.
+    excess: f64,
+    /// `tcp` loss model: expected drops since its last loss event, overflow and early apart,
+    /// and the thresholds at which they make one (see `LossThresholds`).
+    overflow_drops: f64,
+    early_drops: f64,
+    overflow_threshold: f64,
+    early_threshold: f64,
     acc: FlowAcc,
 }
 
@@ -128,6 +165,8 @@ struct LinkState {
     /// Drops of this step (early + overflow), and the overflow part alone.
     dropped: Vec<f64>,
     overflowed: Vec<f64>,
+    /// `tcp` loss model: members whose loss event began this step.
+    loss_event: Vec<bool>,
     // Congestion event under way.
     event: EventState,
     sync: Option<SyncModule>,
@@ -145,6 +184,10 @@ struct EventState {
     /// signalled at the event, so every one of them has reacted before the next event starts.
     holdoff_fixed: Option<f64>,
     holdoff_s: f64,
+    /// `tcp` loss model: the event is a cluster of drops, as the packet engine's metric groups
+    /// them: it ends once no drop has come for `gap_s` (the mean base RTT of the link's flows).
+    gap_s: f64,
+    last_drop_s: f64,
     candidates: usize,
     /// Priority order of this event's candidates (S_k is a prefix).
     order: Vec<usize>,
@@ -169,6 +212,11 @@ pub struct FluidEngine {
     /// bytes are not counted as load).
     ack_links: Vec<usize>,
     ring: LossRing,
+    /// `tcp` loss model: ACKs on their way back (they clock the senders) and dropped packets on
+    /// their way to detection (they leave the data in flight when the sender learns of them).
+    tcp: Option<TcpRings>,
+    /// Each link's queueing delay at the start of the step (read while another link is updated).
+    link_delay_s: Vec<f64>,
     reductions_per_event: f64,
     /// Past the warm-up (events are counted from here on).
     warm: bool,
@@ -228,13 +276,20 @@ impl FluidEngine {
                 hops: f.path.len(),
                 ack_off: ack_links.len(),
                 ack_hops: f.ack_path.len(),
+                inflight: 0.0,
+                loss_until_s: 0.0,
+                excess: 0.0,
+                overflow_drops: 0.0,
+                early_drops: 0.0,
+                overflow_threshold: 0.0,
+                early_threshold: 0.0,
                 acc: FlowAcc::default(),
             });
             path_links.extend_from_slice(&f.path);
             ack_links.extend_from_slice(&f.ack_path);
         }
         let (sync_spec, reductions_per_event, holdoff) = match &sc.loss {
-            LossModel::Proportional => (None, 1.0, None),
+            LossModel::Proportional | LossModel::Tcp => (None, 1.0, None),
             LossModel::Sync {
                 sync,
                 policy,
@@ -286,11 +341,14 @@ impl FluidEngine {
                 admitted: vec![0.0; n],
                 dropped: vec![0.0; n],
                 overflowed: vec![0.0; n],
+                loss_event: vec![false; n],
                 event: EventState {
                     active: false,
                     start_s: 0.0,
                     measured: false,
                     holdoff_fixed: holdoff,
+                    gap_s: mean_rtt,
+                    last_drop_s: 0.0,
                     holdoff_s: 0.0,
                     candidates: 0,
                     order: Vec::with_capacity(n),
@@ -318,6 +376,12 @@ impl FluidEngine {
             path_links,
             ack_links,
             ring: LossRing::new(ring_len, sc.flows.len()),
+            link_delay_s: vec![0.0; sc.links.len()],
+            tcp: matches!(sc.loss, LossModel::Tcp).then(|| TcpRings {
+                acks: LossRing::new(ring_len, sc.flows.len()),
+                lost: LossRing::new(ring_len, sc.flows.len()),
+                rng: Rng::new(sc.run.seed, 4000),
+            }),
             reductions_per_event,
             warm: false,
             measuring: false,
@@ -401,16 +465,23 @@ impl FluidEngine {
             &self.ack_links,
         );
 
-        // 1. Senders: RTT and rate.
-        for l in links.iter_mut() {
+        // 1. Senders: RTT and rate. ACK-clocked senders (`tcp`) first take this step's ACKs,
+        //    detected losses and reductions, then send what their window allows.
+        for (l, d) in links.iter_mut().zip(self.link_delay_s.iter_mut()) {
             l.delay_s = l.q / l.capacity_pps;
+            *d = l.delay_s;
         }
-        for f in flows.iter_mut() {
+        let delays = &self.link_delay_s;
+        let mut tcp = self.tcp.as_mut();
+        for (i, f) in flows.iter_mut().enumerate() {
             if !f.started {
                 if t + 0.5 * dt < f.start_s {
                     continue;
                 }
                 f.started = true;
+                if let Some(rings) = tcp.as_deref_mut() {
+                    rings.draw_thresholds(f);
+                }
             }
             let mut rtt = f.base_rtt_s;
             for &l in &path_links[f.hop_off..f.hop_off + f.hops] {
@@ -420,7 +491,27 @@ impl FluidEngine {
                 rtt += links[l].delay_s;
             }
             f.rtt_s = rtt;
-            f.x = (f.w / rtt).min(f.access_pps);
+            match tcp.as_deref_mut() {
+                None => f.x = (f.w / rtt).min(f.access_pps),
+                Some(rings) => {
+                    let acked = std::mem::take(&mut rings.acks.due(n)[i]);
+                    let lost = std::mem::take(&mut rings.lost.due(n)[i]);
+                    let r = std::mem::take(&mut ring.due(n)[i]);
+                    f.inflight = (f.inflight - acked - lost).max(0.0);
+                    let ctx = CcContext {
+                        now_s: t,
+                        rtt_s: rtt,
+                        feedback_pkts: 0.0,
+                    };
+                    update_window(f, &ctx, r, acked);
+                    // The ACK clock: send what the window allows beyond the data in flight, at
+                    // most what the access link carries in a step.
+                    let send = (f.w - f.inflight).max(0.0).min(f.access_pps * dt);
+                    f.excess = (send - acked - lost).max(0.0);
+                    f.inflight += send;
+                    f.x = send / dt;
+                }
+            }
         }
 
         // 2. Links.
@@ -459,13 +550,22 @@ impl FluidEngine {
             let out = avail.min(c * dt);
             let overflow = (avail - out - link.buffer_pkts).max(0.0);
 
-            // Congestion events: an overflow episode, held at least the hold-off (docs/fluid.md).
-            if link.event.active && t >= link.event.start_s + link.event.holdoff_s {
-                close_event(link, &mut self.event_log);
-            }
-            if overflow > 0.0 && !link.event.active {
-                congestion_began |= warm && !self.measuring;
-                open_event(link, flows, ring, n, dt, t, warm, reductions_per_event);
+            // Congestion events (docs/fluid.md): an overflow episode, held at least the hold-off;
+            // with `tcp`, a cluster of drops (overflow or early) as the packet engine's.
+            // (`tcp`: the loss events of this step are clustered after the flows' update below.)
+            if tcp.is_some() {
+                let ev = &link.event;
+                if ev.active && t - ev.last_drop_s >= ev.gap_s {
+                    close_event(link, &mut self.event_log);
+                }
+            } else {
+                if link.event.active && t >= link.event.start_s + link.event.holdoff_s {
+                    close_event(link, &mut self.event_log);
+                }
+                if overflow > 0.0 && !link.event.active {
+                    congestion_began |= warm && !self.measuring;
+                    open_event(link, flows, ring, n, dt, t, warm, reductions_per_event);
+                }
             }
             if overflow > 0.0 {
                 assign_overflow(
@@ -477,6 +577,7 @@ impl FluidEngine {
                     overflow,
                     admitted_sum,
                     reductions_per_event,
+                    tcp.is_some(),
                 );
             }
 
@@ -490,6 +591,15 @@ impl FluidEngine {
                 let f = &mut flows[m.flow];
                 if m.last {
                     f.acc.delivered += dep;
+                    if let Some(rings) = tcp.as_deref_mut() {
+                        // ACKs return after the propagation (all of it on the way back) and
+                        // the queues they cross.
+                        let mut back = f.base_rtt_s;
+                        for &l in &ack_links[f.ack_off..f.ack_off + f.ack_hops] {
+                            back += delays[l];
+                        }
+                        rings.acks.signal(n, dt, back, m.flow, dep);
+                    }
                 } else {
                     hop_in[f.hop_off + m.hop + 1] = dep / dt;
                 }
@@ -497,7 +607,26 @@ impl FluidEngine {
                     f.acc.sent += link.rate[k] * dt;
                 }
                 let drops = link.dropped[k];
-                if drops > 0.0 {
+                if drops > 0.0 && tcp.is_some() {
+                    f.acc.dropped += drops;
+                    let rings = tcp.as_deref_mut().expect("tcp rings");
+                    rings.lost.signal(n, dt, f.rtt_s, m.flow, drops);
+                    // A loss event starts at most once per window of data (one reaction per
+                    // RTT), when the drops since the last one reach a threshold.
+                    if t >= f.loss_until_s {
+                        f.overflow_drops += link.overflowed[k];
+                        f.early_drops += drops - link.overflowed[k];
+                    }
+                    if t >= f.loss_until_s
+                        && (f.overflow_drops >= f.overflow_threshold
+                            || f.early_drops >= f.early_threshold)
+                    {
+                        rings.draw_thresholds(f);
+                        f.loss_until_s = t + f.rtt_s;
+                        ring.signal(n, dt, f.rtt_s, m.flow, 1.0);
+                        link.loss_event[k] = true;
+                    }
+                } else if drops > 0.0 {
                     if link.event.active {
                         link.event.lost[k] = true;
                     }
@@ -514,6 +643,21 @@ impl FluidEngine {
                     }
                 }
             }
+            if tcp.is_some() && link.loss_event.contains(&true) {
+                // A congestion event is a cluster of loss events, as the packet engine's metric
+                // clusters drops: one begins here unless one is under way.
+                if !link.event.active {
+                    congestion_began |= warm && !self.measuring;
+                    open_event(link, flows, ring, n, dt, t, warm, reductions_per_event);
+                }
+                for k in 0..link.members.len() {
+                    if std::mem::take(&mut link.loss_event[k]) {
+                        link.event.lost[k] = true;
+                        link.event.selected[k] = true;
+                    }
+                }
+                link.event.last_drop_s = t;
+            }
             link.q = kept - out;
             link.q_max = link.q_max.max(link.q);
             link.acc.arrived += arriving_sum * dt;
@@ -523,10 +667,15 @@ impl FluidEngine {
             link.interval_departed += out;
         }
 
-        // 3–4. Senders: apply the reductions that arrive now, then grow.
+        // 3–4. Rate-based senders: apply the reductions that arrive now, then grow.
+        let ack_clocked = self.tcp.is_some();
         let due = ring.due(n);
         for (f, slot) in flows.iter_mut().zip(due.iter_mut()) {
             if !f.started {
+                continue;
+            }
+            if ack_clocked {
+                f.acc.cwnd_integral += f.w * dt;
                 continue;
             }
             let r = std::mem::take(slot);
@@ -549,22 +698,7 @@ impl FluidEngine {
                     0.0
                 },
             };
-            if r > 0.0 {
-                f.w = f.cc.on_loss(&ctx, f.w, r).max(1.0);
-                f.ssthresh = f.w;
-                f.acc.reductions += r;
-            }
-            // Fluid ACKs have no boundaries: no byte-counting limit.
-            let acked = f.x * dt;
-            f.w = cc::grow_window(
-                f.cc.as_mut(),
-                &ctx,
-                f.w,
-                f.ssthresh,
-                acked,
-                f64::INFINITY,
-                f.rwnd,
-            );
+            update_window(f, &ctx, r, f.x * dt);
             f.acc.cwnd_integral += f.w * dt;
         }
         if congestion_began {
@@ -658,6 +792,26 @@ impl FluidEngine {
     }
 }
 
+/// A sender applies `reductions` that reach it now, then grows by `acked` packets: slow start
+/// below ssthresh (RFC 5681 §3.1), else its law.
+fn update_window(f: &mut FlowState, ctx: &CcContext, reductions: f64, acked: f64) {
+    if reductions > 0.0 {
+        f.w = f.cc.on_loss(ctx, f.w, reductions).max(1.0);
+        f.ssthresh = f.w;
+        f.acc.reductions += reductions;
+    }
+    // Fluid ACKs have no boundaries: no byte-counting limit.
+    f.w = cc::grow_window(
+        f.cc.as_mut(),
+        ctx,
+        f.w,
+        f.ssthresh,
+        acked,
+        f64::INFINITY,
+        f.rwnd,
+    );
+}
+
 /// Refuses a scenario whose engine state would not fit in memory, before allocating it: the loss
 /// ring (one slot per step of the longest RTT, full buffers included, per connection), the time
 /// series and the per-connection and per-hop state.
@@ -678,7 +832,13 @@ fn check_memory(sc: &Scenario, total_steps: u64) -> Result<()> {
             rtt_field = format!("flows[{}].rtt", f.group);
         }
     }
-    let ring = ((max_rtt / dt).ceil() + 3.0) * n * 8.0;
+    // The loss ring, and with the `tcp` loss model the ACK and detected-loss rings too.
+    let rings = if matches!(sc.loss, LossModel::Tcp) {
+        3.0
+    } else {
+        1.0
+    };
+    let ring = rings * ((max_rtt / dt).ceil() + 3.0) * n * 8.0;
     let record_every = (sc.run.record_interval_s / dt).round().max(1.0);
     let columns = 1.0 + 2.0 * sc.links.len() as f64 + 2.0 * n;
     let series = ((total_steps as f64 / record_every).floor() + 1.0) * columns * 8.0;
@@ -785,9 +945,35 @@ fn assign_overflow(
     overflow: f64,
     admitted_sum: f64,
     reductions: f64,
+    ack_clocked: bool,
 ) {
     let members = link.members.len();
-    if link.sync.is_none() {
+    if ack_clocked {
+        // A full queue refuses the packets that arrive beyond the ACK clock: each flow's excess
+        // over the packets it replaces (first hop), then the rest in proportion to arrivals.
+        let excess = |k: usize| {
+            let m = link.members[k];
+            if m.hop == 0 {
+                flows[m.flow].excess.min(link.admitted[k])
+            } else {
+                0.0
+            }
+        };
+        let excess_sum: f64 = (0..members).map(excess).sum();
+        for k in 0..members {
+            link.overflowed[k] = if excess_sum >= overflow {
+                overflow * excess(k) / excess_sum
+            } else {
+                let rest = admitted_sum - excess_sum;
+                excess(k)
+                    + if rest > 0.0 {
+                        (overflow - excess_sum) * (link.admitted[k] - excess(k)) / rest
+                    } else {
+                        0.0
+                    }
+            };
+        }
+    } else if link.sync.is_none() {
         for k in 0..members {
             link.overflowed[k] = overflow * link.admitted[k] / admitted_sum;
         }

@@ -182,6 +182,11 @@ pub enum LossModel {
     /// The classic fluid model (models.md §1): overflow loss split among all flows by rate, and
     /// every lost packet signals its sender (continuous loss indication).
     Proportional,
+    /// Losses as TCP meets them (docs/fluid.md, "The tcp loss model"): senders are ACK-clocked
+    /// (a window cut pauses sending until the data in flight fall below it), a flow loses in an
+    /// overflow episode with the probability that at least one of its packets was dropped, and
+    /// reacts at most once per RTT, as SACK and NewReno react once per loss event.
+    Tcp,
     /// The loss-synchronization module (models.md §2).
     Sync {
         sync: Sync,

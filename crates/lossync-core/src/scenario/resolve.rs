@@ -762,7 +762,8 @@ fn flow_parallel(parallel: Option<i64>, field: &str) -> Result<usize> {
     Ok(parallel as usize)
 }
 
-/// The loss model; `sync`, `policy`, `reductions_per_event` and `holdoff` only with `sync`.
+/// The loss model; `sync`, `policy`, `reductions_per_event` and `holdoff` only with `sync`
+/// (errors with `proportional` and `tcp`).
 fn resolve_loss(
     l: &LossSpec,
     links: &[Link],
@@ -770,7 +771,7 @@ fn resolve_loss(
     base_dir: &Path,
 ) -> Result<LossModel> {
     match l.model.as_deref().unwrap_or("proportional") {
-        "proportional" => {
+        model @ ("proportional" | "tcp") => {
             for (name, given) in [
                 ("sync", l.sync.is_some()),
                 ("policy", l.policy.is_some()),
@@ -784,7 +785,11 @@ fn resolve_loss(
                     ));
                 }
             }
-            Ok(LossModel::Proportional)
+            Ok(if model == "tcp" {
+                LossModel::Tcp
+            } else {
+                LossModel::Proportional
+            })
         }
         "sync" => {
             // The smallest number of flows on any link bounds a fixed m.
@@ -818,7 +823,7 @@ fn resolve_loss(
         }
         other => Err(Error::field(
             "loss.model",
-            format!("unknown loss model {other:?} (known: proportional, sync)"),
+            format!("unknown loss model {other:?} (known: proportional, tcp, sync)"),
         )),
     }
 }

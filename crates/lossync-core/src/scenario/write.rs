@@ -289,15 +289,15 @@ fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
 
 fn write_loss(o: &mut String, loss: &LossModel) {
     o.push_str("\n[loss]\n");
-    let LossModel::Sync {
-        sync,
-        policy,
-        reductions_per_event,
-        holdoff_s,
-    } = loss
-    else {
-        line(o, "model", &string("proportional"));
-        return;
+    let (sync, policy, reductions_per_event, holdoff_s) = match loss {
+        LossModel::Proportional => return line(o, "model", &string("proportional")),
+        LossModel::Tcp => return line(o, "model", &string("tcp")),
+        LossModel::Sync {
+            sync,
+            policy,
+            reductions_per_event,
+            holdoff_s,
+        } => (sync, policy, reductions_per_event, holdoff_s),
     };
     line(o, "model", &string("sync"));
     let policy = serde_json::to_value(policy).expect("a policy serializes");
