@@ -61,6 +61,29 @@ duration = "30s"
         ));
     }
     out.push((
+        "builtin-tcp-loss".into(),
+        r#"
+[dumbbell]
+capacity = "300Mbps"
+buffer = { bdp_fraction = 0.2 }
+loss_rate = 1e-6
+[[flows]]
+count = 4
+cc = "cubic"
+rtt = "50ms..150ms"
+slow_start = true
+[[flows]]
+count = 2
+cc = "htcp"
+rtt = "90ms"
+[loss]
+model = "tcp"
+[run]
+duration = "30s"
+"#
+        .into(),
+    ));
+    out.push((
         "builtin-red-params".into(),
         r#"
 [dumbbell]
