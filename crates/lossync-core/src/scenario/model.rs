@@ -179,7 +179,7 @@ pub struct Pacing {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LossModel {
-    /// The classic fluid model (models.md §1): overflow loss split among all flows by rate, and
+    /// The classic fluid model (docs/model.md §1): overflow loss split among all flows by rate, and
     /// every lost packet signals its sender (continuous loss indication).
     Proportional,
     /// Losses as TCP meets them (docs/fluid.md, "The tcp loss model"): senders are ACK-clocked
@@ -187,7 +187,7 @@ pub enum LossModel {
     /// overflow episode with the probability that at least one of its packets was dropped, and
     /// reacts at most once per RTT, as SACK and NewReno react once per loss event.
     Tcp,
-    /// The loss-synchronization module (models.md §2).
+    /// The loss-synchronization module (docs/model.md §2).
     Sync {
         sync: Sync,
         policy: DropPolicy,
@@ -204,7 +204,7 @@ pub enum Sync {
     Fixed {
         m: usize,
     },
-    /// m = clamp(round(Z), ceil(X·N), N), Z ~ Normal(mean, std) (models.md §2.2 eq. 4).
+    /// m = clamp(round(Z), ceil(X·N), N), Z ~ Normal(mean, std) (docs/model.md §2.2 eq. 4).
     /// `None` mean/std: the defaults (⌈XN⌉+N)/2 and (N−⌈XN⌉)/4, per link's N.
     Normal {
         x: f64,

@@ -180,7 +180,7 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
             "must be shorter than run.duration",
         ));
     }
-    // Default step 1 ms: RTT/Δ ≥ 80 for the paper's 80–260 ms flows (models.md §1.4).
+    // Default step 1 ms: RTT/Δ ≥ 80 for the paper's 80–260 ms flows (docs/model.md §1.4).
     let step_s = positive("run.step", r.step.map_or(1e-3, |t| t.0))?;
     if step_s > duration_s / 10.0 {
         return Err(Error::field(
@@ -395,7 +395,7 @@ fn resolve_buffer(
         };
         frac * capacity_pps * rtt
     };
-    // A buffer of 0 is the bufferless link of the closed forms (models.md §4.2, ρ = 0); anything
+    // A buffer of 0 is the bufferless link of the closed forms (docs/model.md §4.2, ρ = 0); anything
     // between 0 and one packet cannot hold a packet and is almost surely a unit mistake.
     if buffer_pkts > 0.0 && buffer_pkts < 1.0 {
         return Err(Error::field(
