@@ -785,6 +785,7 @@ impl PacketEngine {
             flows,
             events,
             samples: self.series,
+            warnings: Vec::new(),
         };
         metrics::summarize(&self.scenario, records)
     }

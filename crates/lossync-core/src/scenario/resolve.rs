@@ -770,7 +770,14 @@ fn resolve_loss(
     flows: &[Flow],
     base_dir: &Path,
 ) -> Result<LossModel> {
-    match l.model.as_deref().unwrap_or("proportional") {
+    // The default is `tcp`, validated against the packet engine (docs/validation/fidelity.md);
+    // XCP senders, whose fluid form was validated under the rate model only, keep `proportional`.
+    let default = if flows.iter().any(|f| matches!(f.cc, CcParams::Xcp(_))) {
+        "proportional"
+    } else {
+        "tcp"
+    };
+    match l.model.as_deref().unwrap_or(default) {
         model @ ("proportional" | "tcp") => {
             for (name, given) in [
                 ("sync", l.sync.is_some()),
