@@ -21,18 +21,32 @@
 //! is always HSTCP's b(w): the papers do not say which.
 
 use super::highspeed::HighSpeed;
-use super::{CcContext, CongestionControl, Variant};
+use super::{CcContext, CongestionControl, LawParams, Params};
+use crate::error::Result;
+use serde::Serialize;
 
-pub const VARIANT: Variant = Variant {
-    name: "ghstcp",
-    about: "gHSTCP: HighSpeed TCP in Reno mode while the RTT shows a queue building (seed 003)",
-    build: |p| {
-        Ok(Box::new(GHsTcp::new(
-            HighSpeed::default(),
-            p.bool("decrease_by_mode", true)?,
-        )))
-    },
-};
+/// gHSTCP's parameters (its HighSpeed mode uses RFC 3649's constants).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct GHsTcpParams {
+    /// b = 0.5 in Reno mode (else HSTCP's b(w) in both modes).
+    pub decrease_by_mode: bool,
+}
+
+impl LawParams for GHsTcpParams {
+    const NAME: &'static str = "ghstcp";
+    const ABOUT: &'static str =
+        "gHSTCP: HighSpeed TCP in Reno mode while the RTT shows a queue building (seed 003)";
+
+    fn read(p: &mut Params) -> Result<Self> {
+        Ok(GHsTcpParams {
+            decrease_by_mode: p.bool("decrease_by_mode", true)?,
+        })
+    }
+
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(GHsTcp::new(HighSpeed::default(), self.decrease_by_mode))
+    }
+}
 
 /// Which law applies now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -252,7 +252,7 @@ impl FluidEngine {
         }
         let mut max_rtt: f64 = 0.0;
         for f in &sc.flows {
-            let law = cc::build(&f.variant, &f.params, &format!("flows[{}].cc", f.group))?;
+            let law = f.cc.build();
             let queueing: f64 = f
                 .path
                 .iter()
@@ -263,7 +263,7 @@ impl FluidEngine {
             flows.push(FlowState {
                 cc: law,
                 w: f.initial_window_pkts.min(f.rwnd_pkts),
-                ssthresh: if f.slow_start { f.rwnd_pkts } else { 0.0 },
+                ssthresh: cc::initial_ssthresh(f.slow_start, f.rwnd_pkts),
                 rtt_s: f.rtt_s,
                 x: 0.0,
                 started: false,
@@ -882,12 +882,16 @@ fn update_window(f: &mut FlowState, ctx: &CcContext, reductions: f64, acked: f64
         f.ssthresh = f.w;
         f.acc.reductions += reductions;
     }
-    f.w = if f.w < f.ssthresh && f.cc.slow_starts() {
-        f.w + acked
-    } else {
-        f.cc.on_ack(ctx, f.w, acked)
-    };
-    f.w = f.w.clamp(1.0, f.rwnd);
+    // Fluid ACKs have no boundaries: no byte-counting limit.
+    f.w = cc::grow_window(
+        f.cc.as_mut(),
+        ctx,
+        f.w,
+        f.ssthresh,
+        acked,
+        f64::INFINITY,
+        f.rwnd,
+    );
 }
 
 /// Refuses a scenario whose engine state would not fit in memory, before allocating it: the loss

@@ -150,7 +150,7 @@ mod tests {
         let p = vec![(2, 0.25), (5, 0.75)];
         let mut s = module(
             Sync::Empirical {
-                file: String::new(),
+                file: None,
                 probabilities: p,
             },
             DropPolicy::Random,

@@ -153,7 +153,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
             FlowSummary {
                 flow: i,
                 group: spec.group_name.clone(),
-                variant: spec.variant.clone(),
+                variant: spec.cc.name().to_string(),
                 rtt_s: spec.rtt_s,
                 throughput_pps: pps,
                 throughput_bps: pps * 8.0 * sc.links[spec.path[0]].packet_size_bytes,

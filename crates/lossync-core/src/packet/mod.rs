@@ -48,7 +48,6 @@ pub mod port;
 pub mod receiver;
 pub mod sender;
 
-use crate::cc;
 use crate::error::{Error, Result};
 use crate::metrics::{self, DropClusters, FlowRecord, LinkRecord, Records, RunResult};
 use crate::queue::{Buffer, Header, Verdict};
@@ -230,7 +229,7 @@ impl PacketEngine {
         let mut access_links: Vec<(Serializer, SimTime)> = Vec::new();
         for f in &sc.flows {
             let field = format!("flows[{}]", f.group);
-            let law = cc::build(&f.variant, &f.params, &format!("{field}.cc"))?;
+            let law = f.cc.build();
             let data_port = f.path[0];
             let ack_port = f.ack_path.first().copied();
             let dl = &sc.links[data_port];
