@@ -806,7 +806,7 @@ impl FluidEngine {
 /// numbers may be off: one sentence per reason, with the matrix's figure.
 fn region_warnings(sc: &Scenario) -> Vec<String> {
     let mut out = Vec::new();
-    let xcp = sc.flows.iter().any(|f| f.variant == "xcp");
+    let xcp = sc.flows.iter().any(|f| f.cc.name() == "xcp");
     match &sc.loss {
         LossModel::Proportional if xcp => out.push(
             "XCP senders: the fluid engine's XCP (rate model) is checked against the packet \
