@@ -1,4 +1,4 @@
-//! Fluid engine against numbers from outside the code: the closed forms of models.md §4.2, the
+//! Fluid engine against numbers from outside the code: the closed forms of docs/model.md §4.2, the
 //! fixed points of §1.3, packet conservation, determinism, fluid network theory on a parking lot,
 //! and sanity of the paper's 10 Gbps setup.
 
@@ -60,7 +60,7 @@ fn synchronized_identical_reno_flows_match_the_closed_form() {
 
 #[test]
 fn scalable_matches_the_mimd_closed_form() {
-    // models.md §4.2: U = (1 − g + ρ)/(ln(1/g) + ρ), g = 0.875·(1+ρ), and U = 1 once g ≥ 1.
+    // docs/model.md §4.2: U = (1 − g + ρ)/(ln(1/g) + ρ), g = 0.875·(1+ρ), and U = 1 once g ≥ 1.
     // The closed form is a window model; the fluid rate model lets the window overshoot the
     // overflow point by ≈ 2a = 2% (the queue lags W − P by a·W, then one RTT of feedback), which
     // at ρ = 0.05 lifts U by 1.3 points (0.987 vs 0.974; docs/fluid.md). At the acceptance's
@@ -116,7 +116,7 @@ record_interval = "10s"
 
 #[test]
 fn fixed_points_under_random_loss() {
-    // models.md §1.3: Reno W* = sqrt(2/p); Scalable W* = a/(b·p) = 0.08/p.
+    // docs/model.md §1.3: Reno W* = sqrt(2/p); Scalable W* = a/(b·p) = 0.08/p.
     for p in [1e-4, 1e-3] {
         let w = random_loss_window("reno", p, "proportional");
         let want = (2.0 / p).sqrt();
@@ -255,7 +255,7 @@ fn same_seed_same_result_and_seeds_matter_when_m_is_random() {
 
 #[test]
 fn paper_setup_is_sane_for_every_variant_and_synchronization_level() {
-    // The paper's 10 Gbps setup (models.md §4.4): 10 flows, 80..260 ms, BDP 141,667 packets.
+    // The paper's 10 Gbps setup (docs/model.md §4.4): 10 flows, 80..260 ms, BDP 141,667 packets.
     let expected_sync = [None, Some(0.65), Some(0.8), Some(1.0)];
     for variant in VARIANTS {
         for (loss, want) in LOSS_MODELS.iter().zip(expected_sync) {
@@ -273,7 +273,7 @@ fn paper_setup_is_sane_for_every_variant_and_synchronization_level() {
             );
             assert!(s.congestion_events >= 1, "{tag}: no congestion");
             if let Some(want) = want {
-                // The default m_k distribution has mean (⌈XN⌉+N)/2 (models.md §2.2); a run has
+                // The default m_k distribution has mean (⌈XN⌉+N)/2 (docs/model.md §2.2); a run has
                 // few events, so allow the sampling spread of a handful of draws.
                 assert!(
                     (s.sync_rate_mean - want).abs() <= 0.2,

@@ -19,7 +19,7 @@
 //!
 //! Sources: L. Xu, K. Harfoush, I. Rhee, "Binary Increase Congestion Control for Fast, Long
 //! Distance Networks", INFOCOM 2004; Linux `tcp_bic.c` (constants, regions, loss rule);
-//! models.md §3.6. Linux's integer arithmetic (`d` truncated, `cnt` ≥ 1), its delayed-ACK ratio
+//! docs/model.md §3.6. Linux's integer arithmetic (`d` truncated, `cnt` ≥ 1), its delayed-ACK ratio
 //! correction of `cnt`, and its 1/32 s update throttle are not modelled; `d` is real-valued.
 
 use super::{CcContext, CongestionControl, LawParams, Params};

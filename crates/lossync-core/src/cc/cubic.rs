@@ -17,7 +17,7 @@
 //! and `K = 0`, as Linux `tcp_cubic.c` does (RFC 9438 §4.8 does the same after a timeout); in the
 //! Reno-friendly region the window is set to `max(cwnd, W_est)` so an ACK never shrinks it (the two
 //! differ only within one RTT of crossing from the cubic to the Reno-friendly region).
-//! Sources also: RFC 8312 §4; Ha, Rhee, Xu, ACM SIGOPS OSR 2008; models.md §3.4.
+//! Sources also: RFC 8312 §4; Ha, Rhee, Xu, ACM SIGOPS OSR 2008; docs/model.md §3.4.
 
 use super::{CcContext, CongestionControl, LawParams, Params};
 use crate::error::Result;
@@ -315,7 +315,7 @@ mod tests {
     #[test]
     fn beta_parameter() {
         let mut cc = law_with("cubic", &[("beta", Value::from(0.8))]);
-        // Old Linux CUBIC v2.0 retained 0.8 (models.md §3.4): 100 → 80.
+        // Old Linux CUBIC v2.0 retained 0.8 (docs/model.md §3.4): 100 → 80.
         assert!((cc.on_loss(&ctx(0.0, 0.1), 100.0, 1.0) - 80.0).abs() < 1e-12);
     }
 }

@@ -9,7 +9,7 @@
 //!
 //! Sources: RFC 3649 §5 (formulas and the four constants), App. B (table of a(w), b(w)); Linux
 //! `net/ipv4/tcp_highspeed.c` (the same table, "From AIMD tables from RFC 3649 appendix B"); ns-2
-//! `tcp/tcp.cc` (`increase_param`/`decrease_param`, same continuous forms); models.md §3.2.
+//! `tcp/tcp.cc` (`increase_param`/`decrease_param`, same continuous forms); docs/model.md §3.2.
 //!
 //! `p(w) = 0.078/w^1.2` is the RFC's rounded inverse of its response function, the log-log line
 //! through `(Low_Window, Low_P)` and `(High_Window, High_P)`. The RFC's table is computed from the
@@ -227,9 +227,9 @@ mod tests {
     }
 
     #[test]
-    fn models_md_check_values() {
+    fn model_reference_check_values() {
         let hs = HighSpeed::default();
-        // models.md §3.2: a(14167) = 34.7, b = 0.192. By hand: ln(14167/38) = 5.9212,
+        // docs/model.md §3.2: a(14167) = 34.7, b = 0.192. By hand: ln(14167/38) = 5.9212,
         // ln(83000/38) = 7.6890, b = 0.5 − 0.4·5.9212/7.6890 = 0.19197;
         // a = 0.156·14167^0.8·b/(2 − b) = 0.156·2094.22·0.19197/1.80803 = 34.688.
         assert!((hs.a(14167.0) - 34.688).abs() < 0.01, "{}", hs.a(14167.0));

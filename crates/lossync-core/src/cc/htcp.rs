@@ -10,7 +10,7 @@
 //!
 //! Sources: D. Leith, R. Shorten, "H-TCP: TCP for high-speed and long-distance networks",
 //! PFLDnet 2004; draft-leith-tcp-htcp-06; Linux `net/ipv4/tcp_htcp.c`; FreeBSD
-//! `sys/netinet/cc/cc_htcp.c`; models.md §3.5.
+//! `sys/netinet/cc/cc_htcp.c`; docs/model.md §3.5.
 //!
 //! Details taken from Linux: β is computed at the loss from the RTT_min/RTT_max seen so far, then
 //! `RTT_max` fades to `RTT_min + 0.95·(RTT_max − RTT_min)` (`htcp_param_update`); RTT scaling uses

@@ -3,13 +3,13 @@
 //! A law is written once, per acknowledged packet and per loss event, and serves both engines:
 //! the packet engine calls [`CongestionControl::on_ack`] with `acked = 1` for every ACK, the fluid
 //! engine calls it every step with the fluid ACK count `acked = W/R·Δ`. A per-ACK increment of
-//! `a(W)/W` per packet thus becomes `dW/dt = a(W)/R` in the fluid engine (models.md §3,
+//! `a(W)/W` per packet thus becomes `dW/dt = a(W)/R` in the fluid engine (docs/model.md §3,
 //! "fluid translation rule"). Slow start is written once for both engines ([`slow_start`]); a law
 //! only sees congestion avoidance.
 //!
 //! Per-flow state (CUBIC's `W_max` and epoch, H-TCP's time since the last congestion, BIC's
 //! `W_max`) changes only in `on_loss`, which the engines call only for the flow's own losses: a flow
-//! the drop policy skips does not learn of a congestion event (models.md §2.3).
+//! the drop policy skips does not learn of a congestion event (docs/model.md §2.3).
 //!
 //! A variant's parameters are typed: each file declares a parameter struct implementing
 //! [`LawParams`] (its name, its description, how each parameter is read with its default and
@@ -189,7 +189,7 @@ pub trait CongestionControl: Send + Sync + std::fmt::Debug {
 
 /// The fraction of the window kept after `reductions` decreases that each keep `gamma`. Whole
 /// reductions multiply (`gamma^k`); a fractional part `f` keeps `1 − (1 − gamma)·f`, the linear
-/// decrease `dW = −b·W·λ·dt` of the fluid model (models.md §1.2 eq. 1), so the continuous-loss
+/// decrease `dW = −b·W·λ·dt` of the fluid model (docs/model.md §1.2 eq. 1), so the continuous-loss
 /// mode has Misra et al.'s fixed points (W* = sqrt(2/p) for Reno) and stays positive.
 pub fn retained(gamma: f64, reductions: f64) -> f64 {
     if reductions == 1.0 {

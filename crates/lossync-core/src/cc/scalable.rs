@@ -3,9 +3,9 @@
 //!
 //! Sources: T. Kelly, "Scalable TCP: Improving Performance in Highspeed Wide Area Networks",
 //! ACM CCR 33(2), 2003 (a = 0.01, b = 0.125, legacy window lwnd = 16); Linux
-//! `net/ipv4/tcp_scalable.c` ("recommended values in the paper: .01 and 7/8"); models.md §3.3.
+//! `net/ipv4/tcp_scalable.c` ("recommended values in the paper: .01 and 7/8"); docs/model.md §3.3.
 //! Linux increments by 1 per `min(cwnd, 50)` ACKs (50 "to account for delayed ack"); we follow
-//! the paper's 0.01 per acknowledged packet (models.md §3.3).
+//! the paper's 0.01 per acknowledged packet (docs/model.md §3.3).
 
 use super::{CcContext, CongestionControl, LawParams, Params};
 use crate::error::Result;

@@ -1,7 +1,7 @@
 //! The fluid engine: a time-stepped integration of the window, RTT and queue equations of
 //! Misra, Gong, Towsley (2000) over any path of links as in Liu et al. (2003), with the
-//! loss-synchronization module of Kumar, Xue, Park (2014). Equations: models.md §1–2 (shared
-//! docs); what this engine does exactly, and where it simplifies: docs/fluid.md.
+//! loss-synchronization module of Kumar, Xue, Park (2014). Equations: docs/model.md §1–2; what
+//! this engine does exactly, and where it simplifies: docs/fluid.md.
 //!
 //! One step of length Δ:
 //! 1. every sender's RTT `R = d + Σ_path q_l/C_l` and rate `x = W/R`;
@@ -63,6 +63,29 @@ struct TcpRings {
     lost: LossRing,
     /// Draws of the loss thresholds (stream 4000).
     rng: Rng,
+    /// Per flow (apart from `FlowState`, so the other loss models' loops stay as lean as before).
+    flows: Vec<TcpFlow>,
+}
+
+/// A flow's state under the `tcp` loss model.
+#[derive(Debug, Clone, Copy, Default)]
+struct TcpFlow {
+    /// Packets sent and neither acknowledged nor detected lost yet.
+    inflight: f64,
+    /// Drops before this time belong to the loss event under way (the window of data sent before
+    /// the sender reacts).
+    loss_until_s: f64,
+    /// What it sent this step beyond replacing the packets acknowledged (its window growth, slow
+    /// start's doubling): the packets a full drop-tail queue refuses.
+    excess: f64,
+    /// A paced sender's ratios (Linux's pacing rate = ratio · cwnd / srtt).
+    pacing: Option<crate::scenario::Pacing>,
+    /// Expected drops since its last loss event, overflow and early apart, and the thresholds at
+    /// which they make one (see `TcpRings::draw_thresholds`).
+    overflow_drops: f64,
+    early_drops: f64,
+    overflow_threshold: f64,
+    early_threshold: f64,
 }
 
 impl TcpRings {
@@ -71,7 +94,8 @@ impl TcpRings {
     /// increment at a phase of their own: with `D` expected overflow drops the flow has lost a
     /// packet with probability min(1, D), a uniform threshold. Early drops (random loss, RED)
     /// hit packets independently: probability 1 − e^(−D), an exponential threshold.
-    fn draw_thresholds(&mut self, f: &mut FlowState) {
+    fn draw_thresholds(&mut self, i: usize) {
+        let f = &mut self.flows[i];
         f.overflow_drops = 0.0;
         f.early_drops = 0.0;
         f.overflow_threshold = self.rng.uniform();
@@ -127,22 +151,6 @@ struct FlowState {
     /// `ack_links`.
     ack_off: usize,
     ack_hops: usize,
-    /// `tcp` loss model: packets sent and neither acknowledged nor detected lost yet.
-    inflight: f64,
-    /// `tcp` loss model: drops before this time belong to the loss event under way (the window
-    /// of data sent before the sender reacts).
-    loss_until_s: f64,
-    /// `tcp` loss model: what it sent this step beyond replacing the packets acknowledged (its
-    /// window growth, slow start's doubling): the packets a full drop-tail queue refuses.
-    excess: f64,
-    /// `tcp` loss model: a paced sender's ratios (Linux's pacing rate = ratio · cwnd / srtt).
-    pacing: Option<crate::scenario::Pacing>,
-    /// `tcp` loss model: expected drops since its last loss event, overflow and early apart,
-    /// and the thresholds at which they make one (see `LossThresholds`).
-    overflow_drops: f64,
-    early_drops: f64,
-    overflow_threshold: f64,
-    early_threshold: f64,
     acc: FlowAcc,
 }
 
@@ -278,14 +286,6 @@ impl FluidEngine {
                 hops: f.path.len(),
                 ack_off: ack_links.len(),
                 ack_hops: f.ack_path.len(),
-                inflight: 0.0,
-                loss_until_s: 0.0,
-                excess: 0.0,
-                pacing: f.pacing,
-                overflow_drops: 0.0,
-                early_drops: 0.0,
-                overflow_threshold: 0.0,
-                early_threshold: 0.0,
                 acc: FlowAcc::default(),
             });
             path_links.extend_from_slice(&f.path);
@@ -384,6 +384,14 @@ impl FluidEngine {
                 acks: LossRing::new(ring_len, sc.flows.len()),
                 lost: LossRing::new(ring_len, sc.flows.len()),
                 rng: Rng::new(sc.run.seed, 4000),
+                flows: sc
+                    .flows
+                    .iter()
+                    .map(|f| TcpFlow {
+                        pacing: f.pacing,
+                        ..TcpFlow::default()
+                    })
+                    .collect(),
             }),
             reductions_per_event,
             warm: false,
@@ -483,7 +491,7 @@ impl FluidEngine {
                 }
                 f.started = true;
                 if let Some(rings) = tcp.as_deref_mut() {
-                    rings.draw_thresholds(f);
+                    rings.draw_thresholds(i);
                 }
             }
             let mut rtt = f.base_rtt_s;
@@ -500,7 +508,8 @@ impl FluidEngine {
                     let acked = std::mem::take(&mut rings.acks.due(n)[i]);
                     let lost = std::mem::take(&mut rings.lost.due(n)[i]);
                     let r = std::mem::take(&mut ring.due(n)[i]);
-                    f.inflight = (f.inflight - acked - lost).max(0.0);
+                    let tf = &mut rings.flows[i];
+                    tf.inflight = (tf.inflight - acked - lost).max(0.0);
                     let ctx = CcContext {
                         now_s: t,
                         rtt_s: rtt,
@@ -513,9 +522,10 @@ impl FluidEngine {
                     update_window(f, &ctx, r, acked);
                     // The ACK clock: send what the window allows beyond the data in flight, at
                     // most what the access link carries in a step.
-                    let mut send = (f.w - f.inflight).max(0.0).min(f.access_pps * dt);
-                    f.excess = (send - acked - lost).max(0.0);
-                    if let Some(p) = f.pacing {
+                    let tf = &mut rings.flows[i];
+                    let mut send = (f.w - tf.inflight).max(0.0).min(f.access_pps * dt);
+                    tf.excess = (send - acked - lost).max(0.0);
+                    if let Some(p) = tf.pacing {
                         // A paced sender spreads its window over the RTT: no burst, so its growth
                         // meets a full queue like any other arrival (no excess to charge first).
                         let ratio = if f.w < f.ssthresh {
@@ -524,9 +534,9 @@ impl FluidEngine {
                             p.ca_ratio
                         };
                         send = send.min(ratio * f.w / rtt * dt);
-                        f.excess = 0.0;
+                        tf.excess = 0.0;
                     }
-                    f.inflight += send;
+                    tf.inflight += send;
                     f.x = send / dt;
                 }
             }
@@ -595,7 +605,7 @@ impl FluidEngine {
                     overflow,
                     admitted_sum,
                     reductions_per_event,
-                    tcp.is_some(),
+                    tcp.as_deref().map(|r| r.flows.as_slice()),
                 );
             }
 
@@ -631,16 +641,17 @@ impl FluidEngine {
                     rings.lost.signal(n, dt, f.rtt_s, m.flow, drops);
                     // A loss event starts at most once per window of data (one reaction per
                     // RTT), when the drops since the last one reach a threshold.
-                    if t >= f.loss_until_s {
-                        f.overflow_drops += link.overflowed[k];
-                        f.early_drops += drops - link.overflowed[k];
+                    let tf = &mut rings.flows[m.flow];
+                    if t >= tf.loss_until_s {
+                        tf.overflow_drops += link.overflowed[k];
+                        tf.early_drops += drops - link.overflowed[k];
                     }
-                    if t >= f.loss_until_s
-                        && (f.overflow_drops >= f.overflow_threshold
-                            || f.early_drops >= f.early_threshold)
+                    if t >= tf.loss_until_s
+                        && (tf.overflow_drops >= tf.overflow_threshold
+                            || tf.early_drops >= tf.early_threshold)
                     {
-                        rings.draw_thresholds(f);
-                        f.loss_until_s = t + f.rtt_s;
+                        rings.draw_thresholds(m.flow);
+                        rings.flows[m.flow].loss_until_s = t + f.rtt_s;
                         ring.signal(n, dt, f.rtt_s, m.flow, 1.0);
                         link.loss_event[k] = true;
                     }
@@ -650,7 +661,7 @@ impl FluidEngine {
                     }
                     f.acc.dropped += drops;
                     // Continuous loss indications: every early drop, and in `proportional` mode
-                    // every overflow drop, is one loss signal to its sender (models.md §1.2).
+                    // every overflow drop, is one loss signal to its sender (docs/model.md §1.2).
                     let signals = if link.sync.is_some() {
                         drops - link.overflowed[k]
                     } else {
@@ -959,7 +970,7 @@ fn check_memory(sc: &Scenario, total_steps: u64) -> Result<()> {
 }
 
 /// A congestion event begins on `link` at time `t`. In `sync` mode the module picks m_k and S_k
-/// now, and each selected flow is signalled once, one RTT later (models.md §2.2 eqs. 5–6, §2.3).
+/// now, and each selected flow is signalled once, one RTT later (docs/model.md §2.2 eqs. 5–6, §2.3).
 #[allow(clippy::too_many_arguments)]
 fn open_event(
     link: &mut LinkState,
@@ -1013,7 +1024,7 @@ fn open_event(
     ev.holdoff_s = ev.holdoff_fixed.unwrap_or(slowest + 2.0 * dt);
 }
 
-/// Assigns this step's overflow to flows (models.md §2.2 eq. 7): in `sync` mode among S_k in
+/// Assigns this step's overflow to flows (docs/model.md §2.2 eq. 7): in `sync` mode among S_k in
 /// proportion to their admitted arrivals, spilling to the next flows in priority order (which
 /// then join S_k and are signalled) if S_k cannot absorb it; in `proportional` mode among all
 /// flows in proportion to their admitted arrivals.
@@ -1027,16 +1038,16 @@ fn assign_overflow(
     overflow: f64,
     admitted_sum: f64,
     reductions: f64,
-    ack_clocked: bool,
+    tcp_flows: Option<&[TcpFlow]>,
 ) {
     let members = link.members.len();
-    if ack_clocked {
+    if let Some(tcp_flows) = tcp_flows {
         // A full queue refuses the packets that arrive beyond the ACK clock: each flow's excess
         // over the packets it replaces (first hop), then the rest in proportion to arrivals.
         let excess = |k: usize| {
             let m = link.members[k];
             if m.hop == 0 {
-                flows[m.flow].excess.min(link.admitted[k])
+                tcp_flows[m.flow].excess.min(link.admitted[k])
             } else {
                 0.0
             }

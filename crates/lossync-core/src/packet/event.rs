@@ -1,4 +1,4 @@
-//! Simulated time and the event queue (style.md A8.1 and A8.5).
+//! Simulated time and the event queue (integer picoseconds as in htsim; ties broken by insertion order as in ns-3).
 //!
 //! Time is an integer count of picoseconds, as in htsim: serialization times at 10–400 Gb/s are
 //! exact, and a `u64` covers about 213 days. Seconds appear only at the interfaces.
@@ -24,25 +24,41 @@ pub fn s_from_ps(t: SimTime) -> f64 {
     t as f64 / PS_PER_S
 }
 
-/// What happens at an instant. Small and `Copy`: no payload beyond indices, because packets wait
-/// in their link's own FIFO (htsim's pipes) rather than in the heap.
+/// What happens at an instant, per element (a pipe, a port, a node) or per flow (its timers).
+/// Small and `Copy`: no payload beyond indices, because packets wait in their element's own FIFO
+/// (htsim's pipes) rather than in the heap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// The flow starts sending.
     FlowStart(u32),
-    /// The head packet of the flow's forward line reaches its bottleneck port.
-    DataArrival(u32),
+    /// The packet at the head of a pipe leaves it, for the next hop of its route. When that
+    /// hop is a port, a receiver or a sender, the event says so (`PipeToQueue`, ...): the
+    /// dispatch on the event then also decides the hop, instead of a second, data-dependent
+    /// jump on the route (the kind is looked up when the head is scheduled).
+    PipeHead(u32),
+    PipeToQueue(u32),
+    PipeToReceiver(u32),
+    PipeToSender(u32),
     /// The port finishes serializing the packet at the head of its queue.
     ServiceDone(u32),
-    /// The head ACK of the flow's reverse line reaches the sender.
-    AckArrival(u32),
     /// The flow's retransmission timer; stale unless `gen` is the flow's current timer generation
     /// (timers are cancelled lazily, by bumping the generation).
-    Rto { flow: u32, gen: u32 },
+    Rto {
+        flow: u32,
+        gen: u32,
+    },
     /// The flow's pacing timer: it may send its next packet.
     Pace(u32),
     /// The flow's delayed-ACK timer (stale unless `gen` is current, as for `Rto`).
-    DelAck { flow: u32, gen: u32 },
+    DelAck {
+        flow: u32,
+        gen: u32,
+    },
+    /// A timer a [`Node`](super::node::Node) set, with its token.
+    NodeTimer {
+        node: u32,
+        token: u32,
+    },
     /// The XCP router of a port ends its control interval.
     XcpInterval(u32),
     /// Take one time-series sample.
@@ -51,16 +67,16 @@ pub enum Event {
     WarmupEnd,
 }
 
+/// A pending event keyed by `time · 2^64 + seq`: one integer comparison orders entries.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    time_ps: SimTime,
-    seq: u64,
+    key: u128,
     event: Event,
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        (self.time_ps, self.seq) == (other.time_ps, other.seq)
+        self.key == other.key
     }
 }
 
@@ -74,8 +90,9 @@ impl PartialOrd for Entry {
 
 impl Ord for Entry {
     /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest `(time, seq)` first.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time_ps, other.seq).cmp(&(self.time_ps, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -96,8 +113,7 @@ impl EventQueue {
 
     pub fn push(&mut self, time_ps: SimTime, event: Event) {
         self.heap.push(Entry {
-            time_ps,
-            seq: self.next_seq,
+            key: ((time_ps as u128) << 64) | self.next_seq as u128,
             event,
         });
         self.next_seq += 1;
@@ -105,11 +121,11 @@ impl EventQueue {
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.time_ps)
+        self.heap.peek().map(|e| (e.key >> 64) as SimTime)
     }
 
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.heap.pop().map(|e| (e.time_ps, e.event))
+        self.heap.pop().map(|e| ((e.key >> 64) as SimTime, e.event))
     }
 
     pub fn len(&self) -> usize {
@@ -122,7 +138,7 @@ impl EventQueue {
 }
 
 /// Serialization time of one packet on a link, with the sub-picosecond remainder carried from
-/// packet to packet (style.md A8.1), so that a rate like 622 Mb/s does not drift.
+/// packet to packet, so that a rate like 622 Mb/s does not drift.
 #[derive(Debug, Clone, Copy)]
 pub struct Serializer {
     whole_ps: SimTime,
@@ -170,15 +186,15 @@ mod tests {
     fn earliest_first_and_fifo_ties() {
         let mut q = EventQueue::with_capacity(8);
         q.push(5, Event::Record);
-        q.push(3, Event::DataArrival(1));
+        q.push(3, Event::PipeHead(1));
         q.push(5, Event::ServiceDone(0));
-        q.push(3, Event::DataArrival(2));
+        q.push(3, Event::PipeHead(2));
         let order: Vec<(u64, Event)> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
-                (3, Event::DataArrival(1)),
-                (3, Event::DataArrival(2)),
+                (3, Event::PipeHead(1)),
+                (3, Event::PipeHead(2)),
                 (5, Event::Record),
                 (5, Event::ServiceDone(0)),
             ]

@@ -1,72 +1,71 @@
-//! The packet engine: a deterministic discrete-event simulation of TCP flows over a dumbbell,
-//! packet by packet, in integer picoseconds (models.md §7; style.md A4, A8).
+//! The packet engine: a deterministic discrete-event simulation of TCP flows, packet by packet,
+//! in integer picoseconds (docs/model.md §7; a link is a queue plus a pipe, as in htsim).
 //!
-//! Topology, per flow `i` with base RTT `T_i` (the scenario's `rtt_s`):
+//! The network is a [`Topology`]: elements of a few kinds, and per flow a data route and an ACK
+//! route through them ([`route`]). As in htsim, a link is a queue plus a pipe: a [`port::Port`]
+//! (queue discipline, FIFO, serialization at the link's rate) followed by a [`pipe::Pipe`]
+//! (propagation delay). Hosts reach the network through an [`access::Access`] link (a lossless
+//! serializer). Other element kinds are [`node::Node`]s. A packet carries its flow, whether it is
+//! an ACK, and its position on its route; when an element releases it,
+//! [`PacketEngine::forward`] moves it to the next hop. The sender and the receiver are the
+//! routes' end points. Events are per element (a pipe's head leaves, a port ends a service, a
+//! node's timer) or per flow (start, RTO, pacing, delayed ACK).
 //!
-//! ```text
-//! sender ─ access link (10·C, no loss) ─ d_fwd ─► bottleneck (C, B slots) ─► receiver
-//!    ▲                                                                           │
-//!    └──────────── d_rev ◄──── [reverse direction (C, B slots), if modelled] ◄── ACK
-//! ```
-//!
-//! The connections of a parallel flow share one access link (they come from one host).
-//!
-//! `T_i` covers everything an empty network adds: one access serialization, one bottleneck
-//! serialization, one ACK serialization on the reverse direction when it is modelled, and the
-//! propagation `d_fwd + d_rev`, split in halves. The receiver sits right behind the bottleneck,
-//! so a packet leaving the bottleneck is delivered at once. The bandwidth-delay product of the
-//! closed forms is thus exactly `C·T_i`.
-//!
-//! Each direction of the bottleneck that is modelled is a [`port::Port`]: at most
-//! `B = round(buffer_pkts)` packets *including the one in service* (at least one, so a
-//! bufferless link can still serve); data and ACKs alike take a slot, in packets as in ns-2 and
-//! ns-3's packet mode. Drop-tail, or RED on every arrival (Floyd & Jacobson 1993: EWMA of the
-//! occupancy with weight w, decayed over idle time; the drop probability of
-//! [`crate::queue::red::Red::probability`], applied independently per arrival, without the
-//! count-based spacing of the original). The link's random `loss_rate` drops data arrivals
-//! before the queue. `loss.model` (the fluid engine's synchronization module) does not apply
-//! here: drops are real.
+//! [`topology::dumbbell`] builds the topology the scenarios describe: one bottleneck, with its
+//! reverse direction when modelled, per-flow access links and propagation (see there for the
+//! RTT budget). Each port holds at most `B = round(buffer_pkts)` packets *including the one in
+//! service* (at least one, so a bufferless link can still serve); data and ACKs alike take a
+//! slot, in packets as in ns-2 and ns-3's packet mode. Drop-tail, or RED on every arrival (Floyd
+//! & Jacobson 1993: EWMA of the occupancy with weight w, decayed over idle time; the drop
+//! probability of [`crate::queue::red::Red::probability`], applied independently per arrival,
+//! without the count-based spacing of the original). The link's random `loss_rate` drops data
+//! arrivals before the queue. `loss.model` (the fluid engine's synchronization module) does not
+//! apply here: drops are real.
 //!
 //! Two-way traffic: with `reverse` on the dumbbell (or a flow group with `direction =
 //! "reverse"`) the way back is the link's other direction, a port of its own; forward flows' ACKs
 //! queue there behind reverse flows' data, and reverse flows' ACKs queue in the forward port.
 //! Without it the way back is a pure delay (ACKs never queue or drop).
 //!
-//! As in htsim, a link is a queue plus a pipe, and a pipe keeps its packets in its own FIFO ring
-//! and schedules only its head: the event heap holds a few entries per flow, not one per packet in
-//! flight. Per data packet there are three events (arrival at the bottleneck, end of service, ACK
-//! at the sender), one more per ACK that crosses a reverse port. After the rings have grown to
-//! the largest window, nothing is allocated per packet (the drop log grows per drop, up to
-//! [`DROP_LOG_LIMIT`]).
+//! A pipe keeps its packets in its own FIFO ring and schedules only its head, and an access link
+//! needs no event at all (it knows each packet's exit time on entry): the event heap holds a few
+//! entries per element, not one per packet in flight. On the dumbbell there are three events per
+//! data packet (arrival at the bottleneck, end of service, ACK at the sender), one more per ACK
+//! that crosses a reverse port. After the rings have grown to the largest window, nothing is
+//! allocated per packet (the drop log grows per drop, up to [`DROP_LOG_LIMIT`]).
 //!
 //! Senders: [`sender`] (SACK recovery, RFC 6675; RTO, RFC 6298; the variant's law per ACK;
 //! optional pacing). Receivers: [`receiver`] (an ACK per packet, or delayed ACKs).
 //! Not modelled in this version: more than one bottleneck, ECN.
 
+pub mod access;
 pub mod event;
+pub mod node;
+pub mod pipe;
 pub mod port;
 pub mod receiver;
+pub mod route;
 pub mod sender;
+pub mod topology;
 
 use crate::error::{Error, Result};
 use crate::metrics::{self, DropClusters, FlowRecord, LinkRecord, Records, RunResult};
 use crate::queue::{Buffer, Header, Verdict};
 use crate::scenario::{Pacing, Scenario};
-use event::{ps_from_s, s_from_ps, Event, EventQueue, Serializer, SimTime};
-use port::{Admit, Pkt, Port, PortAcc};
+use access::Access;
+use event::{ps_from_s, s_from_ps, Event, EventQueue, SimTime};
+use node::{Action, Actions, Node};
+use pipe::Pipe;
+use port::{Admit, Port, PortAcc};
 use receiver::Receiver;
+use route::{Hop, Pkt, RouteTable};
 use sender::{Ack, Sender};
-use std::collections::VecDeque;
+pub use topology::Topology;
 
 /// At most this many drops are kept in the drop log (all are counted).
 pub const DROP_LOG_LIMIT: usize = 4_000_000;
 /// Refuse runs whose buffers plus largest plausible windows exceed this many packet slots.
 const MAX_PACKET_SLOTS: f64 = (1u64 << 27) as f64;
-/// Access links run this many times faster than the bottleneck unless a flow group sets
-/// `access_capacity`.
-const ACCESS_SPEEDUP: f64 = 10.0;
-/// Rings are pre-sized to the expected window, but not beyond this (they grow if needed).
-const RING_PRESIZE_LIMIT: usize = 1 << 16;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct FlowAcc {
@@ -77,24 +76,14 @@ struct FlowAcc {
     cwnd_integral_pkt_s: f64,
 }
 
+/// A flow's end points: its sender and receiver, with their timers.
 struct FlowState {
     sender: Sender,
     receiver: Receiver,
+    /// Where its data route and its ACK route start in the route table.
+    data_route: u32,
+    ack_route: u32,
     start_ps: SimTime,
-    /// The port its data cross, and the one its ACKs cross (`None`: a pure delay).
-    data_port: usize,
-    ack_port: Option<usize>,
-    /// Propagation before the data port and on the way back.
-    fwd_delay_ps: SimTime,
-    rev_delay_ps: SimTime,
-    /// Its access link in `PacketEngine::access` (the connections of a parallel flow share one).
-    access: usize,
-    /// Serializes this flow's ACKs on its ACK port.
-    ack_service: Serializer,
-    /// Packets between the sender and the bottleneck, with their arrival times (FIFO).
-    fwd: VecDeque<(SimTime, Pkt)>,
-    /// ACKs on the way back to the sender, with their arrival times (FIFO).
-    rev: VecDeque<(SimTime, Ack)>,
     /// The RTO timer event in the heap, if any, and its generation.
     timer_pending: bool,
     timer_at_ps: SimTime,
@@ -110,20 +99,26 @@ struct FlowState {
     pace_pending: bool,
 }
 
-/// A packet-level run in progress. Build with [`PacketEngine::new`], drive with
-/// [`PacketEngine::advance`], then [`PacketEngine::finish`].
+/// A packet-level run in progress. Build with [`PacketEngine::new`] (the scenario's dumbbell)
+/// or [`PacketEngine::with_topology`], drive with [`PacketEngine::advance`], then
+/// [`PacketEngine::finish`].
 pub struct PacketEngine {
     scenario: Scenario,
     now_ps: SimTime,
     end_ps: SimTime,
     queue: EventQueue,
     flows: Vec<FlowState>,
-    /// One per link of the scenario: the bottleneck, then its reverse direction if modelled.
+    // The network (a `Topology`, taken apart so that elements borrow separately).
+    access: Vec<Access>,
+    pipes: Vec<Pipe>,
+    /// One per link of the scenario, in order.
     ports: Vec<Port>,
+    nodes: Vec<Box<dyn Node>>,
+    routes: RouteTable,
+    /// Spare action lists for nodes (one per nesting level; reused).
+    spare_actions: Vec<Actions>,
     /// Per port: its drops grouped into congestion events (a metric; fed as drops happen).
     clusters: Vec<DropClusters>,
-    /// Access links, one per logical flow: the serializer and when the link is next free.
-    access: Vec<(Serializer, SimTime)>,
     drop_log: Vec<(f64, usize)>,
     // Measurement.
     warm: bool,
@@ -139,133 +134,94 @@ pub struct PacketEngine {
     events_processed: u64,
 }
 
-impl PacketEngine {
-    pub fn new(scenario: &Scenario) -> Result<Self> {
-        let sc = scenario.clone();
-        let two_way = sc.links.len() == 2 && sc.links[1].reverse_of == Some(0);
-        if sc.links.len() != 1 && !two_way {
-            return Err(Error::field(
-                "links",
-                "the packet engine supports one bottleneck link (a dumbbell, with its reverse \
-                 direction if asked for) in this version",
-            ));
-        }
-        let link = &sc.links[0];
-        let slots_of_link = |l: &crate::scenario::Link| Buffer::new(l.buffer_pkts).slots;
-        let buffer_slots: Vec<usize> = sc.links.iter().map(slots_of_link).collect();
-        let all_buffers: usize = buffer_slots.iter().sum();
+/// Refuses a run whose buffers and packets in flight would need more than
+/// [`MAX_PACKET_SLOTS`], naming the field to change.
+fn check_memory(sc: &Scenario) -> Result<()> {
+    let slots_of_link = |l: &crate::scenario::Link| Buffer::new(l.buffer_pkts).slots;
+    let buffer_slots: Vec<usize> = sc.links.iter().map(slots_of_link).collect();
+    let all_buffers: usize = buffer_slots.iter().sum();
 
-        // Memory: the buffers plus the packets in flight, which all share one link: at most
-        // twice its capacity in flight plus the buffer (a slow-start overshoot), plus the initial
-        // windows, and never more than the receive windows allow.
-        let slots_of = |f: &crate::scenario::Flow| {
-            let l = &sc.links[f.path[0]];
-            (2.0 * (l.capacity_pps * f.rtt_s + buffer_slots[f.path[0]] as f64)
-                + f.initial_window_pkts)
-                .min(f.rwnd_pkts)
+    // Memory: the buffers plus the packets in flight, which all share one link: at most
+    // twice its capacity in flight plus the buffer (a slow-start overshoot), plus the initial
+    // windows, and never more than the receive windows allow.
+    let slots_of = |f: &crate::scenario::Flow| {
+        let l = &sc.links[f.path[0]];
+        (2.0 * (l.capacity_pps * f.rtt_s + buffer_slots[f.path[0]] as f64) + f.initial_window_pkts)
+            .min(f.rwnd_pkts)
+    };
+    let max_rtt_s = sc.flows.iter().map(|f| f.rtt_s).fold(0.0, f64::max);
+    let iw_sum: f64 = sc.flows.iter().map(|f| f.initial_window_pkts).sum();
+    let pipe_limit: f64 = sc
+        .links
+        .iter()
+        .zip(&buffer_slots)
+        .map(|(l, &b)| 2.0 * (l.capacity_pps * max_rtt_s + b as f64))
+        .sum();
+    let in_flight = sc
+        .flows
+        .iter()
+        .map(slots_of)
+        .sum::<f64>()
+        .min(pipe_limit + iw_sum);
+    let slots = all_buffers as f64 + in_flight;
+    if slots > MAX_PACKET_SLOTS {
+        let field = if all_buffers as f64 > MAX_PACKET_SLOTS / 2.0 {
+            "links[0].buffer".to_string()
+        } else {
+            let g = sc
+                .flows
+                .iter()
+                .max_by(|a, b| slots_of(a).total_cmp(&slots_of(b)))
+                .map_or(0, |f| f.group);
+            format!("flows[{g}].rwnd")
         };
-        let max_rtt_s = sc.flows.iter().map(|f| f.rtt_s).fold(0.0, f64::max);
-        let iw_sum: f64 = sc.flows.iter().map(|f| f.initial_window_pkts).sum();
-        let pipe_limit: f64 = sc
-            .links
-            .iter()
-            .zip(&buffer_slots)
-            .map(|(l, &b)| 2.0 * (l.capacity_pps * max_rtt_s + b as f64))
-            .sum();
-        let in_flight = sc
-            .flows
-            .iter()
-            .map(slots_of)
-            .sum::<f64>()
-            .min(pipe_limit + iw_sum);
-        let slots = all_buffers as f64 + in_flight;
-        if slots > MAX_PACKET_SLOTS {
-            let field = if all_buffers as f64 > MAX_PACKET_SLOTS / 2.0 {
-                "links[0].buffer".to_string()
-            } else {
-                let g = sc
-                    .flows
-                    .iter()
-                    .max_by(|a, b| slots_of(a).total_cmp(&slots_of(b)))
-                    .map_or(0, |f| f.group);
-                format!("flows[{g}].rwnd")
-            };
-            return Err(Error::field(
-                field,
-                format!(
-                    "the packet engine would need about {slots:.3e} packet slots (the buffer plus \
-                     up to 2·(C·RTT + B) in flight), more than 2^27: lower the capacity, RTT or \
-                     buffer, or cap the windows with rwnd"
-                ),
-            ));
-        }
+        return Err(Error::field(
+            field,
+            format!(
+                "the packet engine would need about {slots:.3e} packet slots (the buffer plus \
+                 up to 2·(C·RTT + B) in flight), more than 2^27: lower the capacity, RTT or \
+                 buffer, or cap the windows with rwnd"
+            ),
+        ));
+    }
+    Ok(())
+}
 
+impl PacketEngine {
+    /// The scenario on its dumbbell ([`topology::dumbbell`]).
+    pub fn new(scenario: &Scenario) -> Result<Self> {
+        topology::check_dumbbell(scenario)?;
+        check_memory(scenario)?;
+        let topology = topology::dumbbell(scenario)?;
+        Self::with_topology(scenario, topology)
+    }
+
+    /// The scenario's flows on a topology built by the caller: one route per flow and one port
+    /// per link (whose statistics are the links'), checked with [`Topology::check`].
+    pub fn with_topology(scenario: &Scenario, topology: Topology) -> Result<Self> {
+        let sc = scenario.clone();
+        topology.check(&sc)?;
+        let Topology {
+            access,
+            pipes,
+            ports,
+            nodes,
+            routes,
+        } = topology;
         let n = sc.flows.len();
         let mean_rtt_s = sc.flows.iter().map(|f| f.rtt_s).sum::<f64>() / n as f64;
         // Drops less than the mean base RTT apart belong to one congestion event (docs/model.md
         // §5.3); XCP's first control interval is the same mean RTT.
         let tau_ps = ps_from_s(mean_rtt_s);
-        let ports: Vec<Port> = sc
-            .links
-            .iter()
-            .enumerate()
-            .map(|(i, l)| {
-                Port::new(
-                    i,
-                    l,
-                    l.buffer_pkts,
-                    s_from_ps(tau_ps),
-                    sc.run.seed,
-                    RING_PRESIZE_LIMIT << 4,
-                )
-            })
-            .collect();
         let clusters = (0..ports.len())
             .map(|i| DropClusters::new(i, tau_ps, event::PS_PER_S, n))
             .collect();
 
-        let bits = 8.0 * link.packet_size_bytes;
+        let routes = RouteTable::new(&routes);
         let mut flows = Vec::with_capacity(n);
-        let mut access_links: Vec<(Serializer, SimTime)> = Vec::new();
-        for f in &sc.flows {
-            let field = format!("flows[{}]", f.group);
+        for (i, f) in sc.flows.iter().enumerate() {
             let law = f.cc.build();
-            let data_port = f.path[0];
-            let ack_port = f.ack_path.first().copied();
-            let dl = &sc.links[data_port];
-            let access_bps = f
-                .access_capacity_bps
-                .unwrap_or(ACCESS_SPEEDUP * dl.capacity_bps);
-            let access = Serializer::new(bits, access_bps);
-            if f.logical == access_links.len() {
-                access_links.push((access, 0));
-            }
-            let ack_bits = 8.0 * f.ack_size_bytes;
-            let ack_service = Serializer::new(
-                ack_bits,
-                ack_port.map_or(dl.capacity_bps, |p| sc.links[p].capacity_bps),
-            );
-            let rtt_ps = ps_from_s(f.rtt_s);
-            let serialization_ps = access.nominal_ps()
-                + ports[data_port].service_ps
-                + ack_port.map_or(0, |_| ack_service.nominal_ps());
-            if rtt_ps < serialization_ps {
-                return Err(Error::field(
-                    format!("{field}.rtt"),
-                    format!(
-                        "an RTT of {} s is shorter than serializing one packet on the access link \
-                         and the bottleneck ({} s)",
-                        f.rtt_s,
-                        s_from_ps(serialization_ps)
-                    ),
-                ));
-            }
-            let prop_ps = rtt_ps - serialization_ps;
-            // Rings start at about a fair share of the pipe (they grow if a flow takes more).
-            let share = 2.0 * (dl.capacity_pps * f.rtt_s + buffer_slots[data_port] as f64)
-                / n as f64
-                + f.initial_window_pkts;
-            let hint = (share.min(f.rwnd_pkts) as usize).clamp(64, RING_PRESIZE_LIMIT);
+            let hint = topology::ring_hint(&sc, f);
             let ack_every = f.delayed_ack.map_or(1, |d| d.count);
             flows.push(FlowState {
                 sender: Sender::new(
@@ -278,15 +234,9 @@ impl PacketEngine {
                 )
                 .with_abc_limit(ack_every),
                 receiver: Receiver::new(hint).with_ack_every(ack_every),
+                data_route: routes.start(i, false),
+                ack_route: routes.start(i, true),
                 start_ps: ps_from_s(f.start_s),
-                data_port,
-                ack_port,
-                fwd_delay_ps: prop_ps / 2,
-                rev_delay_ps: prop_ps - prop_ps / 2,
-                access: f.logical,
-                ack_service,
-                fwd: VecDeque::with_capacity(hint),
-                rev: VecDeque::with_capacity(hint),
                 timer_pending: false,
                 timer_at_ps: 0,
                 timer_gen: 0,
@@ -321,9 +271,13 @@ impl PacketEngine {
             end_ps,
             queue,
             start_ports: vec![PortAcc::default(); ports.len()],
+            access,
+            pipes,
             ports,
+            nodes,
+            routes,
+            spare_actions: Vec::new(),
             clusters,
-            access: access_links,
             drop_log: Vec::new(),
             warm: false,
             measuring: false,
@@ -402,9 +356,28 @@ impl PacketEngine {
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::DataArrival(f) => self.on_data_arrival(f as usize),
+            Event::PipeToQueue(p) => {
+                let pkt = self.pipe_pop(p);
+                let i = pkt.at + 1;
+                let Hop::Queue { port, class } = self.routes.hop_at(i) else {
+                    unreachable!("scheduled as bound for a port")
+                };
+                self.arrive(port as usize, class, pkt.at_hop(i));
+            }
+            Event::PipeToReceiver(p) => {
+                let pkt = self.pipe_pop(p);
+                self.at_receiver(&pkt);
+            }
+            Event::PipeToSender(p) => {
+                let pkt = self.pipe_pop(p);
+                let (f, ack) = Self::ack_of(&pkt);
+                self.ack_at_sender(f, ack);
+            }
+            Event::PipeHead(p) => {
+                let pkt = self.pipe_pop(p);
+                self.forward(pkt, self.now_ps);
+            }
             Event::ServiceDone(p) => self.on_service_done(p as usize),
-            Event::AckArrival(f) => self.on_ack_arrival(f as usize),
             Event::Rto { flow, gen } => self.on_timer(flow as usize, gen),
             Event::DelAck { flow, gen } => {
                 let fl = &mut self.flows[flow as usize];
@@ -417,12 +390,20 @@ impl PacketEngine {
             Event::FlowStart(f) => {
                 let f = f as usize;
                 self.flows[f].sender.start(self.now_ps);
-                self.ports[self.flows[f].data_port].started_flows += 1;
+                for h in self.routes.data(f) {
+                    if let Hop::Queue { port, .. } = *h {
+                        self.ports[port as usize].started_flows += 1;
+                    }
+                }
                 self.send(f);
             }
             Event::Pace(f) => {
                 self.flows[f as usize].pace_pending = false;
                 self.send(f as usize);
+            }
+            Event::NodeTimer { node, token } => {
+                let now = self.now_ps;
+                self.node_call(node, |n, out| n.timer(now, token, out));
             }
             Event::XcpInterval(p) => {
                 if let Some(d) = self.ports[p as usize].end_interval() {
@@ -439,8 +420,117 @@ impl PacketEngine {
         }
     }
 
-    /// Puts every packet the sender may send now on its access link; a paced flow sends at most
-    /// one, then waits `packet bits / (ratio · cwnd · packet bits / srtt)` = `srtt/(ratio·cwnd)`.
+    /// Moves `pkt`, released at time `at` by the element at its position, to the next hop of its
+    /// route. `at` is now, except after an access link, which hands a packet on at the future
+    /// time it leaves; a pipe takes it from there. Inlined: the hops that do much are calls.
+    #[inline(always)]
+    fn forward(&mut self, pkt: Pkt, mut at: SimTime) {
+        let mut i = pkt.at + 1;
+        match self.routes.hop_at(i) {
+            Hop::Access(a) => {
+                // An access link leads to a pipe (or another access link, checked by
+                // `Route::check`): step there without a dispatch (a two-way branch).
+                at = self.access[a as usize].pass(at);
+                loop {
+                    i += 1;
+                    match self.routes.hop_at(i) {
+                        Hop::Pipe(p) => return self.enter_pipe(p, pkt, i, at),
+                        Hop::Access(a) => at = self.access[a as usize].pass(at),
+                        _ => unreachable!("an access link leads to a pipe"),
+                    }
+                }
+            }
+            Hop::Pipe(p) => self.enter_pipe(p, pkt, i, at),
+            Hop::Queue { port, class } => {
+                debug_assert_eq!(at, self.now_ps, "a port receives packets now");
+                self.arrive(port as usize, class, pkt.at_hop(i));
+            }
+            Hop::Receiver => self.at_receiver(&pkt),
+            Hop::Sender => {
+                let (f, ack) = Self::ack_of(&pkt);
+                self.ack_at_sender_call(f, ack);
+            }
+            Hop::Node(n) => {
+                debug_assert_eq!(at, self.now_ps, "a node receives packets now");
+                self.at_node(n, pkt.at_hop(i));
+            }
+        }
+    }
+
+    /// `pkt` enters pipe `p`, route position `i`, at `at`.
+    #[inline(always)]
+    fn enter_pipe(&mut self, p: u32, pkt: Pkt, i: u32, at: SimTime) {
+        if let Some(exit) = self.pipes[p as usize].enter(at, pkt.at_hop(i)) {
+            let ev = self.pipe_event(p, i);
+            self.queue.push(exit, ev);
+        }
+    }
+
+    /// The head of pipe `p` leaves it; the next one, if any, is scheduled.
+    #[inline(always)]
+    fn pipe_pop(&mut self, p: u32) -> Pkt {
+        let (pkt, next) = self.pipes[p as usize].pop();
+        if let Some((t, at)) = next {
+            let ev = self.pipe_event(p, at);
+            self.queue.push(t, ev);
+        }
+        pkt
+    }
+
+    /// The event that takes the head of pipe `p`, at route position `at`, out of it: named by
+    /// the kind of its next hop when that is a port, a receiver or a sender.
+    #[inline(always)]
+    fn pipe_event(&self, p: u32, at: u32) -> Event {
+        match self.routes.hop_at(at + 1) {
+            Hop::Queue { .. } => Event::PipeToQueue(p),
+            Hop::Receiver => Event::PipeToReceiver(p),
+            Hop::Sender => Event::PipeToSender(p),
+            _ => Event::PipeHead(p),
+        }
+    }
+
+    /// A data packet reaches the end of its route.
+    #[inline(always)]
+    fn at_receiver(&mut self, pkt: &Pkt) {
+        self.deliver(pkt.flow as usize, pkt.seq, pkt.stamp_ps, pkt.feedback_pkts);
+    }
+
+    /// What an ACK packet tells its sender, and the sender's flow.
+    #[inline(always)]
+    fn ack_of(pkt: &Pkt) -> (usize, Ack) {
+        (pkt.flow as usize, pkt.to_ack())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn at_node(&mut self, n: u32, pkt: Pkt) {
+        let now = self.now_ps;
+        self.node_call(n, |node, out| node.receive(now, pkt, out));
+    }
+
+    /// Calls node `n` and applies its actions in order.
+    fn node_call(&mut self, n: u32, call: impl FnOnce(&mut dyn Node, &mut Actions)) {
+        let mut out = self.spare_actions.pop().unwrap_or_default();
+        call(self.nodes[n as usize].as_mut(), &mut out);
+        for a in out.0.drain(..) {
+            match a {
+                Action::Forward(pkt) => self.forward(pkt, self.now_ps),
+                Action::Drop(pkt) => {
+                    if !pkt.is_ack {
+                        self.on_drop(None, pkt.flow as usize);
+                    }
+                }
+                Action::Timer { at_ps, token } => {
+                    let at = at_ps.max(self.now_ps);
+                    self.queue.push(at, Event::NodeTimer { node: n, token });
+                }
+            }
+        }
+        self.spare_actions.push(out);
+    }
+
+    /// Puts every packet the sender may send now on its route; a paced flow sends at most one,
+    /// then waits `packet bits / (ratio · cwnd · packet bits / srtt)` = `srtt/(ratio·cwnd)`.
     fn send(&mut self, f: usize) {
         let now = self.now_ps;
         let fl = &mut self.flows[f];
@@ -454,31 +544,20 @@ impl PacketEngine {
                 return self.sync_timer(f);
             }
         }
-        while let Some(seg) = fl.sender.next_segment(now) {
-            let (ser, free_ps) = &mut self.access[fl.access];
-            *free_ps = (*free_ps).max(now) + ser.next_ps();
-            let at = *free_ps + fl.fwd_delay_ps;
-            if fl.fwd.is_empty() {
-                self.queue.push(at, Event::DataArrival(f as u32));
-            }
-            fl.fwd.push_back((
-                at,
-                Pkt {
-                    flow: f as u32,
-                    is_ack: false,
-                    seq: seg.seq,
-                    sacked: 0,
-                    stamp_ps: now,
-                    header: Header {
-                        cwnd_pkts: fl.sender.cwnd_pkts() as f32,
-                        rtt_s: fl.sender.srtt_s() as f32,
-                        // No demand of its own: the routers' feedback decides (the minimum wins).
-                        feedback_pkts: f32::INFINITY,
-                    },
-                },
-            ));
-            if let Some(p) = fl.pacing {
-                let s = &fl.sender;
+        loop {
+            let fl = &mut self.flows[f];
+            let Some(seg) = fl.sender.next_segment(now) else {
+                break;
+            };
+            let s = &fl.sender;
+            let header = Header {
+                cwnd_pkts: s.cwnd_pkts() as f32,
+                rtt_s: s.srtt_s() as f32,
+                // No demand of its own: the routers' feedback decides (the minimum wins).
+                feedback_pkts: f32::INFINITY,
+            };
+            let pkt = Pkt::data(f as u32, fl.data_route, seg.seq, now, header);
+            let pace_next_ps = fl.pacing.map(|p| {
                 let ratio = if s.cwnd_pkts() < s.ssthresh_pkts() {
                     p.ss_ratio
                 } else {
@@ -486,9 +565,14 @@ impl PacketEngine {
                 };
                 // The rate follows the usable window (Linux paces at cwnd only while cwnd-limited).
                 let gap_s = s.srtt_s() / (ratio * s.window_pkts().max(1.0));
-                fl.pace_next_ps = now + ps_from_s(gap_s);
+                now + ps_from_s(gap_s)
+            });
+            self.forward(pkt, now);
+            if let Some(t) = pace_next_ps {
+                let fl = &mut self.flows[f];
+                fl.pace_next_ps = t;
                 fl.pace_pending = true;
-                self.queue.push(fl.pace_next_ps, Event::Pace(f as u32));
+                self.queue.push(t, Event::Pace(f as u32));
                 break;
             }
         }
@@ -533,57 +617,57 @@ impl PacketEngine {
     }
 
     /// A packet reaches port `p`: queued, or dropped (a data drop is logged and clustered).
-    fn arrive(&mut self, p: usize, pkt: Pkt) {
+    #[inline(never)]
+    fn arrive(&mut self, p: usize, class: u32, pkt: Pkt) {
         let now = self.now_ps;
-        let ack_service = &mut self.flows[pkt.flow as usize].ack_service;
-        match self.ports[p].admit(now, pkt, ack_service) {
+        match self.ports[p].admit(now, pkt, class) {
             Admit::Queued => {}
             Admit::Serving(t) => self.queue.push(now + t, Event::ServiceDone(p as u32)),
             Admit::Dropped if pkt.is_ack => {}
-            Admit::Dropped => self.on_drop(p, pkt.flow as usize),
+            Admit::Dropped => self.on_drop(Some(p), pkt.flow as usize),
         }
     }
 
-    fn on_data_arrival(&mut self, f: usize) {
-        let fl = &mut self.flows[f];
-        let (_, pkt) = fl.fwd.pop_front().expect("a scheduled arrival");
-        if let Some(&(next, _)) = fl.fwd.front() {
-            self.queue.push(next, Event::DataArrival(f as u32));
-        }
-        let p = fl.data_port;
-        self.arrive(p, pkt);
-    }
-
+    /// Port `p` has serialized its head: it leaves (or the discipline drops it at dequeue) and
+    /// the next one, if any, starts.
     fn on_service_done(&mut self, p: usize) {
         let now = self.now_ps;
         let port = &mut self.ports[p];
         let (pkt, verdict) = port.depart(now);
         if let Some(head) = port.head() {
-            let t = port.start_next(&mut self.flows[head.flow as usize].ack_service);
+            let Hop::Queue { class, .. } = self.routes.hop(head) else {
+                unreachable!("a queued packet is at a queue hop")
+            };
+            let t = port.start_next(class);
             self.queue.push(now + t, Event::ServiceDone(p as u32));
         }
-        let f = pkt.flow as usize;
         if verdict != Verdict::Queued {
             if !pkt.is_ack {
-                self.on_drop(p, f);
+                self.on_drop(Some(p), pkt.flow as usize);
             }
             return;
         }
-        if pkt.is_ack {
-            let ack = Ack {
-                cum: pkt.seq,
-                sacked: pkt.sacked,
-                echo_ps: pkt.stamp_ps,
-                feedback_pkts: pkt.header.feedback_pkts,
-            };
-            return self.ack_onto_return_path(f, ack);
+        // The receiver right behind a port (the dumbbell's) gets the packet without a call.
+        if let Hop::Receiver = self.routes.hop_at(pkt.at + 1) {
+            let (f, fb) = (pkt.flow as usize, pkt.feedback_pkts);
+            return self.deliver_inline(f, pkt.seq, pkt.stamp_ps, fb);
         }
-        // The receiver sits right behind the bottleneck.
+        self.forward(pkt, now);
+    }
+
+    /// A data packet reaches its flow's receiver, which ACKs it now or arms the delayed-ACK
+    /// timer.
+    #[inline(never)]
+    fn deliver(&mut self, f: usize, seq: u64, stamp_ps: SimTime, feedback_pkts: f32) {
+        self.deliver_inline(f, seq, stamp_ps, feedback_pkts);
+    }
+
+    #[inline(always)]
+    fn deliver_inline(&mut self, f: usize, seq: u64, stamp_ps: SimTime, feedback_pkts: f32) {
+        let now = self.now_ps;
         let fl = &mut self.flows[f];
         let before = fl.receiver.delivered_pkts();
-        let ack = fl
-            .receiver
-            .receive(pkt.seq, pkt.stamp_ps, pkt.header.feedback_pkts);
+        let ack = fl.receiver.receive(seq, stamp_ps, feedback_pkts);
         fl.interval_delivered += fl.receiver.delivered_pkts() - before;
         match ack {
             Some(ack) => self.send_ack(f, ack),
@@ -603,54 +687,32 @@ impl PacketEngine {
         }
     }
 
-    /// The receiver sends an ACK: into the reverse port if modelled, else straight back.
+    /// The receiver sends an ACK along the flow's ACK route.
+    #[inline]
     fn send_ack(&mut self, f: usize, ack: Ack) {
         let fl = &mut self.flows[f];
         fl.delack_gen = fl.delack_gen.wrapping_add(1); // cancels a pending delayed-ACK timer
-        match fl.ack_port {
-            Some(p) => self.arrive(
-                p,
-                Pkt {
-                    flow: f as u32,
-                    is_ack: true,
-                    seq: ack.cum,
-                    sacked: ack.sacked,
-                    stamp_ps: ack.echo_ps,
-                    header: Header {
-                        feedback_pkts: ack.feedback_pkts,
-                        ..Header::default()
-                    },
-                },
-            ),
-            None => self.ack_onto_return_path(f, ack),
-        }
+        let pkt = Pkt::ack(f as u32, fl.ack_route, &ack);
+        self.forward(pkt, self.now_ps);
     }
 
-    /// The ACK propagates back to the sender.
-    fn ack_onto_return_path(&mut self, f: usize, ack: Ack) {
-        let fl = &mut self.flows[f];
-        let at = self.now_ps + fl.rev_delay_ps;
-        if fl.rev.is_empty() {
-            self.queue.push(at, Event::AckArrival(f as u32));
-        }
-        fl.rev.push_back((at, ack));
-    }
-
-    fn on_ack_arrival(&mut self, f: usize) {
-        let now = self.now_ps;
-        let fl = &mut self.flows[f];
-        let (_, ack) = fl.rev.pop_front().expect("a scheduled ACK");
-        if let Some(&(next, _)) = fl.rev.front() {
-            self.queue.push(next, Event::AckArrival(f as u32));
-        }
-        fl.sender.on_ack(now, ack);
+    /// An ACK reaches its flow's sender, which may send more. Inlined where ACKs leave pipes
+    /// ([`Event::PipeToSender`]); a call from the route walk's other sites.
+    #[inline(always)]
+    fn ack_at_sender(&mut self, f: usize, ack: Ack) {
+        self.flows[f].sender.on_ack(self.now_ps, ack);
         self.send(f);
     }
 
-    /// A data drop at port `p`: counted, logged (the headline port's), clustered into
+    #[inline(never)]
+    fn ack_at_sender_call(&mut self, f: usize, ack: Ack) {
+        self.ack_at_sender(f, ack);
+    }
+
+    /// A data drop at port `p` (`None`: at a node): counted, logged, clustered into the port's
     /// congestion events, and (with `from_first_congestion`) the first one after the warm-up
     /// starts the statistics.
-    fn on_drop(&mut self, p: usize, f: usize) {
+    fn on_drop(&mut self, p: Option<usize>, f: usize) {
         let now = self.now_ps;
         self.flows[f].dropped += 1;
         if self.drop_log.len() < DROP_LOG_LIMIT {
@@ -660,8 +722,10 @@ impl PacketEngine {
             self.measuring = true;
             self.start_measuring();
         }
-        let candidates = self.ports[p].started_flows;
-        self.clusters[p].drop(now, f, candidates, self.warm);
+        if let Some(p) = p {
+            let candidates = self.ports[p].started_flows;
+            self.clusters[p].drop(now, f, candidates, self.warm);
+        }
     }
 
     /// Per-flow totals now.

@@ -1,27 +1,18 @@
-//! One direction of a link in the packet engine: a FIFO of packets (data and ACKs) served at the
-//! link's capacity, behind the link's random loss and its queue discipline (which owns the
-//! buffer: drop-tail, RED, an XCP router; see [`crate::queue`]), with its running totals.
+//! The queue of one direction of a link (a link is a port followed by a [pipe](super::pipe)): a
+//! FIFO of packets (data and ACKs) served at the link's capacity, behind the link's random loss
+//! and its queue discipline (which owns the buffer: drop-tail, RED, an XCP router; see
+//! [`crate::queue`]), with its running totals.
+//!
+//! Serialization keeps its sub-picosecond carry per class of packets: class 0 is the link's data
+//! packets (one carry for all flows); each ACK route that crosses the port has a class of its
+//! own (its flow's ACK size), added with [`Port::add_class`] and named by the route's hop.
 
 use super::event::{Serializer, SimTime};
-use crate::queue::{self, Arrival, Buffer, Discipline, Header, LinkContext, Verdict};
+use super::route::Pkt;
+use crate::queue::{self, Arrival, Buffer, Discipline, LinkContext, Verdict};
 use crate::rng::Rng;
 use crate::scenario::Link;
 use std::collections::VecDeque;
-
-/// A packet in a queue: data, or an ACK on its way back.
-#[derive(Debug, Clone, Copy)]
-pub struct Pkt {
-    pub flow: u32,
-    pub is_ack: bool,
-    /// Data: the sequence number. ACK: the cumulative ACK.
-    pub seq: u64,
-    /// ACK: the packet it SACKs.
-    pub sacked: u64,
-    /// Data: when it was sent. ACK: the send time it echoes.
-    pub stamp_ps: SimTime,
-    /// XCP's congestion header (an ACK echoes the feedback).
-    pub header: Header,
-}
 
 /// Running totals since t = 0 (data packets; ACKs apart); statistics are differences of two
 /// snapshots.
@@ -48,7 +39,8 @@ pub enum Admit {
 pub struct Port {
     pub link: usize,
     pub capacity_pps: f64,
-    data_service: Serializer,
+    /// Serializers by class (0: data packets).
+    classes: Vec<Serializer>,
     /// Nominal service time of a data packet.
     pub service_ps: SimTime,
     queue: VecDeque<Pkt>,
@@ -91,7 +83,7 @@ impl Port {
             link: index,
             capacity_pps: link.capacity_pps,
             service_ps: data_service.nominal_ps(),
-            data_service,
+            classes: vec![data_service],
             queue: VecDeque::with_capacity(buffer.slots.min(presize)),
             discipline,
             random_loss: link.loss_rate,
@@ -113,6 +105,17 @@ impl Port {
         self.queue.is_empty()
     }
 
+    /// A serializer class for packets of another size (an ACK route's); returns its number.
+    pub fn add_class(&mut self, service: Serializer) -> u32 {
+        self.classes.push(service);
+        (self.classes.len() - 1) as u32
+    }
+
+    /// Serializer classes (for checking routes).
+    pub fn classes(&self) -> usize {
+        self.classes.len()
+    }
+
     pub fn buffer(&self) -> Buffer {
         self.discipline.buffer()
     }
@@ -124,13 +127,15 @@ impl Port {
         self.queue_changed_ps = now_ps;
     }
 
-    /// A packet arrives. `ack_service` serializes it if it is an ACK. Random loss applies to
-    /// data only (a property of the wire, before the queue); the discipline decides the rest.
-    pub fn admit(&mut self, now_ps: SimTime, pkt: Pkt, ack_service: &mut Serializer) -> Admit {
+    /// A packet of serializer class `class` arrives at route position `hop` (stored with it).
+    /// Random loss applies to data only (a property of the wire, before the queue); the
+    /// discipline decides the rest.
+    pub fn admit(&mut self, now_ps: SimTime, pkt: Pkt, class: u32) -> Admit {
         let q = self.queue.len();
         let mut pkt = pkt;
         let verdict = if pkt.is_ack {
-            let size_pkts = ack_service.nominal_ps() as f64 / self.service_ps as f64;
+            let size_pkts =
+                self.classes[class as usize].nominal_ps() as f64 / self.service_ps as f64;
             let arrival = Arrival::Ack { size_pkts };
             self.discipline.enqueue(now_ps, q, arrival, &mut self.rng)
         } else {
@@ -138,8 +143,14 @@ impl Port {
             if self.random_loss > 0.0 && self.rng.uniform() < self.random_loss {
                 Verdict::Dropped(queue::DropReason::Early)
             } else {
-                let arrival = Arrival::Data(&mut pkt.header);
-                self.discipline.enqueue(now_ps, q, arrival, &mut self.rng)
+                let mut header = pkt.header();
+                let verdict =
+                    self.discipline
+                        .enqueue(now_ps, q, Arrival::Data(&mut header), &mut self.rng);
+                if header.feedback_pkts.to_bits() != pkt.feedback_pkts.to_bits() {
+                    pkt.feedback_pkts = header.feedback_pkts; // an XCP router's feedback
+                }
+                verdict
             }
         };
         if let Verdict::Dropped(_) = verdict {
@@ -154,17 +165,9 @@ impl Port {
         self.queue.push_back(pkt);
         self.q_max = self.q_max.max(q + 1);
         if q == 0 {
-            Admit::Serving(self.service_time(&pkt, ack_service))
+            Admit::Serving(self.classes[class as usize].next_ps())
         } else {
             Admit::Queued
-        }
-    }
-
-    fn service_time(&mut self, pkt: &Pkt, ack_service: &mut Serializer) -> SimTime {
-        if pkt.is_ack {
-            ack_service.next_ps()
-        } else {
-            self.data_service.next_ps()
         }
     }
 
@@ -186,15 +189,16 @@ impl Port {
         (pkt, verdict)
     }
 
-    /// The packet now at the head, if any (its flow's ACK serializer is needed for an ACK).
+    /// The packet now at the head, if any (its route's hop names its serializer class).
     pub fn head(&self) -> Option<&Pkt> {
         self.queue.front()
     }
 
-    /// Starts serving the head; returns its service time.
-    pub fn start_next(&mut self, ack_service: &mut Serializer) -> SimTime {
-        let pkt = *self.queue.front().expect("a packet to serve");
-        self.service_time(&pkt, ack_service)
+    /// Starts serving the head, of serializer class `class`; returns its service time.
+    #[inline]
+    pub fn start_next(&mut self, class: u32) -> SimTime {
+        debug_assert!(!self.queue.is_empty(), "a packet to serve");
+        self.classes[class as usize].next_ps()
     }
 
     /// A feedback router's control interval ends now; returns the next one's length (`None`
