@@ -1,4 +1,4 @@
-"""The buffer-sizing advisor against the synchronized closed form (models.md §4.2)."""
+"""The buffer-sizing advisor against the synchronized closed form (docs/model.md §4.2)."""
 
 import subprocess
 import sys
@@ -18,10 +18,10 @@ def reno(count: int, capacity: str, bdp: float, duration: float) -> dict:
 
 
 def test_closed_form_values():
-    # models.md §4.2: Reno ρ = 0 → 0.750, 0.1 → 0.818, 0.5 → 0.964, 1 → 1.000.
+    # docs/model.md §4.2: Reno ρ = 0 → 0.750, 0.1 → 0.818, 0.5 → 0.964, 1 → 1.000.
     for rho, u in [(0.0, 0.750), (0.1, 0.818), (0.5, 0.964), (1.0, 1.0)]:
         assert closed_form_utilization(rho, 0.5) == pytest.approx(u, abs=5e-4)
-    # HSTCP as AIMD with γ = 0.808: U(0) = 0.904 (models.md §4.2).
+    # HSTCP as AIMD with γ = 0.808: U(0) = 0.904 (docs/model.md §4.2).
     assert closed_form_utilization(0.0, 0.808) == pytest.approx(0.904, abs=5e-4)
     rho = closed_form_buffer(0.99, 0.5)
     assert closed_form_utilization(rho, 0.5) == pytest.approx(0.99, abs=1e-9)

@@ -113,3 +113,14 @@ def test_bad_override_is_named(tmp_path):
     f.write_text(BASE)
     r = lossync("run", str(f), "--set", "dumbbell.capacity=-5")
     assert r.returncode == 2 and "dumbbell.capacity" in r.stderr
+
+
+def test_run_prints_the_summary_warnings_on_stderr(tmp_path):
+    # A buffer of 5% of the BDP is outside the default loss model's validated region.
+    doc = tmp_path / "small.toml"
+    doc.write_text('[dumbbell]\ncapacity = "1Gbps"\nbuffer = { bdp_fraction = 0.05 }\n'
+                   '[[flows]]\ncount = 2\ncc = "cubic"\nrtt = "50ms"\n[run]\nduration = "30s"\nwarmup = "5s"\n')
+    r = subprocess.run([sys.executable, "-m", "lossync.cli", "run", str(doc), "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "lossync: warning: links[0].buffer: 5.0% of the BDP" in r.stderr
+    assert json.loads(r.stdout)["warnings"]

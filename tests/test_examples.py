@@ -20,7 +20,7 @@ def test_default_scenario_is_the_papers_case():
     sc = lossync.resolve(lossync.default_scenario_path())
     link = sc["links"][0]
     assert link["capacity_bps"] == 10e9
-    # BDP 141,667 packets of 1500 B at 170 ms (models.md §4.5); buffer 10% of it.
+    # BDP 141,667 packets of 1500 B at 170 ms (docs/model.md §4.5); buffer 10% of it.
     assert link["buffer_pkts"] == pytest.approx(14166.67, rel=1e-4)
     assert [round(f["rtt_s"], 3) for f in sc["flows"]] == [round(0.08 + 0.02 * k, 3) for k in range(10)]
 

@@ -13,7 +13,7 @@ import lossync
 def test_packet_engine_runs_the_reno_example_near_the_closed_form(examples):
     r = lossync.run(examples / "dumbbell-reno.toml", ["engine=\"packet\"", "flows.0.slow_start=true"])
     assert r.summary["engine"] == "packet"
-    # models.md §4.2: ¾(1+ρ)²/(1+ρ+ρ²) = 0.8176 at ρ = 0.1.
+    # docs/model.md §4.2: ¾(1+ρ)²/(1+ρ+ρ²) = 0.8176 at ρ = 0.1.
     assert r.summary["utilization"] == pytest.approx(0.8176, abs=0.02)
     assert len(r.drops) > 0 and set(r.drops["flow"]) == {0}
 

@@ -1,5 +1,5 @@
 """The buffer-sizing advisor: the smallest bottleneck buffer that reaches each target utilization,
-found by bisection over simulations, beside the classic rules (models.md §4.1–4.2).
+found by bisection over simulations, beside the classic rules (docs/model.md §4.1–4.2).
 
     lossync size-buffer --capacity 10Gbps --flows 10:highspeed:80ms..260ms --sync x=0.3
 """
@@ -22,7 +22,7 @@ from .scenario import ScenarioLike, load_scenario, resolve
 from .sweep import METRICS, run_point, t975
 
 #: Retained window fraction γ after one loss event, per variant, for the synchronized closed form
-#: (models.md §4.2 table): Reno 1/2 (RFC 5681), CUBIC β = 0.7 (RFC 9438 §4.6), Scalable 7/8 (Kelly
+#: (docs/model.md §4.2 table): Reno 1/2 (RFC 5681), CUBIC β = 0.7 (RFC 9438 §4.6), Scalable 7/8 (Kelly
 #: 2003), BIC 819/1024 (Linux tcp_bic.c), H-TCP β clamped to 0.8 at small buffers (Leith & Shorten);
 #: HighSpeed: 1 − b(w) at the fair-share window (RFC 3649 §5), computed below.
 RETAINED = {"reno": 0.5, "cubic": 0.7, "scalable": 0.875, "bic": 819 / 1024, "htcp": 0.8}
@@ -37,7 +37,7 @@ def hstcp_retained(w: float) -> float:
 
 
 def closed_form_utilization(rho: float, gamma: float) -> float:
-    """Synchronized AIMD aggregate (models.md §4.2): U = [(1+ρ)² − g²]/[2(1−g) + (1+ρ)² − 1], g = γ(1+ρ)."""
+    """Synchronized AIMD aggregate (docs/model.md §4.2): U = [(1+ρ)² − g²]/[2(1−g) + (1+ρ)² − 1], g = γ(1+ρ)."""
     g = gamma * (1 + rho)
     if g >= 1:
         return 1.0
@@ -145,7 +145,7 @@ def size_buffer(
                 "jain": sum(x["jain"] for x in r) / len(r),
                 "note": "",
             })
-    # The rules, at the same reference RTT and capacity (models.md §4.1).
+    # The rules, at the same reference RTT and capacity (docs/model.md §4.1).
     fair_w = bdp / n
     gammas = [hstcp_retained(fair_w) if f["variant"] == "highspeed" else RETAINED.get(f["variant"], 0.5) for f in flows]
     gamma = min(gammas)

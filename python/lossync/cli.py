@@ -105,6 +105,8 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
     started = time.perf_counter()
     result = run_scenario(scenario, overrides)
     wall = time.perf_counter() - started
+    for w in result.summary.get("warnings", []):
+        click.echo(f"lossync: warning: {w}", err=True)
     if as_json:
         click.echo(json.dumps(result.summary, indent=2))
     else:

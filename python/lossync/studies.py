@@ -2,7 +2,7 @@
 
 Each study runs a sweep (or a pair of runs), writes its data, a figure laid out like the paper's,
 and a Markdown report that puts each claim of the paper (quoted from the seed text) beside what
-we measured and says whether it holds. Setups follow docs/models.md §4.4; where the paper does
+we measured and says whether it holds. Setups follow docs/model.md §4.4; where the paper does
 not say (the RTTs of Fig. 3, the buffer of Figs. 10–12, the loss model of the test bed), the
 choice is stated in the study's `setup` text.
 
@@ -27,7 +27,7 @@ from .sweep import load_results, summarize, sweep
 
 PAPER = "Kumar, Xue, Park, 'Impact of Loss Synchronization on Reliable High Speed Networks', JCNC 2014"
 
-#: The 10 Gbps setup of §5 (models.md §4.4): 10 flows, RTT 80..260 ms, BDP 141,667 × 1500 B.
+#: The 10 Gbps setup of §5 (docs/model.md §4.4): 10 flows, RTT 80..260 ms, BDP 141,667 × 1500 B.
 TEN_GIG = {
     "dumbbell": {"capacity": "10Gbps", "packet_size": 1500, "buffer": {"bdp_fraction": 0.1, "reference_rtt": "170ms"}},
     # The paper simulates no slow start and measures from the first congestion event; flows start
@@ -184,7 +184,7 @@ def _run_fig8(out: Path, quick: bool, engine: str) -> pd.DataFrame:
         "loss": {"model": "sync", "sync": {"kind": "normal", "x": 0.6}},
         "run": {"duration": "3000s", "from_first_congestion": True, "record_interval": "10s"},
     }
-    # The buffer axis is a fraction of 12,500 packets, the paper's unit (models.md §4.4 notes it
+    # The buffer axis is a fraction of 12,500 packets, the paper's unit (docs/model.md §4.4 notes it
     # is the 100 ms BDP, not the 124.5 ms one).
     packets = [round(f * 12_500) for f in FIG8_FRACTIONS]
     sync = _sweep(out / "sync", base, {"dumbbell.buffer.packets": packets, "loss.sync.x": XS}, seeds, fixed, engine)

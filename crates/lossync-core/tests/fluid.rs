@@ -1,4 +1,4 @@
-//! Fluid engine against numbers from outside the code: the closed forms of models.md §4.2, the
+//! Fluid engine against numbers from outside the code: the closed forms of docs/model.md §4.2, the
 //! fixed points of §1.3, packet conservation, determinism, fluid network theory on a parking lot,
 //! and sanity of the paper's 10 Gbps setup.
 
@@ -60,7 +60,7 @@ fn synchronized_identical_reno_flows_match_the_closed_form() {
 
 #[test]
 fn scalable_matches_the_mimd_closed_form() {
-    // models.md §4.2: U = (1 − g + ρ)/(ln(1/g) + ρ), g = 0.875·(1+ρ), and U = 1 once g ≥ 1.
+    // docs/model.md §4.2: U = (1 − g + ρ)/(ln(1/g) + ρ), g = 0.875·(1+ρ), and U = 1 once g ≥ 1.
     // The closed form is a window model; the fluid rate model lets the window overshoot the
     // overflow point by ≈ 2a = 2% (the queue lags W − P by a·W, then one RTT of feedback), which
     // at ρ = 0.05 lifts U by 1.3 points (0.987 vs 0.974; docs/fluid.md). At the acceptance's
@@ -86,8 +86,12 @@ fn halving_the_step_moves_utilization_less_than_half_a_point() {
     }
 }
 
-/// One flow through an uncongested link with random loss `p`, continuous (proportional) losses.
-fn random_loss_window(variant: &str, p: f64) -> f64 {
+/// One flow through an uncongested link with random loss `p`, under loss model `model`.
+fn random_loss_window(variant: &str, p: f64, model: &str) -> f64 {
+    random_loss_window_over(variant, p, model, "3000s")
+}
+
+fn random_loss_window_over(variant: &str, p: f64, model: &str, duration: &str) -> f64 {
     run(&format!(
         r#"
 [dumbbell]
@@ -97,9 +101,12 @@ loss_rate = {p}
 [[flows]]
 cc = "{variant}"
 rtt = "100ms"
+[loss]
+model = "{model}"
 [run]
-duration = "3000s"
+duration = "{duration}"
 warmup = "1000s"
+record_interval = "10s"
 "#
     ))
     .summary
@@ -109,9 +116,9 @@ warmup = "1000s"
 
 #[test]
 fn fixed_points_under_random_loss() {
-    // models.md §1.3: Reno W* = sqrt(2/p); Scalable W* = a/(b·p) = 0.08/p.
+    // docs/model.md §1.3: Reno W* = sqrt(2/p); Scalable W* = a/(b·p) = 0.08/p.
     for p in [1e-4, 1e-3] {
-        let w = random_loss_window("reno", p);
+        let w = random_loss_window("reno", p, "proportional");
         let want = (2.0 / p).sqrt();
         assert_near(
             w / want,
@@ -121,13 +128,33 @@ fn fixed_points_under_random_loss() {
         );
     }
     for p in [1e-3, 2e-3] {
-        let w = random_loss_window("scalable", p);
+        let w = random_loss_window("scalable", p, "proportional");
         let want = 0.08 / p;
         assert_near(
             w / want,
             1.0,
             0.03,
             format_args!("Scalable p={p}: W={w} want {want}, ratio"),
+        );
+    }
+}
+
+/// With discrete loss events at independent packet losses (the `tcp` model's early drops), Reno's
+/// mean window is Mathis et al.'s C/sqrt(p) with C = 1.31 for random loss (Mathis, Semke,
+/// Mahdavi, Ott, CCR 1997, §3 and Table 1; Ott, Kemperman, Mathis 1996), below the continuous
+/// fluid's sqrt(2/p) = 1.41/sqrt(p). The constant is the small-p limit: at p = 1e-3 (W ≈ 40)
+/// the window comes out 4% above it, as two losses within one RTT make one event. Long runs
+/// (thousands of loss events) keep the sampling error near 1%.
+#[test]
+fn tcp_model_random_loss_gives_mathis_constant_for_random_loss() {
+    for p in [3e-5, 1e-4] {
+        let w = random_loss_window_over("reno", p, "tcp", "30000s");
+        let want = 1.31 / p.sqrt();
+        assert_near(
+            w / want,
+            1.0,
+            0.03,
+            format_args!("Reno p={p}: W={w} want {want}, ratio"),
         );
     }
 }
@@ -228,7 +255,7 @@ fn same_seed_same_result_and_seeds_matter_when_m_is_random() {
 
 #[test]
 fn paper_setup_is_sane_for_every_variant_and_synchronization_level() {
-    // The paper's 10 Gbps setup (models.md §4.4): 10 flows, 80..260 ms, BDP 141,667 packets.
+    // The paper's 10 Gbps setup (docs/model.md §4.4): 10 flows, 80..260 ms, BDP 141,667 packets.
     let expected_sync = [None, Some(0.65), Some(0.8), Some(1.0)];
     for variant in VARIANTS {
         for (loss, want) in LOSS_MODELS.iter().zip(expected_sync) {
@@ -246,7 +273,7 @@ fn paper_setup_is_sane_for_every_variant_and_synchronization_level() {
             );
             assert!(s.congestion_events >= 1, "{tag}: no congestion");
             if let Some(want) = want {
-                // The default m_k distribution has mean (⌈XN⌉+N)/2 (models.md §2.2); a run has
+                // The default m_k distribution has mean (⌈XN⌉+N)/2 (docs/model.md §2.2); a run has
                 // few events, so allow the sampling spread of a handful of draws.
                 assert!(
                     (s.sync_rate_mean - want).abs() <= 0.2,
@@ -406,28 +433,41 @@ step = "{step}"
 
 #[test]
 fn red_drops_early_and_keeps_the_buffer_from_overflowing() {
-    let s = run(r#"
+    for model in ["proportional", "tcp"] {
+        let s = run(&format!(
+            r#"
 [dumbbell]
 capacity = "100Mbps"
-buffer = { packets = 1000 }
-queue = { discipline = "red", min_th = 100, max_th = 300, max_p = 0.1, weight = 0.002 }
+buffer = {{ packets = 1000 }}
+queue = {{ discipline = "red", min_th = 100, max_th = 300, max_p = 0.1, weight = 0.002 }}
 [[flows]]
 count = 10
 cc = "reno"
 rtt = "50ms..150ms"
+[loss]
+model = "{model}"
 [run]
 duration = "300s"
 warmup = "100s"
-"#)
-    .summary;
-    // RED's design (Floyd & Jacobson 1993): drops come early, before the buffer fills, so the
-    // queue stays near the thresholds instead of at the buffer size as with drop-tail.
-    let l = &s.links[0];
-    assert_eq!(l.congestion_events, 0, "no overflow episode");
-    assert!(l.loss_rate > 0.0);
-    assert!(l.mean_queue_pkts < 300.0, "{}", l.mean_queue_pkts);
-    assert!(l.max_queue_pkts < 2.0 * 300.0, "{}", l.max_queue_pkts);
-    assert!(l.utilization > 0.9, "{}", l.utilization);
+"#
+        ))
+        .summary;
+        // RED's design (Floyd & Jacobson 1993): drops come early, before the buffer fills, so
+        // the queue stays near the thresholds instead of at the buffer size as with drop-tail.
+        let l = &s.links[0];
+        if model == "proportional" {
+            // Its congestion events are overflow episodes (the tcp model's: loss clusters).
+            assert_eq!(l.congestion_events, 0, "no overflow episode");
+        }
+        assert!(l.loss_rate > 0.0);
+        assert!(l.mean_queue_pkts < 300.0, "{model}: {}", l.mean_queue_pkts);
+        assert!(
+            l.max_queue_pkts < 2.0 * 300.0,
+            "{model}: {}",
+            l.max_queue_pkts
+        );
+        assert!(l.utilization > 0.9, "{model}: {}", l.utilization);
+    }
 }
 
 /// Two-way traffic in the fluid engine: a mirrored dumbbell with the same flows each way is
@@ -448,6 +488,8 @@ count = 4
 cc = "reno"
 rtt = "80ms..140ms"
 {flows}
+[loss]
+model = "proportional"
 [run]
 duration = "300s"
 warmup = "60s"
@@ -512,5 +554,114 @@ fn memory_the_machine_cannot_hold_is_refused_naming_the_field() {
     assert_eq!(
         refused("buffer = { packets = 1000 }", "duration = \"10s\""),
         ""
+    );
+}
+
+/// A result that could be wrong says so: outside the fidelity matrix's validated region, or
+/// with statistics that never saw congestion.
+#[test]
+fn summaries_warn_outside_the_validated_region_and_without_congestion() {
+    let warnings = |dumbbell: &str, run_extra: &str| {
+        run(&format!(
+            "[dumbbell]\n{dumbbell}\n[[flows]]\ncount = 4\ncc = \"cubic\"\nrtt = \"50ms\"\n\
+             [run]\nduration = \"60s\"\nwarmup = \"10s\"\n{run_extra}\n"
+        ))
+        .summary
+        .warnings
+    };
+    let ok = warnings("capacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.25 }", "");
+    assert!(ok.is_empty(), "{ok:?}");
+    let small = warnings("capacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.05 }", "");
+    assert!(
+        small
+            .iter()
+            .any(|w| w.starts_with("links[0].buffer: 5.0% of the BDP")),
+        "{small:?}"
+    );
+    let fast = warnings(
+        "capacity = \"100Gbps\"\nbuffer = { bdp_fraction = 0.25 }",
+        "",
+    );
+    assert!(
+        fast.iter().any(|w| w.starts_with("links[0].capacity")),
+        "{fast:?}"
+    );
+    // An idle link (4 flows capped far below its capacity) never congests.
+    let idle = run(
+        "[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.25 }\n[[flows]]\n\
+         count = 4\ncc = \"cubic\"\nrtt = \"50ms\"\nrwnd = { packets = 10 }\n[run]\nduration = \"60s\"\n\
+         warmup = \"10s\"\nfrom_first_congestion = true\n",
+    )
+    .summary;
+    assert!(
+        idle.warnings
+            .iter()
+            .any(|w| w.starts_with("run.from_first_congestion: no congestion event")),
+        "{:?}",
+        idle.warnings
+    );
+}
+
+/// The empirical synchronization controller draws m_k from the file's distribution, so the
+/// measured synchronization rate is a sample mean of m_k/N: it must match the distribution's mean
+/// within its sampling error (here 1,000+ events: standard error about 0.004).
+#[test]
+fn empirical_sync_rate_matches_the_distribution_within_sampling_error() {
+    // m = 2..8 of 10 flows with these probabilities: mean m/N = 0.415, sd(m/N) = 0.1387.
+    let dist = [
+        (2.0, 0.10),
+        (3.0, 0.25),
+        (4.0, 0.30),
+        (5.0, 0.20),
+        (6.0, 0.10),
+        (8.0, 0.05),
+    ];
+    let n = 10.0;
+    let mean: f64 = dist.iter().map(|(m, p)| p * m / n).sum();
+    let var: f64 = dist.iter().map(|(m, p)| p * (m / n - mean).powi(2)).sum();
+    // The shipped examples/m-distribution.csv holds exactly this distribution.
+    let file = format!(
+        "{}/../../examples/m-distribution.csv",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let s = run(&format!(
+        "[dumbbell]\ncapacity = \"1Gbps\"\npacket_size = 1000\nbuffer = {{ packets = 1250 }}\n\
+         [[flows]]\ncount = 10\ncc = \"highspeed\"\nrtt = \"115.5ms..124.5ms\"\n[loss]\n\
+         model = \"sync\"\nsync = {{ kind = \"empirical\", file = \"{file}\" }}\n[run]\n\
+         duration = \"3000s\"\nfrom_first_congestion = true\n"
+    ))
+    .summary;
+    let k = s.congestion_events as f64;
+    assert!(k > 500.0, "{k} events");
+    let se = var.sqrt() / k.sqrt();
+    assert!(
+        (s.sync_rate_mean - mean).abs() < 3.0 * se,
+        "measured {} vs {mean} (3 SE = {})",
+        s.sync_rate_mean,
+        3.0 * se
+    );
+}
+
+/// Pacing in the fluid engine (`tcp` model): a paced sender spreads its window over the RTT, so
+/// its growth is not a burst that a short buffer refuses first. Against the packet engine, paced
+/// both ways, on the seed paper's Fig. 8 setup at 2% of 12,500 packets, where pacing matters
+/// most (the packet engine: 0.86 paced, 0.48 unpaced).
+#[test]
+fn paced_fluid_flows_match_paced_packet_flows_at_a_small_buffer() {
+    let doc = |engine: &str, pacing: bool| {
+        format!(
+            "engine = \"{engine}\"\n[dumbbell]\ncapacity = \"1Gbps\"\npacket_size = 1000\n\
+             buffer = {{ packets = 250 }}\n[[flows]]\ncount = 10\ncc = \"highspeed\"\n\
+             rtt = \"115.5ms..124.5ms\"\nslow_start = true\npacing = {pacing}\n[run]\n\
+             duration = \"120s\"\nwarmup = \"40s\"\n"
+        )
+    };
+    let packet = run(&doc("packet", true)).summary.utilization;
+    let fluid = run(&doc("fluid", true)).summary.utilization;
+    let unpaced_packet = run(&doc("packet", false)).summary.utilization;
+    assert_near(fluid, packet, 0.03, "paced fluid vs paced packet");
+    assert!(
+        packet - unpaced_packet > 0.2,
+        "{packet} vs {unpaced_packet}"
     );
 }

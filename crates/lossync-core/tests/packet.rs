@@ -1,4 +1,4 @@
-//! Packet engine against numbers from outside the code: the closed form of models.md §4.2 for a
+//! Packet engine against numbers from outside the code: the closed form of docs/model.md §4.2 for a
 //! single Reno flow, exact packet conservation, determinism, and fairness between identical flows.
 //! The speed measurement is an ignored test:
 //! `cargo test --release --test packet -- --ignored --nocapture packet_speed`.
@@ -274,7 +274,7 @@ duration = "30.0001234s"
 }
 
 /// Congestion events recounted from the drop log, independently of the engine's online
-/// clustering: drops closer than the mean base RTT belong to one event (models.md §5.3).
+/// clustering: drops closer than the mean base RTT belong to one event (docs/model.md §5.3).
 #[test]
 fn packet_events_agree_with_the_drop_log() {
     let text = r#"

@@ -112,6 +112,23 @@ fn resolve(text: &str, format: &str, base_dir: &str) -> PyResult<String> {
     serde_json::to_string(&sc).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// Validates a scenario and returns it resolved as a scenario file (TOML) with every default
+/// written out, which resolves to exactly the same scenario (`lossync run` on it reproduces the
+/// run).
+#[pyfunction]
+#[pyo3(signature = (text, format = "json", base_dir = "."))]
+fn resolve_toml(text: &str, format: &str, base_dir: &str) -> PyResult<String> {
+    Ok(scenario::to_toml(&parse(text, format, base_dir)?))
+}
+
+/// A congestion-control variant's parameters with their defaults, as a JSON object
+/// (`{"a": 1.0, "b": 0.5}` for reno); ScenarioError (field `cc.variant`) for an unknown name.
+#[pyfunction]
+fn variant_defaults(name: &str) -> PyResult<String> {
+    let cc = lossync_core::cc::read(name, &Default::default(), "cc").map_err(to_py)?;
+    serde_json::to_string(&cc.values()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 /// The congestion-control variants: (name, description).
 #[pyfunction]
 fn variants() -> Vec<(&'static str, &'static str)> {
@@ -259,6 +276,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputFileError", m.py().get_type::<InputFileError>())?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(variants, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(variant_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())

@@ -19,10 +19,12 @@
 //!
 //! Sources: L. Xu, K. Harfoush, I. Rhee, "Binary Increase Congestion Control for Fast, Long
 //! Distance Networks", INFOCOM 2004; Linux `tcp_bic.c` (constants, regions, loss rule);
-//! models.md §3.6. Linux's integer arithmetic (`d` truncated, `cnt` ≥ 1), its delayed-ACK ratio
+//! docs/model.md §3.6. Linux's integer arithmetic (`d` truncated, `cnt` ≥ 1), its delayed-ACK ratio
 //! correction of `cnt`, and its 1/32 s update throttle are not modelled; `d` is real-valued.
 
-use super::{CcContext, CongestionControl, Variant};
+use super::{CcContext, CongestionControl, LawParams, Params};
+use crate::error::Result;
+use serde::Serialize;
 
 /// Linux `BICTCP_B`: binary search goes to `(max + min)/B` of the distance.
 pub const SEARCH_DIVISOR: f64 = 4.0;
@@ -37,23 +39,52 @@ pub const SMOOTH_PART: f64 = 20.0;
 /// Linux `bictcp_update`: `if (ca->cnt > 20) ca->cnt = 20` before the first loss (5 %/RTT).
 const FIRST_LOSS_MAX_CNT: f64 = 20.0;
 
-pub const VARIANT: Variant = Variant {
-    name: "bic",
-    about: "BIC-TCP (Linux tcp_bic.c): binary search to W_max, B=4, S_max=16, beta=819/1024",
-    build: |p| {
-        Ok(Box::new(Bic {
-            events: Default::default(),
-            b: p.f64("search_divisor", SEARCH_DIVISOR, |v| v > 1.0, "> 1")?,
-            s_max: p.f64("max_increment", MAX_INCREMENT, |v| v > 0.0, "> 0")?,
+/// BIC's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BicParams {
+    /// `B`: the binary search goes to `(max + min)/B` of the distance.
+    pub search_divisor: f64,
+    /// `S_max`, the largest increase per RTT (Linux `max_increment`, the parameter's former
+    /// name, still accepted).
+    pub s_max: f64,
+    /// Reno at or below this window.
+    pub low_window: f64,
+    /// Fraction retained at a loss.
+    pub beta: f64,
+    pub smooth_part: f64,
+    pub fast_convergence: bool,
+}
+
+impl LawParams for BicParams {
+    const NAME: &'static str = "bic";
+    const ABOUT: &'static str =
+        "BIC-TCP (Linux tcp_bic.c): binary search to W_max, B=4, S_max=16, beta=819/1024";
+
+    fn read(p: &mut Params) -> Result<Self> {
+        Ok(BicParams {
+            search_divisor: p.f64("search_divisor", SEARCH_DIVISOR, |v| v > 1.0, "> 1")?,
+            s_max: p.f64_or_former("s_max", "max_increment", MAX_INCREMENT, |v| v > 0.0, "> 0")?,
             low_window: p.f64("low_window", LOW_WINDOW, |v| v >= 0.0, ">= 0")?,
             beta: p.f64("beta", BETA, |v| v > 0.0 && v < 1.0, "in (0, 1)")?,
             smooth_part: p.f64("smooth_part", SMOOTH_PART, |v| v > 0.0, "> 0")?,
             fast_convergence: p.bool("fast_convergence", true)?,
+        })
+    }
+
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Bic {
+            events: Default::default(),
+            b: self.search_divisor,
+            s_max: self.s_max,
+            low_window: self.low_window,
+            beta: self.beta,
+            smooth_part: self.smooth_part,
+            fast_convergence: self.fast_convergence,
             w_max: 0.0,
             lost: false,
-        }))
-    },
-};
+        })
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Bic {

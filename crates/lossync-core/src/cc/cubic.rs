@@ -17,9 +17,11 @@
 //! and `K = 0`, as Linux `tcp_cubic.c` does (RFC 9438 §4.8 does the same after a timeout); in the
 //! Reno-friendly region the window is set to `max(cwnd, W_est)` so an ACK never shrinks it (the two
 //! differ only within one RTT of crossing from the cubic to the Reno-friendly region).
-//! Sources also: RFC 8312 §4; Ha, Rhee, Xu, ACM SIGOPS OSR 2008; models.md §3.4.
+//! Sources also: RFC 8312 §4; Ha, Rhee, Xu, ACM SIGOPS OSR 2008; docs/model.md §3.4.
 
-use super::{CcContext, CongestionControl, Variant};
+use super::{CcContext, CongestionControl, LawParams, Params};
+use crate::error::Result;
+use serde::Serialize;
 
 /// RFC 9438 §5 (and §4.1.1): `C = 0.4` segments/s³.
 pub const C: f64 = 0.4;
@@ -28,18 +30,40 @@ pub const BETA: f64 = 0.7;
 /// RFC 9438 §4.2: the target is at most `1.5·cwnd`.
 const MAX_TARGET_RATIO: f64 = 1.5;
 
-pub const VARIANT: Variant = Variant {
-    name: "cubic",
-    about: "CUBIC (RFC 9438): C=0.4, beta=0.7, fast convergence, Reno-friendly region",
-    build: |p| {
-        Ok(Box::new(Cubic::new(
-            p.f64("c", C, |v| v > 0.0, "> 0")?,
-            p.f64("beta", BETA, |v| v > 0.0 && v < 1.0, "in (0, 1)")?,
-            p.bool("fast_convergence", true)?,
-            p.bool("reno_friendly", true)?,
-        )))
-    },
-};
+/// CUBIC's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CubicParams {
+    /// `C`, segments/s³.
+    pub c: f64,
+    /// `β_cubic`, the fraction retained at a loss.
+    pub beta: f64,
+    pub fast_convergence: bool,
+    pub reno_friendly: bool,
+}
+
+impl LawParams for CubicParams {
+    const NAME: &'static str = "cubic";
+    const ABOUT: &'static str =
+        "CUBIC (RFC 9438): C=0.4, beta=0.7, fast convergence, Reno-friendly region";
+
+    fn read(p: &mut Params) -> Result<Self> {
+        Ok(CubicParams {
+            c: p.f64("c", C, |v| v > 0.0, "> 0")?,
+            beta: p.f64("beta", BETA, |v| v > 0.0 && v < 1.0, "in (0, 1)")?,
+            fast_convergence: p.bool("fast_convergence", true)?,
+            reno_friendly: p.bool("reno_friendly", true)?,
+        })
+    }
+
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Cubic::new(
+            self.c,
+            self.beta,
+            self.fast_convergence,
+            self.reno_friendly,
+        ))
+    }
+}
 
 /// `W_cubic(t) = C·(t − K)³ + W_max` (RFC 9438 eq. 1), `t` seconds since the epoch start.
 #[inline]
@@ -291,7 +315,7 @@ mod tests {
     #[test]
     fn beta_parameter() {
         let mut cc = law_with("cubic", &[("beta", Value::from(0.8))]);
-        // Old Linux CUBIC v2.0 retained 0.8 (models.md §3.4): 100 → 80.
+        // Old Linux CUBIC v2.0 retained 0.8 (docs/model.md §3.4): 100 → 80.
         assert!((cc.on_loss(&ctx(0.0, 0.1), 100.0, 1.0) - 80.0).abs() < 1e-12);
     }
 }

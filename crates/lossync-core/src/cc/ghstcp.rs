@@ -1,6 +1,6 @@
 //! gHSTCP (Zhang, Hasegawa, Murata, MASCOTS 2004; IEICE Trans. Commun. E88-B(6), 2005): HighSpeed
 //! TCP that falls back to Reno's increase (a = 1) while the RTT shows a queue building, with the
-//! refined thresholds of seed 003 (models.md §3.7):
+//! refined thresholds of seed 003 (docs/model.md §3.7):
 //!
 //! ```text
 //! RTT <  RTT_min + 2·RTT_std                     → HSTCP mode (a(w), b(w) of RFC 3649)
@@ -8,7 +8,7 @@
 //! RTT ≥  RTT_min + 4·RTT_std                     → Reno mode (a = 1, b = 0.5)
 //! ```
 //!
-//! Our reading, the same in both engines (models.md marks it inferred): the RTT is averaged per
+//! Our reading, the same in both engines (docs/model.md §3.7 marks it inferred): the RTT is averaged per
 //! round (one RTT of time: the samples of the packet engine's ACKs, or the fluid engine's `R(t)`
 //! weighted by the packets it acknowledges), the mode is decided when a round ends, from that
 //! round's average, and the trend is the sign of the change from the previous round's average.
@@ -21,18 +21,32 @@
 //! is always HSTCP's b(w): the papers do not say which.
 
 use super::highspeed::HighSpeed;
-use super::{CcContext, CongestionControl, Variant};
+use super::{CcContext, CongestionControl, LawParams, Params};
+use crate::error::Result;
+use serde::Serialize;
 
-pub const VARIANT: Variant = Variant {
-    name: "ghstcp",
-    about: "gHSTCP: HighSpeed TCP in Reno mode while the RTT shows a queue building (seed 003)",
-    build: |p| {
-        Ok(Box::new(GHsTcp::new(
-            HighSpeed::default(),
-            p.bool("decrease_by_mode", true)?,
-        )))
-    },
-};
+/// gHSTCP's parameters (its HighSpeed mode uses RFC 3649's constants).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct GHsTcpParams {
+    /// b = 0.5 in Reno mode (else HSTCP's b(w) in both modes).
+    pub decrease_by_mode: bool,
+}
+
+impl LawParams for GHsTcpParams {
+    const NAME: &'static str = "ghstcp";
+    const ABOUT: &'static str =
+        "gHSTCP: HighSpeed TCP in Reno mode while the RTT shows a queue building (seed 003)";
+
+    fn read(p: &mut Params) -> Result<Self> {
+        Ok(GHsTcpParams {
+            decrease_by_mode: p.bool("decrease_by_mode", true)?,
+        })
+    }
+
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(GHsTcp::new(HighSpeed::default(), self.decrease_by_mode))
+    }
+}
 
 /// Which law applies now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

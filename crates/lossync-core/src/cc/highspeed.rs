@@ -9,7 +9,7 @@
 //!
 //! Sources: RFC 3649 §5 (formulas and the four constants), App. B (table of a(w), b(w)); Linux
 //! `net/ipv4/tcp_highspeed.c` (the same table, "From AIMD tables from RFC 3649 appendix B"); ns-2
-//! `tcp/tcp.cc` (`increase_param`/`decrease_param`, same continuous forms); models.md §3.2.
+//! `tcp/tcp.cc` (`increase_param`/`decrease_param`, same continuous forms); docs/model.md §3.2.
 //!
 //! `p(w) = 0.078/w^1.2` is the RFC's rounded inverse of its response function, the log-log line
 //! through `(Low_Window, Low_P)` and `(High_Window, High_P)`. The RFC's table is computed from the
@@ -22,7 +22,9 @@
 //! `b(w)` reaches 0 at `w ≈ 5.7e5` packets with the defaults, so windows beyond that are outside
 //! the law's domain.
 
-use super::{CcContext, CongestionControl, Variant};
+use super::{CcContext, CongestionControl, LawParams, Params};
+use crate::error::Result;
+use serde::Serialize;
 
 /// RFC 3649 §5: below this window HighSpeed TCP is standard TCP (a = 1, b = 0.5).
 pub const LOW_WINDOW: f64 = 38.0;
@@ -39,35 +41,55 @@ const P_EXP: f64 = 1.2;
 /// `Low_P = (1.2/Low_Window)²` (≈ 1e-3 at 38, the RFC's Low_P).
 const STD_RESPONSE: f64 = 1.2;
 
-pub const VARIANT: Variant = Variant {
-    name: "highspeed",
-    about: "HighSpeed TCP (RFC 3649): a(w), b(w) from Low_Window 38 to High_Window 83000",
-    build: |p| {
+/// HighSpeed TCP's parameters: the four constants of RFC 3649 §5.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct HighSpeedParams {
+    pub low_window: f64,
+    pub high_window: f64,
+    pub high_p: f64,
+    pub high_decrease: f64,
+}
+
+impl LawParams for HighSpeedParams {
+    const NAME: &'static str = "highspeed";
+    const ABOUT: &'static str =
+        "HighSpeed TCP (RFC 3649): a(w), b(w) from Low_Window 38 to High_Window 83000";
+
+    fn read(p: &mut Params) -> Result<Self> {
         // Ranges are disjoint so the constants are always consistent: low < high window and
         // High_P below Low_P = (1.2/Low_Window)² ≥ 1.44e-6.
-        Ok(Box::new(HighSpeed::new(
-            p.f64(
+        Ok(HighSpeedParams {
+            low_window: p.f64(
                 "low_window",
                 LOW_WINDOW,
                 |v| (1.0..=1000.0).contains(&v),
                 "in [1, 1000]",
             )?,
-            p.f64(
+            high_window: p.f64(
                 "high_window",
                 HIGH_WINDOW,
                 |v| v > 1000.0 && v <= 1e9,
                 "in (1000, 1e9]",
             )?,
-            p.f64("high_p", HIGH_P, |v| v > 0.0 && v < 1e-6, "in (0, 1e-6)")?,
-            p.f64(
+            high_p: p.f64("high_p", HIGH_P, |v| v > 0.0 && v < 1e-6, "in (0, 1e-6)")?,
+            high_decrease: p.f64(
                 "high_decrease",
                 HIGH_DECREASE,
                 |v| v > 0.0 && v < 0.5,
                 "in (0, 0.5)",
             )?,
-        )))
-    },
-};
+        })
+    }
+
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(HighSpeed::new(
+            self.low_window,
+            self.high_window,
+            self.high_p,
+            self.high_decrease,
+        ))
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct HighSpeed {
@@ -205,9 +227,9 @@ mod tests {
     }
 
     #[test]
-    fn models_md_check_values() {
+    fn model_reference_check_values() {
         let hs = HighSpeed::default();
-        // models.md §3.2: a(14167) = 34.7, b = 0.192. By hand: ln(14167/38) = 5.9212,
+        // docs/model.md §3.2: a(14167) = 34.7, b = 0.192. By hand: ln(14167/38) = 5.9212,
         // ln(83000/38) = 7.6890, b = 0.5 − 0.4·5.9212/7.6890 = 0.19197;
         // a = 0.156·14167^0.8·b/(2 − b) = 0.156·2094.22·0.19197/1.80803 = 34.688.
         assert!((hs.a(14167.0) - 34.688).abs() < 0.01, "{}", hs.a(14167.0));

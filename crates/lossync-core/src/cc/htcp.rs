@@ -10,7 +10,7 @@
 //!
 //! Sources: D. Leith, R. Shorten, "H-TCP: TCP for high-speed and long-distance networks",
 //! PFLDnet 2004; draft-leith-tcp-htcp-06; Linux `net/ipv4/tcp_htcp.c`; FreeBSD
-//! `sys/netinet/cc/cc_htcp.c`; models.md §3.5.
+//! `sys/netinet/cc/cc_htcp.c`; docs/model.md §3.5.
 //!
 //! Details taken from Linux: β is computed at the loss from the RTT_min/RTT_max seen so far, then
 //! `RTT_max` fades to `RTT_min + 0.95·(RTT_max − RTT_min)` (`htcp_param_update`); RTT scaling uses
@@ -20,7 +20,9 @@
 //! the very first congestion event and when RTT_min ≤ 10 ms, and its 20 ms acceptance window for
 //! new RTT_max samples. RTT_min and RTT_max come from `ctx.rtt_s` in `on_ack`.
 
-use super::{CcContext, CongestionControl, Variant};
+use super::{CcContext, CongestionControl, LawParams, Params};
+use crate::error::Result;
+use serde::Serialize;
 
 /// draft-leith-tcp-htcp-06 / Linux `HZ` / FreeBSD `HTCP_DELTA_L`: low-speed period, 1 s.
 pub const DELTA_L: f64 = 1.0;
@@ -36,18 +38,38 @@ const RHO_MAX: f64 = 2.0;
 /// Linux `htcp_param_update`: `maxRTT = minRTT + (maxRTT − minRTT)·95/100` at each event.
 const MAX_RTT_FADE: f64 = 0.95;
 
-pub const VARIANT: Variant = Variant {
-    name: "htcp",
-    about:
-        "H-TCP (Leith–Shorten 2004): α grows with time since loss; β = RTTmin/RTTmax ∈ [0.5, 0.8]",
-    build: |p| {
-        Ok(Box::new(Htcp::new(
-            p.f64("delta_l", DELTA_L, |v| v >= 0.0, ">= 0")?,
-            p.bool("adaptive_backoff", true)?,
-            p.bool("rtt_scaling", true)?,
-        )))
-    },
-};
+/// H-TCP's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct HtcpParams {
+    /// `Δ_L`, the low-speed period after a congestion event, seconds.
+    pub delta_l: f64,
+    /// β = clamp(RTT_min/RTT_max, 0.5, 0.8) (else 0.5).
+    pub adaptive_backoff: bool,
+    /// α scaled by ρ = clamp(RTT_min/0.1 s, 0.1, 2) (else ρ = 1).
+    pub rtt_scaling: bool,
+}
+
+impl LawParams for HtcpParams {
+    const NAME: &'static str = "htcp";
+    const ABOUT: &'static str =
+        "H-TCP (Leith–Shorten 2004): α grows with time since loss; β = RTTmin/RTTmax ∈ [0.5, 0.8]";
+
+    fn read(p: &mut Params) -> Result<Self> {
+        Ok(HtcpParams {
+            delta_l: p.f64("delta_l", DELTA_L, |v| v >= 0.0, ">= 0")?,
+            adaptive_backoff: p.bool("adaptive_backoff", true)?,
+            rtt_scaling: p.bool("rtt_scaling", true)?,
+        })
+    }
+
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Htcp::new(
+            self.delta_l,
+            self.adaptive_backoff,
+            self.rtt_scaling,
+        ))
+    }
+}
 
 /// `α_raw(Δ)`: 1 up to `Δ_L`, then `1 + 10u + (u/2)²` with `u = Δ − Δ_L` (seconds).
 #[inline]

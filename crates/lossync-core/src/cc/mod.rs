@@ -3,17 +3,24 @@
 //! A law is written once, per acknowledged packet and per loss event, and serves both engines:
 //! the packet engine calls [`CongestionControl::on_ack`] with `acked = 1` for every ACK, the fluid
 //! engine calls it every step with the fluid ACK count `acked = W/R·Δ`. A per-ACK increment of
-//! `a(W)/W` per packet thus becomes `dW/dt = a(W)/R` in the fluid engine (models.md §3,
-//! "fluid translation rule"). Slow start is the engine's job; a law only sees congestion avoidance.
+//! `a(W)/W` per packet thus becomes `dW/dt = a(W)/R` in the fluid engine (docs/model.md §3,
+//! "fluid translation rule"). Slow start is written once for both engines ([`slow_start`]); a law
+//! only sees congestion avoidance.
 //!
 //! Per-flow state (CUBIC's `W_max` and epoch, H-TCP's time since the last congestion, BIC's
 //! `W_max`) changes only in `on_loss`, which the engines call only for the flow's own losses: a flow
-//! the drop policy skips does not learn of a congestion event (models.md §2.3).
+//! the drop policy skips does not learn of a congestion event (docs/model.md §2.3).
 //!
-//! Adding a variant: write `cc/name.rs` with a `pub const VARIANT: Variant`, and add one line to
-//! [`VARIANTS`].
+//! A variant's parameters are typed: each file declares a parameter struct implementing
+//! [`LawParams`] (its name, its description, how each parameter is read with its default and
+//! range, and how the law is built from them). A scenario resolves them once, with every default
+//! filled in, into [`CcParams`]; engines build laws from that.
+//!
+//! Adding a variant: write `cc/name.rs` with its law and its `LawParams` type, and add one line to
+//! the `registry!` list below.
 
 use crate::error::{Error, Result};
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -24,19 +31,129 @@ pub mod highspeed;
 pub mod htcp;
 pub mod reno;
 pub mod scalable;
+pub mod slow_start;
 pub mod xcp;
 
-/// Every variant a scenario can name. One line per variant.
-pub const VARIANTS: &[Variant] = &[
-    reno::VARIANT,
-    highspeed::VARIANT,
-    scalable::VARIANT,
-    cubic::VARIANT,
-    htcp::VARIANT,
-    bic::VARIANT,
-    ghstcp::VARIANT,
-    xcp::VARIANT,
-];
+pub use slow_start::{initial_ssthresh, on_ack as grow_window};
+
+/// The registry: every variant a scenario can name, one line each (its [`CcParams`] case and its
+/// parameter type), in the order `lossync variants` lists them.
+macro_rules! registry {
+    ($($case:ident($ty:ty)),* $(,)?) => {
+        /// A flow's congestion-control variant with its parameters, typed, every default filled in.
+        /// Serializes as `{ "variant": name, "params": { every parameter } }`.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum CcParams {
+            $($case($ty)),*
+        }
+
+        /// Every variant a scenario can name.
+        pub const VARIANTS: &[Variant] = &[
+            $(Variant {
+                name: <$ty as LawParams>::NAME,
+                about: <$ty as LawParams>::ABOUT,
+                read: |p| Ok(CcParams::$case(<$ty as LawParams>::read(p)?)),
+            }),*
+        ];
+
+        impl CcParams {
+            /// The variant's name, as scenarios and summaries spell it.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(CcParams::$case(_) => <$ty as LawParams>::NAME),*
+                }
+            }
+
+            /// A law with these parameters, in its initial state.
+            pub fn build(&self) -> Box<dyn CongestionControl> {
+                match self {
+                    $(CcParams::$case(p) => p.build()),*
+                }
+            }
+
+            /// Every parameter by name, as a scenario writes them.
+            pub fn values(&self) -> BTreeMap<String, Value> {
+                match self {
+                    $(CcParams::$case(p) => to_map(p)),*
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    Reno(reno::RenoParams),
+    HighSpeed(highspeed::HighSpeedParams),
+    Scalable(scalable::ScalableParams),
+    Cubic(cubic::CubicParams),
+    Htcp(htcp::HtcpParams),
+    Bic(bic::BicParams),
+    GHsTcp(ghstcp::GHsTcpParams),
+    Xcp(xcp::XcpSenderParams),
+}
+
+/// A variant's parameters: each file declares one type with every parameter of its law.
+pub trait LawParams: Clone + PartialEq + std::fmt::Debug + Serialize + Send + Sync {
+    /// The name scenarios use.
+    const NAME: &'static str;
+    /// One line for `lossync variants`.
+    const ABOUT: &'static str;
+    /// Reads the parameters a scenario gives: a missing one takes its default, a given one is
+    /// checked against its range; `p` names the field in errors and rejects unknown names.
+    fn read(p: &mut Params) -> Result<Self>;
+    /// A law with these parameters, in its initial state.
+    fn build(&self) -> Box<dyn CongestionControl>;
+}
+
+fn to_map<T: Serialize>(params: &T) -> BTreeMap<String, Value> {
+    match serde_json::to_value(params) {
+        Ok(Value::Object(m)) => m.into_iter().collect(),
+        other => unreachable!("parameters serialize as a table, got {other:?}"),
+    }
+}
+
+/// Reads `{ "variant": name, "params": { ... } }` (the resolved JSON form), checking the
+/// parameters as a scenario's; any other key is an error.
+impl<'de> serde::Deserialize<'de> for CcParams {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::{self, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CcParams;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("`variant` and `params`")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<CcParams, A::Error> {
+                let (mut variant, mut params) = (None::<String>, None);
+                while let Some(k) = m.next_key::<String>()? {
+                    match k.as_str() {
+                        "variant" => variant = Some(m.next_value()?),
+                        "params" => params = Some(m.next_value::<BTreeMap<String, Value>>()?),
+                        other => {
+                            return Err(de::Error::unknown_field(other, &["variant", "params"]))
+                        }
+                    }
+                }
+                let variant = variant.ok_or_else(|| de::Error::missing_field("variant"))?;
+                read(&variant, &params.unwrap_or_default(), "cc").map_err(de::Error::custom)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl Serialize for CcParams {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("variant", self.name())?;
+        m.serialize_entry("params", &self.values())?;
+        m.end()
+    }
+}
 
 /// What a law may read at a call. Times in seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -72,7 +189,7 @@ pub trait CongestionControl: Send + Sync + std::fmt::Debug {
 
 /// The fraction of the window kept after `reductions` decreases that each keep `gamma`. Whole
 /// reductions multiply (`gamma^k`); a fractional part `f` keeps `1 − (1 − gamma)·f`, the linear
-/// decrease `dW = −b·W·λ·dt` of the fluid model (models.md §1.2 eq. 1), so the continuous-loss
+/// decrease `dW = −b·W·λ·dt` of the fluid model (docs/model.md §1.2 eq. 1), so the continuous-loss
 /// mode has Misra et al.'s fixed points (W* = sqrt(2/p) for Reno) and stays positive.
 pub fn retained(gamma: f64, reductions: f64) -> f64 {
     if reductions == 1.0 {
@@ -105,12 +222,12 @@ impl EventCounter {
     }
 }
 
-/// A registry entry: the name scenarios use, a one-line description, and a constructor that
-/// reads the variant's parameters.
+/// A registry entry: the name scenarios use, a one-line description, and the reader of the
+/// variant's parameters.
 pub struct Variant {
     pub name: &'static str,
     pub about: &'static str,
-    pub build: fn(&mut Params) -> Result<Box<dyn CongestionControl>>,
+    pub read: fn(&mut Params) -> Result<CcParams>,
 }
 
 /// Looks a variant up by name (case-insensitive; `-` and `_` ignored, so `HighSpeed`, `high-speed`
@@ -120,12 +237,9 @@ pub fn find(name: &str) -> Option<&'static Variant> {
     VARIANTS.iter().find(|v| key(v.name) == key(name))
 }
 
-/// Builds a law from its variant name and parameters; `field` prefixes error messages.
-pub fn build(
-    name: &str,
-    params: &BTreeMap<String, Value>,
-    field: &str,
-) -> Result<Box<dyn CongestionControl>> {
+/// Reads a variant's parameters as a scenario gives them, every default filled in; `field`
+/// prefixes error messages (`flows[0].cc.beta: 1.5 is out of range: must be in (0, 1)`).
+pub fn read(name: &str, params: &BTreeMap<String, Value>, field: &str) -> Result<CcParams> {
     let variant = find(name).ok_or_else(|| {
         let known: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
         Error::field(
@@ -134,9 +248,24 @@ pub fn build(
         )
     })?;
     let mut p = Params::new(params, field);
-    let cc = (variant.build)(&mut p)?;
+    let cc = (variant.read)(&mut p)?;
     p.finish()?;
     Ok(cc)
+}
+
+/// A variant's default parameters (`None`: no such variant).
+pub fn defaults(name: &str) -> Option<CcParams> {
+    find(name)?;
+    read(name, &BTreeMap::new(), "cc").ok()
+}
+
+/// Builds a law from its variant name and parameters; `field` prefixes error messages.
+pub fn build(
+    name: &str,
+    params: &BTreeMap<String, Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>> {
+    Ok(read(name, params, field)?.build())
 }
 
 /// A variant's parameters, read with defaults and ranges; unknown names are an error.
@@ -144,6 +273,8 @@ pub struct Params<'a> {
     values: &'a BTreeMap<String, Value>,
     field: &'a str,
     used: Vec<&'static str>,
+    /// Former names still accepted (not listed in errors).
+    former: Vec<&'static str>,
 }
 
 impl<'a> Params<'a> {
@@ -152,6 +283,33 @@ impl<'a> Params<'a> {
             values,
             field,
             used: Vec::new(),
+            former: Vec::new(),
+        }
+    }
+
+    /// A number parameter that scenarios may also give under a former name.
+    pub fn f64_or_former(
+        &mut self,
+        name: &'static str,
+        former: &'static str,
+        default: f64,
+        ok: fn(f64) -> bool,
+        range: &str,
+    ) -> Result<f64> {
+        self.former.push(former);
+        match (
+            self.values.contains_key(name),
+            self.values.contains_key(former),
+        ) {
+            (true, true) => Err(Error::field(
+                format!("{}.{former}", self.field),
+                format!("is the former name of {name}: give one of them"),
+            )),
+            (false, true) => {
+                self.used.push(name);
+                self.number(former, default, ok, range)
+            }
+            _ => self.f64(name, default, ok, range),
         }
     }
 
@@ -164,6 +322,10 @@ impl<'a> Params<'a> {
         range: &str,
     ) -> Result<f64> {
         self.used.push(name);
+        self.number(name, default, ok, range)
+    }
+
+    fn number(&self, name: &str, default: f64, ok: fn(f64) -> bool, range: &str) -> Result<f64> {
         let v = match self.values.get(name) {
             None => return Ok(default),
             Some(v) => v.as_f64().ok_or_else(|| {
@@ -194,7 +356,7 @@ impl<'a> Params<'a> {
         match self
             .values
             .keys()
-            .find(|k| !self.used.contains(&k.as_str()))
+            .find(|k| !self.used.contains(&k.as_str()) && !self.former.contains(&k.as_str()))
         {
             None => Ok(()),
             Some(k) => Err(Error::field(
@@ -271,6 +433,62 @@ mod tests {
         assert!(err
             .to_string()
             .starts_with("flows[0].cc.variant: unknown variant"));
+    }
+
+    #[test]
+    fn parameters_resolve_typed_with_every_default() {
+        let cc = read(
+            "CUBIC",
+            &BTreeMap::from([("beta".into(), Value::from(0.8))]),
+            "cc",
+        )
+        .unwrap();
+        assert_eq!(
+            cc,
+            CcParams::Cubic(cubic::CubicParams {
+                c: 0.4,
+                beta: 0.8,
+                fast_convergence: true,
+                reno_friendly: true,
+            })
+        );
+        assert_eq!(cc.name(), "cubic");
+        assert_eq!(
+            serde_json::to_string(&cc).unwrap(),
+            r#"{"variant":"cubic","params":{"beta":0.8,"c":0.4,"fast_convergence":true,"reno_friendly":true}}"#
+        );
+        // Every variant's defaults read back as themselves.
+        for v in VARIANTS {
+            let d = defaults(v.name).unwrap();
+            assert_eq!(d.name(), v.name);
+            assert_eq!(read(v.name, &d.values(), "cc").unwrap(), d);
+        }
+        assert_eq!(defaults("vegas"), None);
+        assert_eq!(
+            defaults("bic").unwrap().values()["s_max"],
+            Value::from(16.0)
+        );
+    }
+
+    #[test]
+    fn a_former_parameter_name_is_still_read() {
+        let former = BTreeMap::from([("max_increment".into(), Value::from(32.0))]);
+        let CcParams::Bic(p) = read("bic", &former, "cc").unwrap() else {
+            panic!("not bic")
+        };
+        assert_eq!(p.s_max, 32.0);
+        let both = BTreeMap::from([
+            ("max_increment".into(), Value::from(32.0)),
+            ("s_max".into(), Value::from(8.0)),
+        ]);
+        let err = read("bic", &both, "flows[1].cc").unwrap_err().to_string();
+        assert!(err.starts_with("flows[1].cc.max_increment: is the former name of s_max"));
+        let err = read("bic", &BTreeMap::from([("x".into(), Value::from(1))]), "cc")
+            .unwrap_err()
+            .to_string();
+        assert!(err.ends_with(
+            "(this variant takes: search_divisor, s_max, low_window, beta, smooth_part, fast_convergence)"
+        ), "{err}");
     }
 
     #[test]

@@ -1,20 +1,40 @@
 //! Reno / generalized AIMD: `a` packets per RTT of increase, `W ← (1 − b)·W` per loss event.
 //! RFC 5681 §3.1 (a = 1 per RTT, halving); the AIMD(a, b) family of RFC 8312 §4.2 / RFC 9438 §4.3.
 
-use super::{CcContext, CongestionControl, Variant};
+use super::{CcContext, CongestionControl, LawParams, Params};
+use crate::error::Result;
+use serde::Serialize;
 
-pub const VARIANT: Variant = Variant {
-    name: "reno",
-    about: "Reno/AIMD: +a packets per RTT, ×(1−b) per loss (RFC 5681); a=1, b=0.5",
-    build: |p| {
-        Ok(Box::new(Reno {
+/// Reno's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RenoParams {
+    /// Increase, packets per RTT.
+    pub a: f64,
+    /// Decrease fraction per loss event.
+    pub b: f64,
+}
+
+impl LawParams for RenoParams {
+    const NAME: &'static str = "reno";
+    const ABOUT: &'static str =
+        "Reno/AIMD: +a packets per RTT, ×(1−b) per loss (RFC 5681); a=1, b=0.5";
+
+    fn read(p: &mut Params) -> Result<Self> {
+        Ok(RenoParams {
             // RFC 5681 §3.1: cwnd += SMSS·SMSS/cwnd per ACK, i.e. one packet per RTT.
             a: p.f64("a", 1.0, |v| v > 0.0, "> 0")?,
             // RFC 5681 §3.1 eq. (4): ssthresh = FlightSize/2.
             b: p.f64("b", 0.5, |v| v > 0.0 && v < 1.0, "in (0, 1)")?,
-        }))
-    },
-};
+        })
+    }
+
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Reno {
+            a: self.a,
+            b: self.b,
+        })
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Reno {

@@ -3,11 +3,13 @@
 //!
 //! Sources: T. Kelly, "Scalable TCP: Improving Performance in Highspeed Wide Area Networks",
 //! ACM CCR 33(2), 2003 (a = 0.01, b = 0.125, legacy window lwnd = 16); Linux
-//! `net/ipv4/tcp_scalable.c` ("recommended values in the paper: .01 and 7/8"); models.md §3.3.
+//! `net/ipv4/tcp_scalable.c` ("recommended values in the paper: .01 and 7/8"); docs/model.md §3.3.
 //! Linux increments by 1 per `min(cwnd, 50)` ACKs (50 "to account for delayed ack"); we follow
-//! the paper's 0.01 per acknowledged packet (models.md §3.3).
+//! the paper's 0.01 per acknowledged packet (docs/model.md §3.3).
 
-use super::{CcContext, CongestionControl, Variant};
+use super::{CcContext, CongestionControl, LawParams, Params};
+use crate::error::Result;
+use serde::Serialize;
 
 /// Kelly 2003: window increase per acknowledged packet.
 pub const A: f64 = 0.01;
@@ -16,17 +18,38 @@ pub const B: f64 = 0.125;
 /// Kelly 2003: legacy window `lwnd`; at or below it Scalable TCP behaves as standard TCP.
 pub const LOW_WINDOW: f64 = 16.0;
 
-pub const VARIANT: Variant = Variant {
-    name: "scalable",
-    about: "Scalable TCP (Kelly 2003): +0.01 per ACK, ×0.875 per loss; Reno at or below 16",
-    build: |p| {
-        Ok(Box::new(Scalable {
+/// Scalable TCP's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ScalableParams {
+    /// Increase per acknowledged packet.
+    pub a: f64,
+    /// Decrease fraction per loss event.
+    pub b: f64,
+    /// Standard TCP at `cwnd ≤ low_window`; 0 disables the legacy mode.
+    pub low_window: f64,
+}
+
+impl LawParams for ScalableParams {
+    const NAME: &'static str = "scalable";
+    const ABOUT: &'static str =
+        "Scalable TCP (Kelly 2003): +0.01 per ACK, ×0.875 per loss; Reno at or below 16";
+
+    fn read(p: &mut Params) -> Result<Self> {
+        Ok(ScalableParams {
             a: p.f64("a", A, |v| v > 0.0 && v <= 1.0, "in (0, 1]")?,
             b: p.f64("b", B, |v| v > 0.0 && v < 1.0, "in (0, 1)")?,
             low_window: p.f64("low_window", LOW_WINDOW, |v| v >= 0.0, ">= 0 (0 disables)")?,
-        }))
-    },
-};
+        })
+    }
+
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Scalable {
+            a: self.a,
+            b: self.b,
+            low_window: self.low_window,
+        })
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Scalable {

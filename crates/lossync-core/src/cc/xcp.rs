@@ -3,13 +3,27 @@
 //! loss (a router buffer overflowing anyway) halves the window as TCP does. A flow with this
 //! variant must cross a link whose queue discipline is `xcp` (the scenario checks).
 
-use super::{CcContext, CongestionControl, Variant};
+use super::{CcContext, CongestionControl, LawParams, Params};
+use crate::error::Result;
+use serde::Serialize;
 
-pub const VARIANT: Variant = Variant {
-    name: "xcp",
-    about: "XCP sender: the window follows the routers' explicit feedback (needs an xcp queue)",
-    build: |_| Ok(Box::new(Xcp)),
-};
+/// XCP's sender takes no parameters (the routers' are on the link: `queue.xcp`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct XcpSenderParams {}
+
+impl LawParams for XcpSenderParams {
+    const NAME: &'static str = "xcp";
+    const ABOUT: &'static str =
+        "XCP sender: the window follows the routers' explicit feedback (needs an xcp queue)";
+
+    fn read(_: &mut Params) -> Result<Self> {
+        Ok(XcpSenderParams {})
+    }
+
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Xcp)
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 pub struct Xcp;

@@ -1,4 +1,4 @@
-//! The loss-synchronization module of Kumar, Xue, Park (2014), models.md §2: at the start of each
+//! The loss-synchronization module of Kumar, Xue, Park (2014), docs/model.md §2: at the start of each
 //! congestion event a *synchronization controller* picks how many flows lose (m_k) and a
 //! *drop-policy controller* picks which (S_k) from a priority vector P_k.
 
@@ -29,7 +29,7 @@ impl SyncModule {
         }
     }
 
-    /// Draws m_k for `n` active flows (models.md §2.2 eqs. 2–4): 1 ≤ m_k ≤ n.
+    /// Draws m_k for `n` active flows (docs/model.md §2.2 eqs. 2–4): 1 ≤ m_k ≤ n.
     pub fn draw_m(&mut self, n: usize) -> usize {
         if n == 0 {
             return 0;
@@ -39,7 +39,7 @@ impl SyncModule {
             Sync::Fixed { m } => *m,
             Sync::Normal { x, mean, std } => {
                 // eq. (3): m_k/N ≥ X ⇒ ⌈X·N⌉ ≤ m_k ≤ N. The mean and deviation are not in the
-                // paper; defaults (design choice, models.md §2.2): the middle of that range and a
+                // paper; defaults (design choice, docs/model.md §2.2): the middle of that range and a
                 // quarter of its width.
                 let lo = ((x * n as f64) - 1e-9).ceil().max(1.0);
                 let mu = mean.unwrap_or((lo + n as f64) / 2.0);
@@ -123,7 +123,7 @@ mod tests {
 
     #[test]
     fn normal_draws_respect_the_minimum_synchronization() {
-        // X = 0.3, N = 10 ⇒ m ∈ {3..10}; X = 0.6 ⇒ {6..10} (models.md §2.2 eq. 3).
+        // X = 0.3, N = 10 ⇒ m ∈ {3..10}; X = 0.6 ⇒ {6..10} (docs/model.md §2.2 eq. 3).
         for (x, lo) in [(0.3, 3), (0.6, 6), (1.0, 10)] {
             let mut s = module(
                 Sync::Normal {
@@ -150,7 +150,7 @@ mod tests {
         let p = vec![(2, 0.25), (5, 0.75)];
         let mut s = module(
             Sync::Empirical {
-                file: String::new(),
+                file: None,
                 probabilities: p,
             },
             DropPolicy::Random,

@@ -48,6 +48,8 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     /// Work done: flow × step updates (for benchmarks).
     pub flow_updates: u64,
+    /// Reasons these numbers may be wrong (outside the validated region, no congestion seen, …).
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -106,6 +108,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
         flows,
         mut events,
         samples,
+        mut warnings,
     } = r;
     let per = |v: f64| if span_s > 0.0 { v / span_s } else { 0.0 };
     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
@@ -150,7 +153,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
             FlowSummary {
                 flow: i,
                 group: spec.group_name.clone(),
-                variant: spec.variant.clone(),
+                variant: spec.cc.name().to_string(),
                 rtt_s: spec.rtt_s,
                 throughput_pps: pps,
                 throughput_bps: pps * 8.0 * sc.links[spec.path[0]].packet_size_bytes,
@@ -174,6 +177,13 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
     let bl = &links[b];
     let flows = logical_flows(sc, flows);
     let tput: Vec<f64> = flows.iter().map(|f| f.throughput_pps).collect();
+    if sc.run.from_first_congestion && bl.congestion_events == 0 {
+        warnings.push(format!(
+            "run.from_first_congestion: no congestion event after the warm-up, so the \
+             statistics start at the warm-up ({} s) and describe an uncongested link",
+            measured_from_s
+        ));
+    }
     let summary = Summary {
         scenario: sc.name.clone(),
         engine,
@@ -193,6 +203,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
         flow_updates,
         links,
         flows,
+        warnings,
     };
     RunResult {
         summary,

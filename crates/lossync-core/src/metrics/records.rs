@@ -32,6 +32,9 @@ pub struct Records {
     /// Time-series columns in the order of [`super::Series::standard`], per connection.
     #[serde(default)]
     pub samples: Vec<Vec<f64>>,
+    /// What the engine knows may make this run's numbers wrong (one sentence each).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// A link's totals. Window totals are differences taken by the engine in its own arithmetic

@@ -1,4 +1,4 @@
-//! Simulated time and the event queue (style.md A8.1 and A8.5).
+//! Simulated time and the event queue (integer picoseconds as in htsim; ties broken by insertion order as in ns-3).
 //!
 //! Time is an integer count of picoseconds, as in htsim: serialization times at 10–400 Gb/s are
 //! exact, and a `u64` covers about 213 days. Seconds appear only at the interfaces.
@@ -138,7 +138,7 @@ impl EventQueue {
 }
 
 /// Serialization time of one packet on a link, with the sub-picosecond remainder carried from
-/// packet to packet (style.md A8.1), so that a rate like 622 Mb/s does not drift.
+/// packet to packet, so that a rate like 622 Mb/s does not drift.
 #[derive(Debug, Clone, Copy)]
 pub struct Serializer {
     whole_ps: SimTime,

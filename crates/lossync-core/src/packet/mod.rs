@@ -1,5 +1,5 @@
 //! The packet engine: a deterministic discrete-event simulation of TCP flows, packet by packet,
-//! in integer picoseconds (models.md §7; style.md A4, A8).
+//! in integer picoseconds (docs/model.md §7; a link is a queue plus a pipe, as in htsim).
 //!
 //! The network is a [`Topology`]: elements of a few kinds, and per flow a data route and an ACK
 //! route through them ([`route`]). As in htsim, a link is a queue plus a pipe: a [`port::Port`]
@@ -48,7 +48,6 @@ pub mod route;
 pub mod sender;
 pub mod topology;
 
-use crate::cc;
 use crate::error::{Error, Result};
 use crate::metrics::{self, DropClusters, FlowRecord, LinkRecord, Records, RunResult};
 use crate::queue::{Buffer, Header, Verdict};
@@ -221,8 +220,7 @@ impl PacketEngine {
         let routes = RouteTable::new(&routes);
         let mut flows = Vec::with_capacity(n);
         for (i, f) in sc.flows.iter().enumerate() {
-            let field = format!("flows[{}]", f.group);
-            let law = cc::build(&f.variant, &f.params, &format!("{field}.cc"))?;
+            let law = f.cc.build();
             let hint = topology::ring_hint(&sc, f);
             let ack_every = f.delayed_ack.map_or(1, |d| d.count);
             flows.push(FlowState {
@@ -851,6 +849,7 @@ impl PacketEngine {
             flows,
             events,
             samples: self.series,
+            warnings: Vec::new(),
         };
         metrics::summarize(&self.scenario, records)
     }

@@ -44,7 +44,7 @@ impl Actions {
 }
 
 /// A network element of a kind the engine does not know.
-pub trait Node {
+pub trait Node: Send + Sync {
     /// `pkt` reaches the node at `now_ps`.
     fn receive(&mut self, now_ps: SimTime, pkt: Pkt, out: &mut Actions);
 

@@ -27,7 +27,7 @@
 //!   falls below the halved window, as RFC 6675 §5 says.
 
 use super::event::{s_from_ps, SimTime};
-use crate::cc::{CcContext, CongestionControl};
+use crate::cc::{self, CcContext, CongestionControl};
 use std::collections::VecDeque;
 
 /// RFC 6675 §2 DupThresh (RFC 5681 §3.2): SACKed packets above a hole that declare it lost.
@@ -157,7 +157,7 @@ impl Sender {
             cc,
             cwnd_pkts: initial_window_pkts.min(rwnd_pkts).max(1.0),
             // Without slow start the flow is in congestion avoidance from the first ACK.
-            ssthresh_pkts: if slow_start { rwnd_pkts } else { 0.0 },
+            ssthresh_pkts: cc::initial_ssthresh(slow_start, rwnd_pkts),
             rwnd_pkts,
             abc_limit: 1.0,
             snd_una: 0,
@@ -416,16 +416,18 @@ impl Sender {
 
         // Growth: per new cumulative ACK, not during fast recovery (RFC 6675 keeps cwnd there).
         if advanced && !matches!(self.recovery, Recovery::Fast { .. }) {
-            let acked = newly_acked.min(self.abc_limit);
-            if self.cwnd_pkts < self.ssthresh_pkts && self.cc.slow_starts() {
-                // RFC 5681 §3.1 eq. (2), with RFC 3465's byte counting: one packet per packet
-                // acknowledged, at most L per ACK.
-                self.cwnd_pkts += acked;
-            } else {
-                let ctx = self.ctx(now_ps);
-                self.cwnd_pkts = self.cc.on_ack(&ctx, self.cwnd_pkts, acked);
-            }
-            self.cwnd_pkts = self.cwnd_pkts.clamp(1.0, self.rwnd_pkts);
+            // RFC 5681 §3.1 eq. (2), with RFC 3465's byte counting: one packet per packet
+            // acknowledged, at most L per ACK; the law above ssthresh.
+            let ctx = self.ctx(now_ps);
+            self.cwnd_pkts = cc::grow_window(
+                self.cc.as_mut(),
+                &ctx,
+                self.cwnd_pkts,
+                self.ssthresh_pkts,
+                newly_acked,
+                self.abc_limit,
+                self.rwnd_pkts,
+            );
         }
     }
 

@@ -25,7 +25,7 @@ pub fn packet_engine(text: &str) -> PacketEngine {
     PacketEngine::new(&scenario(text)).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
-/// models.md §4.2: U = ¾(1+ρ)²/(1+ρ+ρ²) for synchronized Reno (γ = ½).
+/// docs/model.md §4.2: U = ¾(1+ρ)²/(1+ρ+ρ²) for synchronized Reno (γ = ½).
 pub fn reno_closed_form(rho: f64) -> f64 {
     0.75 * (1.0 + rho).powi(2) / (1.0 + rho + rho * rho)
 }
@@ -39,7 +39,7 @@ pub fn assert_near(got: f64, want: f64, tol: f64, what: impl Display) {
     );
 }
 
-/// The paper's 10 Gbps case on the fluid engine (models.md §4.4): 10 flows of `variant`, RTT
+/// The paper's 10 Gbps case on the fluid engine (docs/model.md §4.4): 10 flows of `variant`, RTT
 /// 80..260 ms, buffer 10% of the BDP at 170 ms; `loss` and `run` are the bodies of the `[loss]`
 /// and `[run]` tables.
 pub fn paper_10g_toml(variant: &str, loss: &str, run: &str) -> String {

@@ -1,0 +1,196 @@
+//! The scenario format shared by every engine: what a scenario file says
+//! ([`file`](mod@file): [`ScenarioSpec`], read from TOML or JSON), what a run uses ([`model`]:
+//! [`Scenario`], validated, every default filled in), the step between them (`resolve`), and the
+//! way back ([`write`](mod@write): [`to_toml`], a scenario file that resolves to the same
+//! scenario). Field by field documentation: docs/scenario.md.
+
+pub mod empirical;
+pub mod file;
+pub mod model;
+pub mod resolve;
+pub mod write;
+
+pub use empirical::read_m_distribution;
+pub use file::*;
+pub use model::*;
+pub use resolve::resolve;
+pub use write::to_toml;
+
+use crate::error::{Error, Result};
+use serde_json::Value;
+use std::path::Path;
+
+/// Reads a scenario from TOML text. `base_dir` resolves relative file names (empirical CSVs).
+pub fn from_toml(text: &str, base_dir: &Path) -> Result<Scenario> {
+    let value: Value = toml::from_str(text).map_err(|e| {
+        let msg = e.message().to_string();
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+        match line {
+            Some(l) => Error::field(format!("line {l}"), msg),
+            None => Error::field("scenario", msg),
+        }
+    })?;
+    from_value(value, base_dir)
+}
+
+/// Reads a scenario from JSON text (what the Python front end sends after applying overrides):
+/// a scenario file's structure, or a resolved scenario (the JSON `lossync validate` prints and
+/// `summary.json` records).
+pub fn from_json(text: &str, base_dir: &Path) -> Result<Scenario> {
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| Error::field("scenario", e.to_string()))?;
+    from_value(value, base_dir)
+}
+
+/// Reads a scenario from a JSON value: a scenario file's structure, or a resolved scenario, which
+/// is written as a scenario file ([`to_toml`]) and resolved again, so every check applies (errors
+/// then name the fields of that file: `flows[i]` is the i-th group it writes).
+pub fn from_value(value: Value, base_dir: &Path) -> Result<Scenario> {
+    if is_resolved(&value) {
+        let sc: Scenario = serde_path_to_error::deserialize(value).map_err(field_error)?;
+        return from_toml(&to_toml(&sc), base_dir);
+    }
+    let spec: ScenarioSpec = serde_path_to_error::deserialize(value).map_err(field_error)?;
+    resolve(&spec, base_dir)
+}
+
+/// A resolved scenario's links have `capacity_bps`, a field no scenario file has.
+fn is_resolved(value: &Value) -> bool {
+    value
+        .get("links")
+        .and_then(Value::as_array)
+        .and_then(|l| l.first())
+        .is_some_and(|l| l.get("capacity_bps").is_some())
+}
+
+fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> Error {
+    let path = e.path().to_string();
+    let field = if path == "." {
+        "scenario".to_string()
+    } else {
+        path
+    };
+    Error::field(field, e.into_inner().to_string())
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Scenario> {
+        from_toml(text, Path::new("."))
+    }
+
+    const LINK: &str = "[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.5 }\n";
+
+    #[test]
+    fn rtt_range_spreads_evenly_and_buffer_uses_the_mean_rtt() {
+        let sc = parse(&format!(
+            "{LINK}[[flows]]\ncount = 5\ncc = \"reno\"\nrtt = \"100ms..300ms\"\n"
+        ))
+        .unwrap();
+        let rtts: Vec<f64> = sc.flows.iter().map(|f| (f.rtt_s * 1e3).round()).collect();
+        assert_eq!(rtts, vec![100.0, 150.0, 200.0, 250.0, 300.0]);
+        // 0.5 × (1e9 / 12,000 pkt/s) × 0.2 s mean RTT = 8,333.3 packets.
+        assert!((sc.links[0].buffer_pkts - 0.5 * 1e9 / 12_000.0 * 0.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn uniform_starts_are_seeded_and_in_range() {
+        let text = format!("{LINK}[[flows]]\ncount = 50\ncc = \"reno\"\nrtt = 0.1\nstart = {{ uniform = [\"1s\", \"3s\"] }}\n");
+        let a = parse(&text).unwrap();
+        let b = parse(&text).unwrap();
+        let starts: Vec<f64> = a.flows.iter().map(|f| f.start_s).collect();
+        assert!(starts.iter().all(|&s| (1.0..3.0).contains(&s)));
+        assert_eq!(
+            starts,
+            b.flows.iter().map(|f| f.start_s).collect::<Vec<_>>()
+        );
+        let c = parse(&format!("{text}[run]\nseed = 2\n")).unwrap();
+        assert_ne!(
+            starts,
+            c.flows.iter().map(|f| f.start_s).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn sizes_in_bytes_become_packets() {
+        let sc = parse(
+            "[dumbbell]\ncapacity = \"100Mbps\"\npacket_size = \"1KB\"\nbuffer = { bytes = \"200KB\" }\n\
+             [[flows]]\ncc = \"reno\"\nrtt = \"23ms\"\nrwnd = { bytes = \"64KB\" }\n",
+        )
+        .unwrap();
+        assert_eq!(sc.links[0].buffer_pkts, 200.0);
+        assert_eq!(sc.flows[0].rwnd_pkts, 64.0);
+        assert_eq!(sc.links[0].capacity_pps, 12_500.0);
+    }
+
+    #[test]
+    fn reverse_flows_cross_the_mirror_and_acks_cross_back() {
+        let sc = parse(&format!(
+            "{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\ndirection = \"reverse\"\n"
+        ))
+        .unwrap();
+        assert_eq!(sc.links.len(), 2);
+        assert_eq!(sc.links[1].name, "bottleneck-reverse");
+        assert_eq!(sc.links[1].reverse_of, Some(0));
+        assert_eq!(sc.links[1].buffer_pkts, sc.links[0].buffer_pkts);
+        assert_eq!(
+            (sc.flows[0].path.clone(), sc.flows[0].ack_path.clone()),
+            (vec![0], vec![1])
+        );
+        assert_eq!(
+            (sc.flows[1].path.clone(), sc.flows[1].ack_path.clone()),
+            (vec![1], vec![0])
+        );
+        // Without `reverse`, ACKs take no link.
+        let one = parse(&format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n")).unwrap();
+        assert!(one.flows[0].ack_path.is_empty() && one.links.len() == 1);
+    }
+
+    #[test]
+    fn congestion_control_parameters_resolve_with_their_defaults() {
+        let sc = parse(&format!(
+            "{LINK}[[flows]]\ncc = {{ variant = \"HighSpeed\", high_decrease = 0.2 }}\nrtt = 0.1\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            sc.flows[0].cc,
+            crate::cc::CcParams::HighSpeed(crate::cc::highspeed::HighSpeedParams {
+                low_window: 38.0,
+                high_window: 83000.0,
+                high_p: 1e-7,
+                high_decrease: 0.2,
+            })
+        );
+        let json = serde_json::to_value(&sc).unwrap();
+        assert_eq!(json["flows"][0]["variant"], "highspeed");
+        assert_eq!(json["flows"][0]["params"]["low_window"], 38.0);
+        assert_eq!(sc.flows[0].group_name, "highspeed0");
+    }
+
+    #[test]
+    fn errors_name_their_field() {
+        let cases = [
+            (format!("{LINK}[[flows]]\ncount = 3\ncc = \"reno\"\nrtt = [0.1, 0.2]\n"), "flows[0].rtt: lists 2 RTTs for 3 flows"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\npath = [\"nowhere\"]\n"), "flows[0].path: unknown link \"nowhere\""),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[loss]\npolicy = \"random\"\n"), "loss.policy: only applies to model = \"sync\""),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[run]\nstep = \"1s\"\nduration = \"5s\"\n"), "run.step: must be at most a tenth of run.duration"),
+            ("[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { packets = 10, bytes = 100 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n".to_string(), "dumbbell.buffer: give exactly one of packets, bytes, bdp_fraction"),
+            ("engine = \"warp\"\n".to_string() + LINK, "engine: unknown engine \"warp\""),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ndirection = \"sideways\"\n"), "flows[0].direction: unknown direction \"sideways\""),
+            (format!("{LINK}reverse = false\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\ndirection = \"reverse\"\n"), "dumbbell.reverse: is false, but flows[0]"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\nack_size = \"2KB\"\n"), "flows[0].ack_size: 2000 B is larger than a data packet"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ndelayed_ack = {{ count = 0 }}\n"), "flows[0].delayed_ack.count: must be in 1..=64"),
+            (format!("{LINK}reverse = {{ speed = 1 }}\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n"), "dumbbell.reverse.speed: unknown field `speed`"),
+            (format!("{LINK}[[flows]]\ncc = {{ variant = \"cubic\", beta = 1.5 }}\nrtt = 0.1\n"), "flows[0].cc.beta: 1.5 is out of range: must be in (0, 1)"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[[flows]]\ncc = {{ variant = \"reno\", c = 1 }}\nrtt = 0.1\n"), "flows[1].cc.c: unknown parameter (this variant takes: a, b)"),
+            (format!("{LINK}[[flows]]\ncc = \"vegas\"\nrtt = 0.1\n"), "flows[0].cc.variant: unknown variant \"vegas\""),
+        ];
+        for (text, want) in cases {
+            let err = parse(&text).unwrap_err().to_string();
+            assert!(err.starts_with(want), "{err}\nwanted: {want}");
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! What a run uses: the resolved scenario, validated, every default filled in. Engines read only
+//! this.
+//!
+//! Its JSON form (`Serialize`) is what `lossync validate` prints and `summary.json` records. It
+//! reads back (`Deserialize`, through `scenario::from_json`, which then writes it as a scenario
+//! file and resolves that again, so every check applies); quantities derived from others
+//! (`capacity_pps`, `reverse_of`, `ack_path`, `logical`) are recomputed, not read.
+
+use crate::cc::CcParams;
+use serde::{Deserialize, Deserializer, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    Fluid,
+    Packet,
+    Ns3,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    pub engine: Engine,
+    pub links: Vec<Link>,
+    pub flows: Vec<Flow>,
+    pub loss: LossModel,
+    pub run: Run,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    pub name: String,
+    pub capacity_bps: f64,
+    pub packet_size_bytes: f64,
+    /// Capacity in packets per second.
+    pub capacity_pps: f64,
+    pub buffer_pkts: f64,
+    pub delay_s: f64,
+    pub queue: Queue,
+    pub loss_rate: f64,
+    /// This link is the other direction of that link (`reverse = ...` on it).
+    pub reverse_of: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "discipline", rename_all = "snake_case", from = "QueueRepr")]
+pub enum Queue {
+    Droptail,
+    /// Floyd & Jacobson, "Random Early Detection Gateways", IEEE/ACM ToN 1993.
+    Red {
+        min_th: f64,
+        max_th: f64,
+        max_p: f64,
+        weight: f64,
+        gentle: bool,
+    },
+    /// Katabi, Handley, Rohrs, SIGCOMM 2002: the buffer is drop-tail; the router writes
+    /// feedback into the congestion header of every data packet.
+    Xcp(crate::queue::xcp::XcpParams),
+}
+
+/// How a [`Queue`] reads back (the XCP router's parameters by name).
+#[derive(Deserialize)]
+#[serde(tag = "discipline", rename_all = "snake_case", deny_unknown_fields)]
+enum QueueRepr {
+    Droptail,
+    Red {
+        min_th: f64,
+        max_th: f64,
+        max_p: f64,
+        weight: f64,
+        gentle: bool,
+    },
+    Xcp {
+        alpha: f64,
+        beta: f64,
+        gamma: f64,
+        target: f64,
+        count_acks: bool,
+    },
+}
+
+impl From<QueueRepr> for Queue {
+    fn from(q: QueueRepr) -> Queue {
+        match q {
+            QueueRepr::Droptail => Queue::Droptail,
+            QueueRepr::Red {
+                min_th,
+                max_th,
+                max_p,
+                weight,
+                gentle,
+            } => Queue::Red {
+                min_th,
+                max_th,
+                max_p,
+                weight,
+                gentle,
+            },
+            QueueRepr::Xcp {
+                alpha,
+                beta,
+                gamma,
+                target,
+                count_acks,
+            } => Queue::Xcp(crate::queue::xcp::XcpParams {
+                alpha,
+                beta,
+                gamma,
+                target,
+                count_acks,
+            }),
+        }
+    }
+}
+
+/// One connection. (`deny_unknown_fields` cannot go with the flattened `cc`; [`CcParams`]'s
+/// reader refuses keys other than `variant` and `params` instead.)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Flow {
+    pub group: usize,
+    pub group_name: String,
+    /// The variant and its parameters, every default filled in; serialized as `variant` (its
+    /// name) and `params` (every parameter).
+    #[serde(flatten)]
+    pub cc: CcParams,
+    /// Two-way propagation delay (the RTT with empty queues).
+    pub rtt_s: f64,
+    pub start_s: f64,
+    /// Infinite without a receive window (`null` in JSON).
+    #[serde(deserialize_with = "infinite_if_null")]
+    pub rwnd_pkts: f64,
+    /// Link indices the data crosses, in order.
+    pub path: Vec<usize>,
+    /// Link indices the ACKs cross, in order: the reverse directions of the path's links that
+    /// are modelled as queues (empty: the way back is a pure delay).
+    pub ack_path: Vec<usize>,
+    /// The flow sends along the reverse direction of the links it names.
+    pub reverse: bool,
+    /// Packet engine: the receiver ACKs every `count` in-order packets or after `timeout_s`.
+    pub delayed_ack: Option<DelayedAck>,
+    pub ack_size_bytes: f64,
+    /// Packet engine: the sender's access link (`None`: 10x the first link of the path).
+    pub access_capacity_bps: Option<f64>,
+    /// The logical flow this connection belongs to (its own index unless the group is
+    /// `parallel`); metrics report logical flows.
+    pub logical: usize,
+    pub slow_start: bool,
+    pub initial_window_pkts: f64,
+    /// Packet engine: pace sending at ratio × cwnd / srtt (slow start, congestion avoidance).
+    /// The fluid engine is paced by nature and ignores it.
+    pub pacing: Option<Pacing>,
+}
+
+/// JSON has no infinity: serde_json writes it as `null`.
+fn infinite_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
+}
+
+/// Delayed ACKs (RFC 5681 §4.2; RFC 1122 §4.2.3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelayedAck {
+    pub count: u32,
+    pub timeout_s: f64,
+}
+
+/// Pacing ratios; Linux's defaults `tcp_pacing_ss_ratio = 200` and `tcp_pacing_ca_ratio = 120`
+/// (percent, net/ipv4/tcp_ipv4.c; Documentation/networking/ip-sysctl.rst).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pacing {
+    pub ss_ratio: f64,
+    pub ca_ratio: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossModel {
+    /// The classic fluid model (docs/model.md §1): overflow loss split among all flows by rate, and
+    /// every lost packet signals its sender (continuous loss indication).
+    Proportional,
+    /// Losses as TCP meets them (docs/fluid.md, "The tcp loss model"): senders are ACK-clocked
+    /// (a window cut pauses sending until the data in flight fall below it), a flow loses in an
+    /// overflow episode with the probability that at least one of its packets was dropped, and
+    /// reacts at most once per RTT, as SACK and NewReno react once per loss event.
+    Tcp,
+    /// The loss-synchronization module (docs/model.md §2).
+    Sync {
+        sync: Sync,
+        policy: DropPolicy,
+        reductions_per_event: f64,
+        /// `None`: one average base RTT of the flows crossing the link.
+        holdoff_s: Option<f64>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Sync {
+    All,
+    Fixed {
+        m: usize,
+    },
+    /// m = clamp(round(Z), ceil(X·N), N), Z ~ Normal(mean, std) (docs/model.md §2.2 eq. 4).
+    /// `None` mean/std: the defaults (⌈XN⌉+N)/2 and (N−⌈XN⌉)/4, per link's N.
+    Normal {
+        x: f64,
+        mean: Option<f64>,
+        std: Option<f64>,
+    },
+    /// P(m = k): read from a CSV file with columns `m,probability` (or `m,count`), or given
+    /// inline.
+    Empirical {
+        /// The CSV file the probabilities come from (`None`: given inline).
+        file: Option<String>,
+        probabilities: Vec<(usize, f64)>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropPolicy {
+    HighestRate,
+    LargestWindow,
+    Random,
+    RoundRobin,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub from_first_congestion: bool,
+    pub step_s: f64,
+    pub seed: u64,
+    pub record_interval_s: f64,
+}

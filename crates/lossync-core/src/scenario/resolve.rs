@@ -1,0 +1,952 @@
+//! From what a file says to what a run uses: validation with errors that name their field, and
+//! every default.
+
+use super::empirical::read_m_distribution;
+use super::file::*;
+use super::model::*;
+use crate::cc::{self, CcParams};
+use crate::error::{Error, Result};
+use crate::units::Bytes;
+use std::path::Path;
+
+fn positive(field: &str, v: f64) -> Result<f64> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(Error::field(
+            field,
+            format!("must be a positive number, got {v}"),
+        ))
+    }
+}
+
+fn non_negative(field: &str, v: f64) -> Result<f64> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(Error::field(
+            field,
+            format!("must be a number ≥ 0, got {v}"),
+        ))
+    }
+}
+
+fn probability(field: &str, v: f64) -> Result<f64> {
+    if v.is_finite() && (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(Error::field(
+            field,
+            format!("must be a probability in [0, 1], got {v}"),
+        ))
+    }
+}
+
+/// Validates a spec and fills every default.
+pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
+    let engine = resolve_engine(spec.engine.as_deref())?;
+    let run = resolve_run(&spec.run)?;
+    let (link_specs, names) = link_table(spec)?;
+    let mut flows = resolve_flows(spec, &names, &link_specs, run.seed)?;
+    if flows.is_empty() {
+        return Err(Error::field(
+            "flows",
+            "no flows: give at least one [[flows]] group",
+        ));
+    }
+    let links = resolve_links(&link_specs, &names, &mut flows)?;
+    check_packet_sizes(&links, &link_specs)?;
+    check_rtts_cover_paths(&links, &flows)?;
+    check_xcp_flows_meet_xcp_routers(&links, &flows)?;
+    let loss = resolve_loss(&spec.loss, &links, &flows, base_dir)?;
+    let name = spec.name.clone().unwrap_or_else(|| "scenario".to_string());
+    Ok(Scenario {
+        name,
+        engine,
+        links,
+        flows,
+        loss,
+        run,
+    })
+}
+
+fn resolve_engine(engine: Option<&str>) -> Result<Engine> {
+    match engine.unwrap_or("fluid") {
+        "fluid" => Ok(Engine::Fluid),
+        "packet" => Ok(Engine::Packet),
+        "ns3" => Ok(Engine::Ns3),
+        other => Err(Error::field(
+            "engine",
+            format!("unknown engine {other:?} (known: fluid, packet, ns3)"),
+        )),
+    }
+}
+
+/// The links as written, each with its field path (`dumbbell` or `links[i]`), and their names:
+/// the dumbbell shorthand or a named list, not both.
+#[allow(clippy::type_complexity)]
+fn link_table(spec: &ScenarioSpec) -> Result<(Vec<(String, &LinkSpec)>, Vec<String>)> {
+    let link_specs: Vec<(String, &LinkSpec)> = match (&spec.dumbbell, spec.links.is_empty()) {
+        (Some(_), false) => {
+            return Err(Error::field(
+                "links",
+                "give either `dumbbell` or `links`, not both",
+            ))
+        }
+        (Some(d), true) => vec![("dumbbell".to_string(), d)],
+        (None, false) => spec
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (format!("links[{i}]"), l))
+            .collect(),
+        (None, true) => return Err(Error::field("links", "no link: give `dumbbell` or `links`")),
+    };
+    let mut names: Vec<String> = Vec::new();
+    for (field, l) in &link_specs {
+        let name = match (&l.name, spec.dumbbell.is_some()) {
+            (Some(n), _) => n.clone(),
+            (None, true) => "bottleneck".to_string(),
+            (None, false) => {
+                return Err(Error::field(
+                    format!("{field}.name"),
+                    "every link needs a name",
+                ))
+            }
+        };
+        if names.contains(&name) {
+            return Err(Error::field(
+                format!("{field}.name"),
+                format!("duplicate link name {name:?}"),
+            ));
+        }
+        names.push(name);
+    }
+    Ok((link_specs, names))
+}
+
+/// Windows and queues count packets, so every link must use one packet size.
+fn check_packet_sizes(links: &[Link], link_specs: &[(String, &LinkSpec)]) -> Result<()> {
+    let sizes: Vec<f64> = links.iter().map(|l| l.packet_size_bytes).collect();
+    if let Some(i) = sizes.iter().position(|&s| s != sizes[0]) {
+        return Err(Error::field(
+            format!("{}.packet_size", link_specs[i].0),
+            "all links must use the same packet size (windows and queues count packets)",
+        ));
+    }
+    Ok(())
+}
+
+/// A flow's base RTT includes the propagation delay of its path, there and back.
+fn check_rtts_cover_paths(links: &[Link], flows: &[Flow]) -> Result<()> {
+    for f in flows {
+        let prop: f64 = f.path.iter().map(|&l| 2.0 * links[l].delay_s).sum();
+        if f.rtt_s < prop - 1e-12 {
+            return Err(Error::field(
+                format!("flows[{}].rtt", f.group),
+                format!(
+                    "an RTT of {} s is shorter than twice the propagation delay of its path ({} s)",
+                    f.rtt_s, prop
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An XCP sender has no probing of its own: without an XCP router it would never slow down.
+fn check_xcp_flows_meet_xcp_routers(links: &[Link], flows: &[Flow]) -> Result<()> {
+    if let Some(f) = flows.iter().find(|f| {
+        matches!(f.cc, CcParams::Xcp(_))
+            && !f
+                .path
+                .iter()
+                .any(|&l| matches!(links[l].queue, Queue::Xcp(_)))
+    }) {
+        return Err(Error::field(
+            format!("flows[{}].cc", f.group),
+            "an xcp flow must cross a link with queue = { discipline = \"xcp\" }",
+        ));
+    }
+    Ok(())
+}
+
+fn resolve_run(r: &RunSpec) -> Result<Run> {
+    let duration_s = positive("run.duration", r.duration.map_or(100.0, |t| t.0))?;
+    let warmup_s = non_negative("run.warmup", r.warmup.map_or(0.0, |t| t.0))?;
+    if warmup_s >= duration_s {
+        return Err(Error::field(
+            "run.warmup",
+            "must be shorter than run.duration",
+        ));
+    }
+    // Default step 1 ms: RTT/Δ ≥ 80 for the paper's 80–260 ms flows (docs/model.md §1.4).
+    let step_s = positive("run.step", r.step.map_or(1e-3, |t| t.0))?;
+    if step_s > duration_s / 10.0 {
+        return Err(Error::field(
+            "run.step",
+            "must be at most a tenth of run.duration",
+        ));
+    }
+    let record_interval_s = positive(
+        "run.record_interval",
+        r.record_interval.map_or(0.1, |t| t.0),
+    )?;
+    if record_interval_s < step_s {
+        return Err(Error::field(
+            "run.record_interval",
+            "must be at least one step",
+        ));
+    }
+    if duration_s / record_interval_s > 1e7 {
+        return Err(Error::field(
+            "run.record_interval",
+            "would record more than 10^7 samples",
+        ));
+    }
+    Ok(Run {
+        duration_s,
+        warmup_s,
+        from_first_congestion: r.from_first_congestion.unwrap_or(false),
+        step_s,
+        seed: r.seed.unwrap_or(1),
+        record_interval_s,
+    })
+}
+
+/// The links as given, then the reverse directions (asked for with `reverse`, or needed by a
+/// flow with `direction = "reverse"`), each named `<link>-reverse`. Moves reverse flows onto
+/// those and fills every flow's ACK path.
+fn resolve_links(
+    link_specs: &[(String, &LinkSpec)],
+    names: &[String],
+    flows: &mut [Flow],
+) -> Result<Vec<Link>> {
+    let n = link_specs.len();
+    let mut rev_index: Vec<Option<usize>> = vec![None; n];
+    let mut next = n;
+    for (i, (field, l)) in link_specs.iter().enumerate() {
+        let asked = match &l.reverse {
+            None => None,
+            Some(BoolOr::Bool(b)) => Some(*b),
+            Some(BoolOr::Table(_)) => Some(true),
+        };
+        if let Some(f) = flows.iter().find(|f| f.reverse && f.path.contains(&i)) {
+            if asked == Some(false) {
+                return Err(Error::field(
+                    format!("{field}.reverse"),
+                    format!(
+                        "is false, but flows[{}] (direction = \"reverse\") crosses the link",
+                        f.group
+                    ),
+                ));
+            }
+            rev_index[i] = Some(next);
+            next += 1;
+        } else if asked == Some(true) {
+            rev_index[i] = Some(next);
+            next += 1;
+        }
+    }
+
+    let mut links = Vec::with_capacity(next);
+    for (i, (field, l)) in link_specs.iter().enumerate() {
+        // The BDP of a link's buffer: the flows whose data cross it in that direction.
+        let mut crossing: Vec<&Flow> = flows
+            .iter()
+            .filter(|f| !f.reverse && f.path.contains(&i))
+            .collect();
+        if crossing.is_empty() {
+            crossing = flows.iter().filter(|f| f.path.contains(&i)).collect();
+        }
+        links.push(resolve_link(field, &names[i], l, &crossing)?);
+    }
+    for (i, (field, l)) in link_specs.iter().enumerate() {
+        let Some(ri) = rev_index[i] else { continue };
+        let over = match &l.reverse {
+            Some(BoolOr::Table(t)) => t.clone(),
+            _ => ReverseLinkSpec {
+                capacity: None,
+                buffer: None,
+                queue: None,
+            },
+        };
+        let spec = LinkSpec {
+            name: None,
+            capacity: over.capacity.unwrap_or(l.capacity),
+            packet_size: l.packet_size,
+            buffer: over.buffer.clone().unwrap_or_else(|| l.buffer.clone()),
+            queue: over.queue.clone().or_else(|| l.queue.clone()),
+            delay: l.delay,
+            loss_rate: l.loss_rate,
+            reverse: None,
+        };
+        let mut crossing: Vec<&Flow> = flows
+            .iter()
+            .filter(|f| f.reverse && f.path.contains(&i))
+            .collect();
+        if crossing.is_empty() {
+            crossing = flows.iter().filter(|f| f.path.contains(&i)).collect();
+        }
+        let mut link = resolve_link(
+            &format!("{field}.reverse"),
+            &format!("{}-reverse", names[i]),
+            &spec,
+            &crossing,
+        )?;
+        if over.buffer.is_none() {
+            link.buffer_pkts = links[i].buffer_pkts; // a mirror holds as many packets
+        }
+        link.reverse_of = Some(i);
+        debug_assert_eq!(links.len(), ri);
+        links.push(link);
+    }
+
+    for f in flows.iter_mut() {
+        let there_and_back: Vec<usize> =
+            f.path.iter().rev().filter_map(|&l| rev_index[l]).collect();
+        if f.reverse {
+            f.ack_path = std::mem::replace(&mut f.path, there_and_back);
+        } else {
+            f.ack_path = there_and_back;
+        }
+    }
+    Ok(links)
+}
+
+fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Result<Link> {
+    let capacity_bps = positive(&format!("{field}.capacity"), l.capacity.0)?;
+    let packet_size_bytes = positive(
+        &format!("{field}.packet_size"),
+        l.packet_size.map_or(1500.0, |b| b.0),
+    )?;
+    let capacity_pps = capacity_bps / (8.0 * packet_size_bytes);
+    let delay_s = non_negative(&format!("{field}.delay"), l.delay.map_or(0.0, |t| t.0))?;
+    let loss_rate = probability(&format!("{field}.loss_rate"), l.loss_rate.unwrap_or(0.0))?;
+    if loss_rate >= 1.0 {
+        return Err(Error::field(
+            format!("{field}.loss_rate"),
+            "must be below 1",
+        ));
+    }
+
+    let buffer_pkts = resolve_buffer(
+        &l.buffer,
+        &format!("{field}.buffer"),
+        capacity_pps,
+        packet_size_bytes,
+        crossing,
+    )?;
+    let queue = resolve_queue(l.queue.as_ref(), &format!("{field}.queue"), buffer_pkts)?;
+    Ok(Link {
+        name: name.to_string(),
+        capacity_bps,
+        packet_size_bytes,
+        capacity_pps,
+        buffer_pkts,
+        delay_s,
+        queue,
+        loss_rate,
+        reverse_of: None,
+    })
+}
+
+/// The buffer in packets; `bf` is its field. With `bdp_fraction`, the BDP is the capacity times
+/// `reference_rtt`, by default the mean base RTT of the flows `crossing` the link.
+fn resolve_buffer(
+    b: &BufferSpec,
+    bf: &str,
+    capacity_pps: f64,
+    packet_size_bytes: f64,
+    crossing: &[&Flow],
+) -> Result<f64> {
+    let given = [
+        b.packets.is_some(),
+        b.bytes.is_some(),
+        b.bdp_fraction.is_some(),
+    ];
+    if given.iter().filter(|&&g| g).count() != 1 {
+        return Err(Error::field(
+            bf,
+            "give exactly one of packets, bytes, bdp_fraction",
+        ));
+    }
+    if b.reference_rtt.is_some() && b.bdp_fraction.is_none() {
+        return Err(Error::field(
+            format!("{bf}.reference_rtt"),
+            "only goes with bdp_fraction",
+        ));
+    }
+    let buffer_pkts = if let Some(p) = b.packets {
+        non_negative(&format!("{bf}.packets"), p)?
+    } else if let Some(by) = b.bytes {
+        non_negative(&format!("{bf}.bytes"), by.0)? / packet_size_bytes
+    } else {
+        let frac = non_negative(&format!("{bf}.bdp_fraction"), b.bdp_fraction.unwrap_or(0.0))?;
+        let rtt = match b.reference_rtt {
+            Some(t) => positive(&format!("{bf}.reference_rtt"), t.0)?,
+            None if crossing.is_empty() => {
+                return Err(Error::field(
+                    format!("{bf}.reference_rtt"),
+                    "needed: no flow crosses this link to take a mean RTT from",
+                ))
+            }
+            None => crossing.iter().map(|f| f.rtt_s).sum::<f64>() / crossing.len() as f64,
+        };
+        frac * capacity_pps * rtt
+    };
+    // A buffer of 0 is the bufferless link of the closed forms (docs/model.md §4.2, ρ = 0); anything
+    // between 0 and one packet cannot hold a packet and is almost surely a unit mistake.
+    if buffer_pkts > 0.0 && buffer_pkts < 1.0 {
+        return Err(Error::field(
+            bf,
+            format!("{buffer_pkts:.3} packets is less than one packet (use 0 for no buffer)"),
+        ));
+    }
+    Ok(buffer_pkts)
+}
+
+/// The queue discipline (drop-tail by default); `qf` is its field.
+fn resolve_queue(queue: Option<&QueueSpec>, qf: &str, buffer_pkts: f64) -> Result<Queue> {
+    Ok(match queue {
+        None | Some(QueueSpec::Droptail) => Queue::Droptail,
+        Some(QueueSpec::Red {
+            min_th,
+            max_th,
+            max_p,
+            weight,
+            gentle,
+        }) => {
+            let min_th = non_negative(&format!("{qf}.min_th"), *min_th)?;
+            let max_th = positive(&format!("{qf}.max_th"), *max_th)?;
+            if max_th <= min_th {
+                return Err(Error::field(format!("{qf}.max_th"), "must exceed min_th"));
+            }
+            if max_th > buffer_pkts {
+                return Err(Error::field(
+                    format!("{qf}.max_th"),
+                    "must not exceed the buffer",
+                ));
+            }
+            // max_p 0.1 and w_q 0.002: Floyd & Jacobson 1993 §11 and Floyd's RED page defaults.
+            let max_p = probability(&format!("{qf}.max_p"), max_p.unwrap_or(0.1))?;
+            let weight = weight.unwrap_or(0.002);
+            if !(weight > 0.0 && weight <= 1.0) {
+                return Err(Error::field(format!("{qf}.weight"), "must be in (0, 1]"));
+            }
+            Queue::Red {
+                min_th,
+                max_th,
+                max_p,
+                weight,
+                gentle: gentle.unwrap_or(true),
+            }
+        }
+        Some(QueueSpec::Xcp {
+            preset,
+            alpha,
+            beta,
+            gamma,
+            target,
+            count_acks,
+        }) => {
+            let base = match preset.as_deref().unwrap_or("original") {
+                "original" => crate::queue::xcp::XcpParams::ORIGINAL,
+                "conservative" => crate::queue::xcp::XcpParams::CONSERVATIVE,
+                other => {
+                    return Err(Error::field(
+                        format!("{qf}.preset"),
+                        format!("unknown preset {other:?} (original, conservative)"),
+                    ))
+                }
+            };
+            let p = crate::queue::xcp::XcpParams {
+                alpha: positive(&format!("{qf}.alpha"), alpha.unwrap_or(base.alpha))?,
+                beta: positive(&format!("{qf}.beta"), beta.unwrap_or(base.beta))?,
+                gamma: probability(&format!("{qf}.gamma"), gamma.unwrap_or(base.gamma))?,
+                target: positive(&format!("{qf}.target"), target.unwrap_or(base.target))?,
+                count_acks: count_acks.unwrap_or(true),
+            };
+            if p.target > 1.0 {
+                return Err(Error::field(format!("{qf}.target"), "must be at most 1"));
+            }
+            Queue::Xcp(p)
+        }
+    })
+}
+
+/// Every flow group, expanded to one [`Flow`] per connection (ACK paths are filled in by
+/// [`resolve_links`]).
+fn resolve_flows(
+    spec: &ScenarioSpec,
+    names: &[String],
+    link_specs: &[(String, &LinkSpec)],
+    seed: u64,
+) -> Result<Vec<Flow>> {
+    let packet_size = link_specs[0].1.packet_size.map_or(1500.0, |b| b.0);
+    let mut flows = Vec::new();
+    for (g, fs) in spec.flows.iter().enumerate() {
+        let field = format!("flows[{g}]");
+        let n = flow_count(fs.count, &field)?;
+        let cc = cc::read(&fs.cc.variant, &fs.cc.params, &format!("{field}.cc"))?;
+        let rtts = flow_rtts(&fs.rtt, n, &format!("{field}.rtt"))?;
+        let starts = flow_starts(fs.start.as_ref(), n, &format!("{field}.start"), seed, g)?;
+        let rwnd_pkts = flow_rwnd(fs.rwnd.as_ref(), packet_size, &field)?;
+        let path = flow_path(fs.path.as_deref(), spec.dumbbell.is_some(), names, &field)?;
+        let initial_window_pkts = positive(
+            &format!("{field}.initial_window"),
+            fs.initial_window.unwrap_or(10.0),
+        )?;
+        let pacing = flow_pacing(fs.pacing.as_ref(), &field)?;
+        let reverse = flow_direction(fs.direction.as_deref(), &field)?;
+        let delayed_ack = flow_delayed_ack(fs.delayed_ack.as_ref(), &field)?;
+        let ack_size_bytes = flow_ack_size(fs.ack_size, packet_size, &field)?;
+        let access_capacity_bps = fs
+            .access_capacity
+            .map(|r| positive(&format!("{field}.access_capacity"), r.0))
+            .transpose()?;
+        let parallel = flow_parallel(fs.parallel, &field)?;
+        let group_name = fs
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{}{g}", cc.name()));
+        let base = flows.last().map_or(0, |f: &Flow| f.logical + 1);
+        for k in (0..n).flat_map(|k| std::iter::repeat_n(k, parallel)) {
+            flows.push(Flow {
+                group: g,
+                group_name: group_name.clone(),
+                cc: cc.clone(),
+                rtt_s: rtts[k],
+                start_s: starts[k],
+                rwnd_pkts,
+                path: path.clone(),
+                slow_start: fs.slow_start.unwrap_or(false),
+                initial_window_pkts,
+                pacing,
+                ack_path: Vec::new(),
+                reverse,
+                delayed_ack,
+                ack_size_bytes,
+                access_capacity_bps,
+                logical: base + k,
+            });
+        }
+    }
+    Ok(flows)
+}
+
+fn flow_count(count: Option<i64>, field: &str) -> Result<usize> {
+    let count = count.unwrap_or(1);
+    if !(1..=100_000).contains(&count) {
+        return Err(Error::field(
+            format!("{field}.count"),
+            format!("must be in 1..=100000, got {count}"),
+        ));
+    }
+    Ok(count as usize)
+}
+
+/// One RTT per flow of the group; `field` is the group's `rtt`.
+fn flow_rtts(rtt: &RttSpec, n: usize, rf: &str) -> Result<Vec<f64>> {
+    Ok(match rtt {
+        RttSpec::One(r) => vec![positive(rf, *r)?; n],
+        RttSpec::List(v) => {
+            if v.len() != n {
+                return Err(Error::field(
+                    rf,
+                    format!("lists {} RTTs for {n} flows", v.len()),
+                ));
+            }
+            v.iter().map(|&r| positive(rf, r)).collect::<Result<_>>()?
+        }
+        RttSpec::Range(a, b) => {
+            let (a, b) = (positive(rf, *a)?, positive(rf, *b)?);
+            if b < a {
+                return Err(Error::field(rf, "range must go from low to high"));
+            }
+            (0..n)
+                .map(|k| {
+                    if n == 1 {
+                        a
+                    } else {
+                        a + (b - a) * k as f64 / (n - 1) as f64
+                    }
+                })
+                .collect()
+        }
+    })
+}
+
+/// One start time per flow of group `g`; `sf` is the group's `start`. Uniform draws use stream
+/// 1000 + g of the run's seed, so they do not depend on other groups.
+fn flow_starts(
+    start: Option<&StartSpec>,
+    n: usize,
+    sf: &str,
+    seed: u64,
+    g: usize,
+) -> Result<Vec<f64>> {
+    Ok(match start {
+        None => vec![0.0; n],
+        Some(StartSpec::At(t)) => vec![non_negative(sf, *t)?; n],
+        Some(StartSpec::List(v)) => {
+            if v.len() != n {
+                return Err(Error::field(
+                    sf,
+                    format!("lists {} start times for {n} flows", v.len()),
+                ));
+            }
+            v.iter()
+                .map(|&t| non_negative(sf, t))
+                .collect::<Result<_>>()?
+        }
+        Some(StartSpec::Uniform(a, b)) => {
+            let (a, b) = (non_negative(sf, *a)?, non_negative(sf, *b)?);
+            if b < a {
+                return Err(Error::field(
+                    sf,
+                    "uniform interval must go from low to high",
+                ));
+            }
+            let mut rng = crate::rng::Rng::new(seed, 1000 + g as u64);
+            (0..n).map(|_| a + (b - a) * rng.uniform()).collect()
+        }
+    })
+}
+
+/// The receive window in packets (infinite without `rwnd`).
+fn flow_rwnd(rwnd: Option<&WindowSpec>, packet_size: f64, field: &str) -> Result<f64> {
+    let rwnd_pkts = match rwnd {
+        None => f64::INFINITY,
+        Some(w) => match (w.packets, w.bytes) {
+            (Some(p), None) => positive(&format!("{field}.rwnd.packets"), p)?,
+            (None, Some(b)) => positive(&format!("{field}.rwnd.bytes"), b.0)? / packet_size,
+            _ => {
+                return Err(Error::field(
+                    format!("{field}.rwnd"),
+                    "give exactly one of packets, bytes",
+                ))
+            }
+        },
+    };
+    if rwnd_pkts < 1.0 {
+        return Err(Error::field(
+            format!("{field}.rwnd"),
+            "must allow at least one packet",
+        ));
+    }
+    Ok(rwnd_pkts)
+}
+
+/// Link indices of the path (the dumbbell's one link by default), each link at most once.
+fn flow_path(
+    path: Option<&[String]>,
+    dumbbell: bool,
+    names: &[String],
+    field: &str,
+) -> Result<Vec<usize>> {
+    let path: Vec<usize> = match path {
+        None if dumbbell => vec![0],
+        None => {
+            return Err(Error::field(
+                format!("{field}.path"),
+                "needed when links are named",
+            ))
+        }
+        Some([]) => {
+            return Err(Error::field(
+                format!("{field}.path"),
+                "must name at least one link",
+            ))
+        }
+        Some(p) => p
+            .iter()
+            .map(|name| {
+                names.iter().position(|n| n == name).ok_or_else(|| {
+                    Error::field(format!("{field}.path"), format!("unknown link {name:?}"))
+                })
+            })
+            .collect::<Result<_>>()?,
+    };
+    let mut seen = path.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != path.len() {
+        return Err(Error::field(format!("{field}.path"), "names a link twice"));
+    }
+    Ok(path)
+}
+
+/// Linux's pacing ratios by default: `tcp_pacing_ss_ratio = 200`, `tcp_pacing_ca_ratio = 120`.
+fn flow_pacing(pacing: Option<&PacingSpec>, field: &str) -> Result<Option<Pacing>> {
+    Ok(match pacing {
+        None | Some(BoolOr::Bool(false)) => None,
+        Some(BoolOr::Bool(true)) => Some(Pacing {
+            ss_ratio: 2.0,
+            ca_ratio: 1.2,
+        }),
+        Some(BoolOr::Table(r)) => Some(Pacing {
+            ss_ratio: positive(
+                &format!("{field}.pacing.ss_ratio"),
+                r.ss_ratio.unwrap_or(2.0),
+            )?,
+            ca_ratio: positive(
+                &format!("{field}.pacing.ca_ratio"),
+                r.ca_ratio.unwrap_or(1.2),
+            )?,
+        }),
+    })
+}
+
+/// Whether the group sends along the reverse direction of its path.
+fn flow_direction(direction: Option<&str>, field: &str) -> Result<bool> {
+    match direction.unwrap_or("forward") {
+        "forward" => Ok(false),
+        "reverse" => Ok(true),
+        other => Err(Error::field(
+            format!("{field}.direction"),
+            format!("unknown direction {other:?} (forward, reverse)"),
+        )),
+    }
+}
+
+/// RFC 5681 §4.2: an ACK for at least every second full-sized segment; RFC 1122 §4.2.3.2: within
+/// 0.5 s. 200 ms is ns-3's DelAckTimeout default (Linux adapts between 40 and 200).
+fn flow_delayed_ack(d: Option<&DelayedAckSpec>, field: &str) -> Result<Option<DelayedAck>> {
+    Ok(match d {
+        None | Some(BoolOr::Bool(false)) => None,
+        Some(BoolOr::Bool(true)) => Some(DelayedAck {
+            count: 2,
+            timeout_s: 0.2,
+        }),
+        Some(BoolOr::Table(d)) => {
+            let count = d.count.unwrap_or(2);
+            if !(1..=64).contains(&count) {
+                return Err(Error::field(
+                    format!("{field}.delayed_ack.count"),
+                    format!("must be in 1..=64, got {count}"),
+                ));
+            }
+            Some(DelayedAck {
+                count: count as u32,
+                timeout_s: positive(
+                    &format!("{field}.delayed_ack.timeout"),
+                    d.timeout.map_or(0.2, |t| t.0),
+                )?,
+            })
+        }
+    })
+}
+
+/// 40 B by default: IPv4 and TCP headers without options (RFC 791, RFC 9293).
+fn flow_ack_size(ack_size: Option<Bytes>, packet_size: f64, field: &str) -> Result<f64> {
+    let ack_size_bytes = positive(&format!("{field}.ack_size"), ack_size.map_or(40.0, |b| b.0))?;
+    if ack_size_bytes > packet_size {
+        return Err(Error::field(
+            format!("{field}.ack_size"),
+            format!("{ack_size_bytes} B is larger than a data packet ({packet_size} B)"),
+        ));
+    }
+    Ok(ack_size_bytes)
+}
+
+/// Connections per flow of the group.
+fn flow_parallel(parallel: Option<i64>, field: &str) -> Result<usize> {
+    let parallel = parallel.unwrap_or(1);
+    if !(1..=64).contains(&parallel) {
+        return Err(Error::field(
+            format!("{field}.parallel"),
+            format!("must be in 1..=64 connections, got {parallel}"),
+        ));
+    }
+    Ok(parallel as usize)
+}
+
+/// The loss model; `sync`, `policy`, `reductions_per_event` and `holdoff` only with `sync`
+/// (errors with `proportional` and `tcp`).
+fn resolve_loss(
+    l: &LossSpec,
+    links: &[Link],
+    flows: &[Flow],
+    base_dir: &Path,
+) -> Result<LossModel> {
+    // The default is `tcp`, validated against the packet engine (docs/validation/fidelity.md);
+    // XCP senders, whose fluid form was validated under the rate model only, keep `proportional`.
+    let default = if flows.iter().any(|f| matches!(f.cc, CcParams::Xcp(_))) {
+        "proportional"
+    } else {
+        "tcp"
+    };
+    match l.model.as_deref().unwrap_or(default) {
+        model @ ("proportional" | "tcp") => {
+            for (name, given) in [
+                ("sync", l.sync.is_some()),
+                ("policy", l.policy.is_some()),
+                ("reductions_per_event", l.reductions_per_event.is_some()),
+                ("holdoff", l.holdoff.is_some()),
+            ] {
+                if given {
+                    return Err(Error::field(
+                        format!("loss.{name}"),
+                        "only applies to model = \"sync\"",
+                    ));
+                }
+            }
+            Ok(if model == "tcp" {
+                LossModel::Tcp
+            } else {
+                LossModel::Proportional
+            })
+        }
+        "sync" => {
+            // The smallest number of flows on any link bounds a fixed m.
+            let n_min = (0..links.len())
+                .map(|i| flows.iter().filter(|f| f.path.contains(&i)).count())
+                .filter(|&n| n > 0)
+                .min()
+                .unwrap_or(0);
+            let sync = resolve_sync(l.sync.clone().unwrap_or(SyncSpec::All), n_min, base_dir)?;
+            let policy = resolve_policy(l.policy.as_deref())?;
+            let reductions_per_event = l.reductions_per_event.unwrap_or(1.0);
+            if !(reductions_per_event.is_finite()
+                && reductions_per_event > 0.0
+                && reductions_per_event <= 64.0)
+            {
+                return Err(Error::field(
+                    "loss.reductions_per_event",
+                    "must be in (0, 64]",
+                ));
+            }
+            let holdoff_s = match l.holdoff {
+                None => None,
+                Some(t) => Some(non_negative("loss.holdoff", t.0)?),
+            };
+            Ok(LossModel::Sync {
+                sync,
+                policy,
+                reductions_per_event,
+                holdoff_s,
+            })
+        }
+        other => Err(Error::field(
+            "loss.model",
+            format!("unknown loss model {other:?} (known: proportional, tcp, sync)"),
+        )),
+    }
+}
+
+/// The synchronization controller; `n_min` is the fewest flows at any link (bounds m).
+fn resolve_sync(sync: SyncSpec, n_min: usize, base_dir: &Path) -> Result<Sync> {
+    Ok(match sync {
+        SyncSpec::All => Sync::All,
+        SyncSpec::Fixed { m } => {
+            if m < 1 || m as usize > n_min {
+                return Err(Error::field(
+                    "loss.sync.m",
+                    format!("must be in 1..={n_min} (the number of flows at the link), got {m}"),
+                ));
+            }
+            Sync::Fixed { m: m as usize }
+        }
+        SyncSpec::Normal { x, mean, std } => {
+            if !(x.is_finite() && x > 0.0 && x <= 1.0) {
+                return Err(Error::field(
+                    "loss.sync.x",
+                    format!("must be in (0, 1], got {x}"),
+                ));
+            }
+            if let Some(m) = mean {
+                positive("loss.sync.mean", m)?;
+            }
+            if let Some(s) = std {
+                non_negative("loss.sync.std", s)?;
+            }
+            Sync::Normal { x, mean, std }
+        }
+        SyncSpec::Empirical {
+            file,
+            probabilities: None,
+        } => {
+            let Some(file) = file else {
+                return Err(Error::field(
+                    "loss.sync",
+                    "give `file` (a CSV of m and its probability) or `probabilities`",
+                ));
+            };
+            let path = base_dir.join(&file);
+            let probabilities = read_m_distribution(&path)?;
+            if let Some(&(m, _)) = probabilities.iter().find(|&&(m, _)| m > n_min) {
+                return Err(Error::field(
+                    "loss.sync.file",
+                    format!(
+                        "{}: m = {m} exceeds the {n_min} flows at the link",
+                        path.display()
+                    ),
+                ));
+            }
+            Sync::Empirical {
+                file: Some(path.display().to_string()),
+                probabilities,
+            }
+        }
+        SyncSpec::Empirical {
+            file,
+            probabilities: Some(probabilities),
+        } => Sync::Empirical {
+            // Recorded, not read: the probabilities are given.
+            file: file.map(|f| base_dir.join(f).display().to_string()),
+            probabilities: inline_m_distribution(probabilities, n_min)?,
+        },
+    })
+}
+
+/// `probabilities = [[m, p], ...]`: each m in 1..=n_min, each p ≥ 0, adding up to 1 (within
+/// 1e-9). Used as given, not normalised again, so a resolved scenario written out reads back
+/// bit for bit.
+fn inline_m_distribution(p: Vec<(usize, f64)>, n_min: usize) -> Result<Vec<(usize, f64)>> {
+    let field = "loss.sync.probabilities";
+    if p.is_empty() {
+        return Err(Error::field(
+            field,
+            "must list at least one [m, probability]",
+        ));
+    }
+    for (i, &(m, w)) in p.iter().enumerate() {
+        if m == 0 || m > n_min {
+            return Err(Error::field(
+                format!("{field}[{i}]"),
+                format!("m = {m} is not in 1..={n_min} (the number of flows at the link)"),
+            ));
+        }
+        if !(w.is_finite() && w >= 0.0) {
+            return Err(Error::field(
+                format!("{field}[{i}]"),
+                format!("must be a probability ≥ 0, got {w}"),
+            ));
+        }
+    }
+    let total: f64 = p.iter().map(|&(_, w)| w).sum();
+    if (total - 1.0).abs() > 1e-9 {
+        return Err(Error::field(
+            field,
+            format!("must add up to 1, they add up to {total}"),
+        ));
+    }
+    Ok(p)
+}
+
+/// The drop policy (`highest_rate` by default, the paper's).
+fn resolve_policy(policy: Option<&str>) -> Result<DropPolicy> {
+    Ok(match policy.unwrap_or("highest_rate") {
+        "highest_rate" => DropPolicy::HighestRate,
+        "largest_window" => DropPolicy::LargestWindow,
+        "random" => DropPolicy::Random,
+        "round_robin" => DropPolicy::RoundRobin,
+        other => {
+            return Err(Error::field(
+                "loss.policy",
+                format!("unknown policy {other:?} (known: highest_rate, largest_window, random, round_robin)"),
+            ))
+        }
+    })
+}

@@ -1,0 +1,348 @@
+//! A resolved scenario written back as a scenario file: [`to_toml`] gives TOML that resolves to
+//! exactly the same [`Scenario`] (same values, bit for bit).
+//!
+//! - Links are written as an explicit `[[links]]` list (the dumbbell is its one-link case) with
+//!   the buffer in packets; a modelled reverse direction as `reverse = { capacity, buffer, queue }`
+//!   on its link.
+//! - Flow groups are rebuilt from the flows: consecutive flows of one group with the same settings
+//!   are one `[[flows]]` group, each logical flow's connections its `parallel`, RTTs and start
+//!   times one value when all agree, else a list (a range or uniform start draws become the values
+//!   they gave). Every setting is written, defaults included, except those whose default is "none"
+//!   (`rwnd`, `access_capacity`, the normal controller's `mean` and `std`, `holdoff`).
+//! - Every congestion-control parameter is written in `cc`.
+//! - An empirical m_k distribution is written inline (`probabilities`), with the CSV it was read
+//!   from as `file` (recorded, not read again): the file is self-contained.
+//! - Numbers are written in Rust's shortest form that reads back to the same `f64`.
+//!
+//! The seed is a TOML integer: a seed above 2^63 − 1 (possible from JSON) cannot be written.
+
+use super::model::*;
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// The scenario as a TOML scenario file that resolves to the same scenario.
+pub fn to_toml(sc: &Scenario) -> String {
+    let mut out = String::new();
+    let o = &mut out;
+    o.push_str(
+        "# A resolved scenario: every default written out. Running it reproduces the run it\n\
+         # came from (docs/scenario.md, \"Resolved scenarios\").\n",
+    );
+    line(o, "name", &string(&sc.name));
+    line(o, "engine", &string(engine_name(sc.engine)));
+    for (i, l) in sc.links.iter().enumerate() {
+        if l.reverse_of.is_none() {
+            let reverse = sc.links.iter().find(|r| r.reverse_of == Some(i));
+            write_link(o, l, reverse);
+        }
+    }
+    for group in flow_groups(&sc.flows) {
+        write_group(o, sc, &group);
+    }
+    write_loss(o, &sc.loss);
+    let r = &sc.run;
+    o.push_str("\n[run]\n");
+    line(o, "duration", &num(r.duration_s));
+    line(o, "warmup", &num(r.warmup_s));
+    line(
+        o,
+        "from_first_congestion",
+        &r.from_first_congestion.to_string(),
+    );
+    line(o, "step", &num(r.step_s));
+    line(o, "seed", &r.seed.to_string());
+    line(o, "record_interval", &num(r.record_interval_s));
+    out
+}
+
+fn line(o: &mut String, key: &str, value: &str) {
+    let _ = writeln!(o, "{key} = {value}");
+}
+
+/// Shortest decimal that reads back to the same `f64` (Rust's `Debug` form: always with a `.` or
+/// an exponent, so TOML reads a float).
+fn num(x: f64) -> String {
+    if x.is_nan() {
+        "nan".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "inf" } else { "-inf" }.into()
+    } else {
+        format!("{x:?}")
+    }
+}
+
+/// A TOML basic string.
+fn string(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            '\n' => q.push_str("\\n"),
+            '\t' => q.push_str("\\t"),
+            '\r' => q.push_str("\\r"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                let _ = write!(q, "\\u{:04X}", c as u32);
+            }
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+/// `{ k = v, ... }`.
+fn inline(pairs: &[(&str, String)]) -> String {
+    let body: Vec<String> = pairs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!("{{ {} }}", body.join(", "))
+}
+
+/// An array, ten values a line when long.
+fn array(values: &[String]) -> String {
+    if values.len() <= 10 {
+        return format!("[{}]", values.join(", "));
+    }
+    let lines: Vec<String> = values
+        .chunks(10)
+        .map(|c| format!("  {},", c.join(", ")))
+        .collect();
+    format!("[\n{}\n]", lines.join("\n"))
+}
+
+fn engine_name(e: Engine) -> &'static str {
+    match e {
+        Engine::Fluid => "fluid",
+        Engine::Packet => "packet",
+        Engine::Ns3 => "ns3",
+    }
+}
+
+fn queue(q: &Queue) -> String {
+    match q {
+        Queue::Droptail => inline(&[("discipline", string("droptail"))]),
+        Queue::Red {
+            min_th,
+            max_th,
+            max_p,
+            weight,
+            gentle,
+        } => inline(&[
+            ("discipline", string("red")),
+            ("min_th", num(*min_th)),
+            ("max_th", num(*max_th)),
+            ("max_p", num(*max_p)),
+            ("weight", num(*weight)),
+            ("gentle", gentle.to_string()),
+        ]),
+        Queue::Xcp(p) => inline(&[
+            ("discipline", string("xcp")),
+            ("alpha", num(p.alpha)),
+            ("beta", num(p.beta)),
+            ("gamma", num(p.gamma)),
+            ("target", num(p.target)),
+            ("count_acks", p.count_acks.to_string()),
+        ]),
+    }
+}
+
+fn buffer(pkts: f64) -> String {
+    inline(&[("packets", num(pkts))])
+}
+
+fn write_link(o: &mut String, l: &Link, reverse: Option<&Link>) {
+    o.push_str("\n[[links]]\n");
+    line(o, "name", &string(&l.name));
+    line(o, "capacity", &num(l.capacity_bps));
+    line(o, "packet_size", &num(l.packet_size_bytes));
+    line(o, "buffer", &buffer(l.buffer_pkts));
+    line(o, "queue", &queue(&l.queue));
+    line(o, "delay", &num(l.delay_s));
+    line(o, "loss_rate", &num(l.loss_rate));
+    match reverse {
+        None => line(o, "reverse", "false"),
+        Some(r) => line(
+            o,
+            "reverse",
+            &inline(&[
+                ("capacity", num(r.capacity_bps)),
+                ("buffer", buffer(r.buffer_pkts)),
+                ("queue", queue(&r.queue)),
+            ]),
+        ),
+    }
+}
+
+/// A logical flow: its first connection and how many connections it has.
+type Logical<'a> = (&'a Flow, usize);
+
+/// The flows as file groups: logical flows are runs of identical connections with one `logical`
+/// index; a group is a run of logical flows of one group index with the same group settings.
+fn flow_groups(flows: &[Flow]) -> Vec<Vec<Logical<'_>>> {
+    let mut logicals: Vec<Logical> = Vec::new();
+    for f in flows {
+        match logicals.last_mut() {
+            Some((first, n)) if *first == f => *n += 1,
+            _ => logicals.push((f, 1)),
+        }
+    }
+    let mut groups: Vec<Vec<Logical>> = Vec::new();
+    for l in logicals {
+        match groups.last_mut() {
+            Some(g) if same_group(g[0], l) => g.push(l),
+            _ => groups.push(vec![l]),
+        }
+    }
+    groups
+}
+
+/// Whether two logical flows can be written in one group (everything but RTT, start time and
+/// logical index agrees).
+fn same_group((a, na): Logical, (b, nb): Logical) -> bool {
+    na == nb
+        && a.group == b.group
+        && a.group_name == b.group_name
+        && a.cc == b.cc
+        && a.rwnd_pkts.to_bits() == b.rwnd_pkts.to_bits()
+        && a.path == b.path
+        && a.ack_path == b.ack_path
+        && a.reverse == b.reverse
+        && a.delayed_ack == b.delayed_ack
+        && a.ack_size_bytes.to_bits() == b.ack_size_bytes.to_bits()
+        && a.access_capacity_bps.map(f64::to_bits) == b.access_capacity_bps.map(f64::to_bits)
+        && a.slow_start == b.slow_start
+        && a.initial_window_pkts.to_bits() == b.initial_window_pkts.to_bits()
+        && a.pacing == b.pacing
+}
+
+/// One value if all are the same bits, else a list.
+fn one_or_list(values: &[f64]) -> String {
+    if values.iter().all(|v| v.to_bits() == values[0].to_bits()) {
+        num(values[0])
+    } else {
+        array(&values.iter().map(|&v| num(v)).collect::<Vec<_>>())
+    }
+}
+
+fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
+    let (f, connections) = group[0];
+    o.push_str("\n[[flows]]\n");
+    line(o, "name", &string(&f.group_name));
+    line(o, "count", &group.len().to_string());
+    let mut cc = vec![("variant", string(f.cc.name()))];
+    let values = f.cc.values();
+    for (k, v) in &values {
+        let text = match v {
+            Value::Bool(b) => b.to_string(),
+            Value::Number(n) => num(n.as_f64().unwrap_or(f64::NAN)),
+            other => unreachable!("a parameter is a number or a boolean, got {other}"),
+        };
+        cc.push((k.as_str(), text));
+    }
+    line(o, "cc", &inline(&cc));
+    let rtts: Vec<f64> = group.iter().map(|(f, _)| f.rtt_s).collect();
+    let starts: Vec<f64> = group.iter().map(|(f, _)| f.start_s).collect();
+    line(o, "rtt", &one_or_list(&rtts));
+    line(o, "start", &one_or_list(&starts));
+    // The file names the links of the forward direction; a reverse flow's ACKs take those.
+    let named = if f.reverse { &f.ack_path } else { &f.path };
+    let names: Vec<String> = named.iter().map(|&l| string(&sc.links[l].name)).collect();
+    line(o, "path", &array(&names));
+    line(
+        o,
+        "direction",
+        &string(if f.reverse { "reverse" } else { "forward" }),
+    );
+    line(o, "parallel", &connections.to_string());
+    line(o, "slow_start", &f.slow_start.to_string());
+    line(o, "initial_window", &num(f.initial_window_pkts));
+    match f.pacing {
+        None => line(o, "pacing", "false"),
+        Some(p) => line(
+            o,
+            "pacing",
+            &inline(&[("ss_ratio", num(p.ss_ratio)), ("ca_ratio", num(p.ca_ratio))]),
+        ),
+    }
+    match f.delayed_ack {
+        None => line(o, "delayed_ack", "false"),
+        Some(d) => line(
+            o,
+            "delayed_ack",
+            &inline(&[
+                ("count", d.count.to_string()),
+                ("timeout", num(d.timeout_s)),
+            ]),
+        ),
+    }
+    line(o, "ack_size", &num(f.ack_size_bytes));
+    if f.rwnd_pkts.is_finite() {
+        line(o, "rwnd", &inline(&[("packets", num(f.rwnd_pkts))]));
+    } else {
+        o.push_str("# rwnd: none\n");
+    }
+    match f.access_capacity_bps {
+        Some(bps) => line(o, "access_capacity", &num(bps)),
+        None => o.push_str("# access_capacity: 10 × the first link of the path\n"),
+    }
+}
+
+fn write_loss(o: &mut String, loss: &LossModel) {
+    o.push_str("\n[loss]\n");
+    let (sync, policy, reductions_per_event, holdoff_s) = match loss {
+        LossModel::Proportional => return line(o, "model", &string("proportional")),
+        LossModel::Tcp => return line(o, "model", &string("tcp")),
+        LossModel::Sync {
+            sync,
+            policy,
+            reductions_per_event,
+            holdoff_s,
+        } => (sync, policy, reductions_per_event, holdoff_s),
+    };
+    line(o, "model", &string("sync"));
+    let policy = serde_json::to_value(policy).expect("a policy serializes");
+    line(
+        o,
+        "policy",
+        &string(policy.as_str().expect("a policy is a name")),
+    );
+    line(o, "reductions_per_event", &num(*reductions_per_event));
+    match holdoff_s {
+        Some(h) => line(o, "holdoff", &num(*h)),
+        None => o.push_str("# holdoff: the slowest signalled flow's current RTT\n"),
+    }
+    o.push_str("\n[loss.sync]\n");
+    match sync {
+        Sync::All => line(o, "kind", &string("all")),
+        Sync::Fixed { m } => {
+            line(o, "kind", &string("fixed"));
+            line(o, "m", &m.to_string());
+        }
+        Sync::Normal { x, mean, std } => {
+            line(o, "kind", &string("normal"));
+            line(o, "x", &num(*x));
+            match mean {
+                Some(m) => line(o, "mean", &num(*m)),
+                None => o.push_str("# mean: (⌈XN⌉ + N)/2 at each link\n"),
+            }
+            match std {
+                Some(s) => line(o, "std", &num(*s)),
+                None => o.push_str("# std: (N − ⌈XN⌉)/4 at each link\n"),
+            }
+        }
+        Sync::Empirical {
+            file,
+            probabilities,
+        } => {
+            line(o, "kind", &string("empirical"));
+            if let Some(f) = file {
+                line(o, "file", &string(f));
+            }
+            let pairs: Vec<String> = probabilities
+                .iter()
+                .map(|&(m, p)| format!("[{m}, {}]", num(p)))
+                .collect();
+            line(o, "probabilities", &array(&pairs));
+        }
+    }
+}

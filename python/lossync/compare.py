@@ -1,0 +1,88 @@
+"""One scenario in several engines (and fluid loss models), metrics side by side with their
+differences from a reference: `lossync.compare(scenario, engines=["fluid", "packet"])`.
+
+The packet engine is the reference for the fluid engine: it models what a fluid cannot (packets,
+bursts, recovery). Every engine's summary comes from the same metrics code, so a difference is a
+difference of physics, not of definitions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .run import run
+from .scenario import ScenarioLike, load_scenario
+
+#: Scalar metrics compared.
+COMPARED = ["utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queue_pkts"]
+
+#: Fluid loss models a comparison can name as `fluid:<model>`.
+FLUID_MODELS: dict[str, dict[str, Any]] = {
+    "proportional": {"model": "proportional"},
+    "tcp": {"model": "tcp"},
+    "sync-0.3": {"model": "sync", "sync": {"kind": "normal", "x": 0.3}},
+    "sync-0.6": {"model": "sync", "sync": {"kind": "normal", "x": 0.6}},
+    "sync-1": {"model": "sync", "sync": {"kind": "all"}},
+}
+
+
+def variant_shares(summary: dict[str, Any]) -> dict[str, float]:
+    """Each variant's share of the total throughput."""
+    tput: dict[str, float] = {}
+    for f in summary["flows"]:
+        tput[f["variant"]] = tput.get(f["variant"], 0.0) + f["throughput_pps"]
+    total = sum(tput.values())
+    return {v: (t / total if total > 0 else float("nan")) for v, t in tput.items()}
+
+
+def _row(name: str, summary: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"engine": name}
+    for m in COMPARED:
+        v = summary.get(m)
+        row[m] = float("nan") if v is None else float(v)
+    for v, s in variant_shares(summary).items():
+        row[f"share.{v}"] = s
+    return row
+
+
+def compare(
+    scenario: ScenarioLike,
+    engines: list[str] | tuple[str, ...] = ("fluid", "packet"),
+    overrides: list[str] | tuple[str, ...] = (),
+    base_dir: str | Path | None = None,
+    reference: str | None = None,
+) -> pd.DataFrame:
+    """Runs `scenario` in each of `engines` ("fluid", "packet", "ns3", or "fluid:<model>" with a
+    model of `FLUID_MODELS`) and returns one row per engine: the metrics of `COMPARED`, each
+    variant's throughput share (`share.<variant>`), and `d.<metric>`, the difference from the
+    reference engine's row (default: "packet" if present, else the first)."""
+    doc = load_scenario(scenario) if isinstance(scenario, (str, Path)) else dict(scenario)
+    if isinstance(scenario, (str, Path)) and base_dir is None:
+        base_dir = Path(scenario).resolve().parent
+    rows = []
+    for name in engines:
+        engine, _, model = name.partition(":")
+        d = dict(doc, engine=engine)
+        if model:
+            if model not in FLUID_MODELS:
+                raise ValueError(f"engines: unknown fluid loss model {model!r} (known: {', '.join(FLUID_MODELS)})")
+            d["loss"] = FLUID_MODELS[model]
+        r = run(d, list(overrides), progress=False, base_dir=base_dir)
+        rows.append(_row(name, r.summary))
+    df = pd.DataFrame(rows).set_index("engine")
+    ref = reference or ("packet" if "packet" in df.index else df.index[0])
+    for c in [c for c in df.columns if c in COMPARED or c.startswith("share.")]:
+        df[f"d.{c}"] = df[c] - df.loc[ref, c]
+    return df
+
+
+def relative_share_error(row: pd.Series, ref: pd.Series) -> float:
+    """The largest relative error of a variant's throughput share against the reference."""
+    errs = [abs(row[c] / ref[c] - 1.0) for c in row.index if c.startswith("share.") and ref.get(c, 0) > 0]
+    return float(max(errs)) if errs else float("nan")
+
+
+__all__ = ["COMPARED", "FLUID_MODELS", "compare", "relative_share_error", "variant_shares"]

@@ -1,0 +1,307 @@
+"""The fluid engine's fidelity matrix: every cell run in the packet engine (the reference) and in
+the fluid engine under each loss model, and the regime map written to docs/validation/fidelity.md.
+
+    python scripts/fidelity.py                  # run what is missing (2 workers), then the report
+    python scripts/fidelity.py --report-only    # the report from the stored data
+    python scripts/fidelity.py --quick          # a CI-sized slice, into a temporary folder
+
+Cells (a balanced subset of the full product, which would be 972 cells):
+  variants  reno, cubic, highspeed, htcp, scalable, bic; mixes reno+cubic, highspeed+reno, and
+            the paper's heterogeneous two-of-each (reno, highspeed, cubic, htcp, scalable)
+  buffers   2, 5, 10, 25, 50, 100% of the BDP (at the mean base RTT)
+  capacity × flows:  100 Mb/s × 2, 100 Mb/s × 10, 1 Gb/s × 10, 1 Gb/s × 50, 10 Gb/s × 10
+  RTTs      all 50 ms, or spread 1:3 (25..75 ms); 10 Gb/s cells: equal RTTs only
+Each run: slow start, 120 s (10 Gb/s: 60 s), statistics after 40 s (10 Gb/s: 20 s), seed 1.
+
+Data: docs/validation/data/fidelity.jsonl, one line per (cell, engine), appended as runs finish.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "docs" / "validation" / "data" / "fidelity.jsonl"
+DOC = ROOT / "docs" / "validation" / "fidelity.md"
+FIG = ROOT / "docs" / "validation" / "fidelity.png"
+
+VARIANTS = {
+    "reno": ["reno"],
+    "cubic": ["cubic"],
+    "highspeed": ["highspeed"],
+    "htcp": ["htcp"],
+    "scalable": ["scalable"],
+    "bic": ["bic"],
+    "reno+cubic": ["reno", "cubic"],
+    "highspeed+reno": ["highspeed", "reno"],
+    "paper-mix": ["reno", "highspeed", "cubic", "htcp", "scalable"],
+}
+BUFFERS = [0.02, 0.05, 0.1, 0.25, 0.5, 1.0]
+LINKS = [("100Mbps", 2), ("100Mbps", 10), ("1Gbps", 10), ("1Gbps", 50), ("10Gbps", 10)]
+RTTS = {"equal": "50ms", "spread": "25ms..75ms"}
+FLUID = ["proportional", "tcp", "sync-0.3", "sync-0.6", "sync-1"]
+ENGINES = ["packet"] + [f"fluid:{m}" for m in FLUID]
+QUICK = [  # (variant, buffer, link, rtt): a dozen cells for the test suite
+    ("reno", 0.25, ("1Gbps", 10), "spread"),
+    ("cubic", 0.25, ("1Gbps", 10), "equal"),
+    ("highspeed", 0.1, ("1Gbps", 10), "spread"),
+    ("scalable", 0.1, ("100Mbps", 2), "equal"),
+    ("cubic", 0.05, ("1Gbps", 50), "equal"),
+    ("reno+cubic", 0.25, ("1Gbps", 10), "equal"),
+    ("htcp", 0.5, ("100Mbps", 10), "spread"),
+    ("bic", 1.0, ("1Gbps", 10), "spread"),
+    ("paper-mix", 0.1, ("1Gbps", 10), "spread"),
+    ("highspeed+reno", 0.5, ("1Gbps", 10), "equal"),
+    ("reno", 0.1, ("100Mbps", 10), "spread"),
+    ("cubic", 1.0, ("100Mbps", 2), "spread"),
+]
+
+
+def cell_doc(variant: str, buffer: float, link: tuple[str, int], rtt: str) -> dict:
+    capacity, n = link
+    ccs = VARIANTS[variant]
+    groups, left = [], n
+    for i, cc in enumerate(ccs):  # n flows split as evenly as the variants allow (the first n
+        k = left // (len(ccs) - i)  # variants when there are fewer flows than variants)
+        left -= k
+        if k > 0:
+            groups.append({"count": k, "cc": cc, "rtt": RTTS[rtt], "slow_start": True})
+    fast = capacity == "10Gbps"
+    return {
+        "dumbbell": {"capacity": capacity, "buffer": {"bdp_fraction": buffer}},
+        "flows": groups,
+        "run": {"duration": "60s" if fast else "120s", "warmup": "20s" if fast else "40s", "record_interval": "1s"},
+    }
+
+
+def cells(quick: bool = False) -> list[tuple[dict, dict]]:
+    keys = (
+        [dict(variant=v, buffer=b, capacity=l[0], flows=l[1], rtt=r) for v, b, l, r in QUICK]
+        if quick
+        else [
+            dict(variant=v, buffer=b, capacity=l[0], flows=l[1], rtt=r)
+            for v in VARIANTS
+            for b in BUFFERS
+            for l in LINKS
+            for r in RTTS
+            if not (l[0] == "10Gbps" and r == "spread")
+        ]
+    )
+    return [(k, cell_doc(k["variant"], k["buffer"], (k["capacity"], k["flows"]), k["rtt"])) for k in keys]
+
+
+def run_cell(key: dict, doc: dict, engines: list[str]) -> list[dict]:
+    from lossync.compare import FLUID_MODELS
+    from lossync.run import run
+
+    rows = []
+    for engine in engines:
+        kind, _, model = engine.partition(":")
+        d = dict(doc, engine=kind)
+        if model:
+            d["loss"] = FLUID_MODELS[model]
+        t0 = time.perf_counter()
+        row = {"cell": key, "engine": engine}
+        try:
+            s = run(d, progress=False).summary
+            shares: dict[str, float] = {}
+            for f in s["flows"]:
+                shares[f["variant"]] = shares.get(f["variant"], 0.0) + f["throughput_pps"]
+            total = sum(shares.values())
+            row["summary"] = {
+                "utilization": s["utilization"],
+                "jain": s["jain"],
+                "loss_rate": s["loss_rate"],
+                "sync_rate_mean": s["sync_rate_mean"],
+                "mean_queue_pkts": s["mean_queue_pkts"],
+                "shares": {v: t / total if total > 0 else None for v, t in shares.items()},
+            }
+        except Exception as e:  # a failed cell is data too (reported, not fatal)
+            row["error"] = str(e).splitlines()[0]
+        row["wall_s"] = time.perf_counter() - t0
+        rows.append(row)
+    return rows
+
+
+def _key(cell: dict, engine: str) -> str:
+    return json.dumps([cell, engine], sort_keys=True)
+
+
+def load(path: Path = DATA) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
+
+
+def run_missing(path: Path, quick: bool, workers: int, engines: list[str]) -> float:
+    done = {_key(r["cell"], r["engine"]) for r in load(path)}
+    todo = []
+    for key, doc in cells(quick):
+        missing = [e for e in engines if _key(key, e) not in done]
+        if missing:
+            todo.append((key, doc, missing))
+    t0 = time.perf_counter()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with ProcessPoolExecutor(workers) as pool, path.open("a") as out:
+        futures = [pool.submit(run_cell, *t) for t in todo]
+        for i, fut in enumerate(as_completed(futures), 1):
+            for row in fut.result():
+                out.write(json.dumps(row) + "\n")
+            out.flush()
+            print(f"\r{i}/{len(todo)} cells", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    return time.perf_counter() - t0
+
+
+def markdown(df: pd.DataFrame, index: bool = True) -> str:
+    """A pipe table (without the tabulate dependency pandas' to_markdown needs)."""
+    d = df.reset_index() if index else df
+    head = [str(c) for c in d.columns]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in d.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    """One row per (cell, fluid engine): the fluid metrics and their differences from packet."""
+    ref = {json.dumps(r["cell"], sort_keys=True): r for r in rows if r["engine"] == "packet" and "summary" in r}
+    out = []
+    for r in rows:
+        if r["engine"] == "packet" or "summary" not in r:
+            continue
+        p = ref.get(json.dumps(r["cell"], sort_keys=True))
+        if p is None:
+            continue
+        s, ps = r["summary"], p["summary"]
+        shares = [abs(s["shares"][v] / ps["shares"][v] - 1) for v in ps["shares"] if ps["shares"][v]]
+        out.append({
+            **r["cell"],
+            "model": r["engine"].split(":")[1],
+            "mixed": "+" in r["cell"]["variant"] or r["cell"]["variant"] == "paper-mix",
+            "u_packet": ps["utilization"],
+            "u_fluid": s["utilization"],
+            "du": s["utilization"] - ps["utilization"],
+            "djain": s["jain"] - ps["jain"],
+            "share_err": max(shares) if shares else np.nan,
+        })
+    return pd.DataFrame(out)
+
+
+def scorecard(df: pd.DataFrame) -> pd.DataFrame:
+    """Per loss model, the issue's acceptance figures."""
+    rows = []
+    for m, g in df.groupby("model", sort=False):
+        ad = g["du"].abs()
+        homo, mixed = g[~g["mixed"]], g[g["mixed"]]
+        rows.append({
+            "model": m,
+            "cells": len(g),
+            "dU within 3 pt": f"{(ad <= 0.03).mean():.0%}",
+            "dU within 5 pt, buffer >= 10%": f"{(ad[g['buffer'] >= 0.1] <= 0.05).mean():.0%}",
+            "median abs dU": f"{ad.median():.3f}",
+            "p90 abs dU": f"{ad.quantile(0.9):.3f}",
+            "max abs dU": f"{ad.max():.3f}",
+            "dJain within 0.05 (homog.)": f"{(homo['djain'].abs() <= 0.05).mean():.0%}",
+            "share within 25% (mixed)": f"{(mixed['share_err'] <= 0.25).mean():.0%}" if len(mixed) else "-",
+        })
+    return pd.DataFrame(rows)
+
+
+def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
+    rows = load(path)
+    df = frame(rows)
+    packet = [r for r in rows if r["engine"] == "packet"]
+    text = ["# Fluid engine vs packet engine: the fidelity matrix", ""]
+    text.append(
+        f"{len(packet)} cells, each run in the packet engine (the reference) and in the fluid engine under "
+        f"{len(FLUID)} loss models; regenerate with `python scripts/fidelity.py` (data: "
+        f"`docs/validation/data/fidelity.jsonl`; cells and run lengths in the script's docstring)."
+    )
+    if wall_s is not None:
+        text.append(f"This regeneration ran for {wall_s / 60:.1f} min on 2 workers.")
+    text.append("A full regeneration (all 2,916 runs) takes about 6.5 minutes on 2 cores (measured 2026-11-23).")
+    errors = [r for r in rows if "error" in r]
+    if errors:
+        text.append(f"{len(errors)} runs failed: " + "; ".join(f"{r['engine']} {r['cell']}: {r['error']}" for r in errors[:5]))
+    text += ["", "## Scorecard (differences fluid − packet)", "", markdown(scorecard(df), index=False), ""]
+    text += [
+        "Caveat on Jain's index: the packet engine is deterministic, and at large buffers its fairness is "
+        "dominated by phase effects (Floyd & Jacobson 1992), not by the variants' laws. Example (run by hand, "
+        "2026-11-23): 10 CUBIC flows, 1 Gb/s, RTT 25..75 ms, 1 BDP: packet Jain 0.58 after 120 s and 0.17 "
+        "after 600 s, with one flow (RTT 65 ms) taking 77% of the link; the fluid engine 0.80 and 0.96. "
+        "docs/validation.md shows the same effect between the packet engine and ns-3, and that averaging over "
+        "sub-millisecond RTT perturbations removes most of it. The matrix's Jain column therefore overstates the "
+        "fluid engine's error at large buffers; a jittered, multi-seed reference is future work.",
+        "",
+    ]
+    text += ["## abs(dU) by buffer (median / p90 / max), per loss model", ""]
+    g = df.assign(ad=df["du"].abs()).groupby(["model", "buffer"], sort=False)["ad"]
+    t = g.agg(lambda a: f"{a.median():.3f} / {a.quantile(0.9):.3f} / {a.max():.3f}").unstack("buffer")
+    text += [markdown(t), ""]
+    text += ["## abs(dU) by variant (median / p90 / max), per loss model", ""]
+    g = df.assign(ad=df["du"].abs()).groupby(["model", "variant"], sort=False)["ad"]
+    t = g.agg(lambda a: f"{a.median():.3f} / {a.quantile(0.9):.3f} / {a.max():.3f}").unstack("variant")
+    text += [markdown(t), ""]
+    _figure(df, fig)
+    text += [f"![regime map]({fig.name})", "", "*Per loss model: mean utilization and Jain differences (fluid − packet) per variant and buffer, "
+             "and the largest relative error of a variant's throughput share in mixed cells.*", ""]
+    out = "\n".join(text) + "\n"
+    doc.write_text(out)
+    return out
+
+
+def _figure(df: pd.DataFrame, fig_path: Path) -> None:
+    """Per loss model (columns): mean differences in utilization and Jain's index, and the largest
+    relative error of a variant's share (mixes), per variant and buffer (rows of panels)."""
+    from lossync.plot import plt
+
+    models = list(dict.fromkeys(df["model"]))
+    panels = [("du", "U fluid − U packet", "RdBu", -0.3, 0.3), ("djain", "Jain fluid − Jain packet", "RdBu", -0.3, 0.3),
+              ("share_err", "share error (relative, mixes)", "Reds", 0.0, 1.0)]
+    fig, axes = plt.subplots(len(panels), len(models), figsize=(2.9 * len(models), 3.3 * len(panels)),
+                             sharey="row", layout="constrained")
+    for row, (col, label, cmap, lo, hi) in enumerate(panels):
+        for ax, m in zip(axes[row], models):
+            t = df[df["model"] == m].pivot_table(index="variant", columns="buffer", values=col, aggfunc="mean")
+            order = [v for v in VARIANTS if v in t.index]
+            t = t.reindex(order)
+            im = ax.imshow(t.to_numpy(), cmap=cmap, vmin=lo, vmax=hi, aspect="auto")
+            ax.set_title(m, fontsize=9)
+            ax.set_xticks(range(len(t.columns)), [f"{b:g}" for b in t.columns], fontsize=7)
+            ax.set_yticks(range(len(t.index)), t.index, fontsize=7)
+            ax.set_xlabel("buffer (BDP)", fontsize=8)
+        fig.colorbar(im, ax=axes[row], shrink=0.9, label=label)
+    fig.savefig(fig_path, dpi=100)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--report-only", action="store_true")
+    p.add_argument("--quick", action="store_true", help="the CI slice, into --data (default: a temporary file)")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--data", type=Path, default=None)
+    p.add_argument("--models", default=",".join(FLUID), help="fluid loss models to run")
+    a = p.parse_args()
+    engines = ["packet"] + [f"fluid:{m}" for m in a.models.split(",")]
+    data = a.data or (Path("/tmp/fidelity-quick.jsonl") if a.quick else DATA)
+    before = len(load(data))
+    wall = None if a.report_only else run_missing(data, a.quick, a.workers, engines)
+    if wall is not None and len(load(data)) == before:
+        wall = None  # nothing ran: keep the report's wording about the data only
+    if a.quick:
+        df = frame(load(data))
+        print(scorecard(df).to_string(index=False))
+        return
+    print(report(data, DOC, FIG, wall))
+
+
+if __name__ == "__main__":
+    main()

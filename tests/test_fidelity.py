@@ -1,0 +1,38 @@
+"""The fidelity matrix's CI slice (scripts/fidelity.py QUICK: a dozen short cells): the default
+fluid loss model against the packet engine, with issue 11's tolerances."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("fidelity", ROOT / "scripts" / "fidelity.py")
+fidelity = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fidelity)
+
+
+@pytest.fixture(scope="module")
+def slice_frame():
+    rows = []
+    for key, doc in fidelity.cells(quick=True):
+        rows += fidelity.run_cell(key, doc, ["packet", "fluid:tcp", "fluid:proportional"])
+    assert not [r for r in rows if "error" in r]
+    return fidelity.frame(rows)
+
+
+def test_default_model_is_closer_to_the_packet_engine_than_proportional(slice_frame):
+    ad = slice_frame.assign(ad=slice_frame["du"].abs()).pivot_table(index=["variant", "buffer", "capacity", "flows", "rtt"], columns="model", values="ad")
+    assert len(ad) == 12
+    # The old default misses by 15 points in the median cell; the new one by under one.
+    assert ad["tcp"].median() < 0.01 < 0.1 < ad["proportional"].median()
+    assert (ad["tcp"] <= ad["proportional"] + 0.01).mean() >= 0.9
+
+
+@pytest.mark.xfail(strict=True, reason="issue 11 targets not met yet: 10 of 12 cells within 3 points; "
+                   "10 Reno flows at 100 Mb/s, 25-75 ms, 10% BDP is 7 points off (small buffers, spread RTTs)")
+def test_issue_11_tolerances_on_the_slice(slice_frame):
+    tcp = slice_frame[slice_frame["model"] == "tcp"]
+    ad = tcp["du"].abs()
+    assert (ad <= 0.03).mean() >= 0.9
+    assert (ad[tcp["buffer"] >= 0.1] <= 0.05).all()
