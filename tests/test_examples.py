@@ -1,4 +1,6 @@
-"""Every shipped example runs (shortened), as ns-3 runs its examples as tests."""
+"""Every shipped example runs (shortened), as ns-3 runs its examples as tests, and is checked against
+something outside the engine that ran it: conservation of packets at every link, in the fluid and
+the packet engine; the closed form where one exists; the CSV an empirical run must follow."""
 
 from pathlib import Path
 
@@ -7,13 +9,68 @@ import pytest
 import lossync
 
 EXAMPLES = sorted(p for p in (Path(__file__).resolve().parent.parent / "examples").glob("*.toml") if not p.name.startswith("sweep-"))
+SHORT = ["run.duration=40", "run.warmup=0", "run.from_first_congestion=false"]
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_example_runs(path):
-    r = lossync.run(path, ["run.duration=120", "run.warmup=0", "run.from_first_congestion=false"])
-    assert 0 < r.summary["utilization"] <= 1 + 1e-9
-    assert 0 < r.summary["jain"] <= 1 + 1e-9
+def _conservation(result):
+    """Per link, over the whole run: arrivals = departures + drops + (queue at end - at start).
+    The fluid engine integrates rates (tolerance: rounding of ~1e7 packet sums); the packet engine
+    counts packets (exact)."""
+    for link in result.summary["links"]:
+        arrived, departed, dropped = link["arrivals_pkts"], link["departures_pkts"], link["drops_pkts"]
+        stored = link["queue_end_pkts"] - link["queue_start_pkts"]
+        assert arrived > 0, link["name"]
+        assert arrived == pytest.approx(departed + dropped + stored, rel=1e-9, abs=1e-6), link["name"]
+        assert link["max_queue_pkts"] <= link["buffer_pkts"] + 1 + 1e-9, link["name"]
+
+
+def _deliveries_match_departures(result):
+    """At a link that is the last hop of every flow crossing it, the flows' deliveries equal the
+    link's departures, up to the packets still between the link and the receivers (at most one
+    RTT's worth at capacity)."""
+    sc, s = result.scenario, result.summary
+    span = s["duration_s"] - s["measured_from_s"]
+    for index, link in enumerate(sc["links"]):
+        crossing = [f for f in sc["flows"] if index in f["path"]]
+        if not crossing or any(f["path"][-1] != index for f in crossing):
+            continue
+        logical = {f["logical"] for f in crossing}  # parallel connections report as one flow
+        delivered = sum(s["flows"][i]["throughput_pps"] for i in logical) * span
+        departed = s["links"][index]["utilization"] * link["capacity_pps"] * span
+        in_flight = link["capacity_pps"] * max(f["rtt_s"] for f in crossing) + 10
+        assert abs(delivered - departed) <= in_flight, (link["name"], delivered, departed)
+
+
+def _cases():
+    for path in EXAMPLES:
+        for engine in ["fluid", "packet"]:
+            marks = []
+            if engine == "packet" and path.stem == "parking-lot":
+                marks = [pytest.mark.xfail(raises=lossync.ScenarioError, strict=True,
+                                           reason="the packet engine runs dumbbells only until packet-level topologies land")]
+            yield pytest.param(path, engine, marks=marks, id=f"{path.stem}-{engine}")
+
+
+@pytest.mark.parametrize(("path", "engine"), list(_cases()))
+def test_example_conserves_packets(path, engine):
+    overrides = [*SHORT, f'engine="{engine}"']
+    if engine == "packet" and lossync.resolve(path)["links"][0]["capacity_bps"] > 1e9:
+        overrides.append('dumbbell.capacity="1Gbps"')  # the 10 Gb/s cases: same shape, fewer packets
+        overrides.append("run.duration=10")
+    r = lossync.run(path, overrides)
+    _conservation(r)
+    _deliveries_match_departures(r)
+    assert 0 < r.summary["utilization"] <= 1 and 0 < r.summary["jain"] <= 1
+
+
+@pytest.mark.parametrize("engine", ["fluid", "packet"])
+def test_single_reno_flow_meets_the_closed_form(engine):
+    # One Reno flow, synchronized by construction, buffer ρ = 0.1 BDP: the sawtooth between
+    # (1+ρ)P/2 and (1+ρ)P gives U = 3/4 (1+ρ)²/(1+ρ+ρ²) (docs/model.md §4.2).
+    rho = 0.1
+    closed = 0.75 * (1 + rho) ** 2 / (1 + rho + rho * rho)
+    r = lossync.run(EXAMPLES[0].parent / "dumbbell-reno.toml", [f'engine="{engine}"'])
+    assert r.summary["utilization"] == pytest.approx(closed, abs=0.005)
 
 
 def test_default_scenario_is_the_papers_case():

@@ -69,7 +69,8 @@ pub struct LinkSummary {
     pub sync_rate_mean: f64,
     /// `sync_histogram[n]` = events in which exactly n flows lost.
     pub sync_histogram: Vec<u64>,
-    /// Whole-run packet accounting: arrivals = departures + drops + (queue_end − queue_start).
+    /// Whole-run accounting of data packets (ACKs sharing the queue are not counted):
+    /// arrivals = departures + drops + (queue_end − queue_start).
     pub arrivals_pkts: f64,
     pub departures_pkts: f64,
     pub drops_pkts: f64,

@@ -817,7 +817,7 @@ impl PacketEngine {
                     total_departed_pkts: a.departed as f64,
                     total_dropped_pkts: a.dropped as f64,
                     queue_start_pkts: 0.0,
-                    queue_end_pkts: port.len() as f64,
+                    queue_end_pkts: port.data_len() as f64,
                 }
             })
             .collect();

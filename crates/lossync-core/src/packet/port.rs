@@ -101,6 +101,12 @@ impl Port {
         self.queue.len()
     }
 
+    /// Data packets queued (ACKs excluded): the term of the data-packet accounting
+    /// arrivals = departures + drops + queued, whose counters count data only.
+    pub fn data_len(&self) -> usize {
+        self.queue.iter().filter(|p| !p.is_ack).count()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.queue.is_empty()
     }
