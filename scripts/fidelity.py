@@ -100,7 +100,7 @@ def cells(quick: bool = False) -> list[tuple[dict, dict]]:
 
 def run_cell(key: dict, doc: dict, engines: list[str]) -> list[dict]:
     from lossync.compare import FLUID_MODELS
-    from lossync.run import run
+    from lossync.engines import run
 
     rows = []
     for engine in engines:

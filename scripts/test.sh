@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs lossync with its test dependencies, then runs the whole test suite: the Rust core's
-# unit and integration tests, and the Python tests. This is the README's test command; .ci/run
+# Installs lossync with its test dependencies, then runs the whole test suite: the linters (ruff on
+# the Python code), the Rust core's unit and integration tests, and the Python tests. This is the README's test command; .ci/run
 # calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet -e '.[test]'
+python3 -m ruff check python tests scripts
 cargo test -p lossync-core
 python3 -m pytest -q

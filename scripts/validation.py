@@ -34,8 +34,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from lossync.io import atomic_write
 from lossync.plot import plt
-from lossync.run import _atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "validation.md"
@@ -101,7 +102,7 @@ def _trim(summary: dict) -> dict:
 def run_cell(study: str, key: dict, doc: dict, engines: list[str], timeout_s: float) -> list[dict]:
     """The cell in each engine asked for; the fluid engine needs the packet engine's m_k."""
     import lossync
-    from lossync.ns3_engine import run_ns3_with_stats
+    from lossync.engines.ns3 import run_ns3_with_stats
 
     rows = []
     hist = None
@@ -155,7 +156,7 @@ def run_study(study: str, workers: int, rerun: bool, timeout_s: float, only_engi
         path.unlink()
     done = {_key(r) for r in load(study) if "error" not in r}
     try:
-        import lossync.ns3_engine as ns3
+        import lossync.engines.ns3 as ns3
 
         ns3.ns3_root()
         engines = ENGINES
@@ -227,7 +228,8 @@ def grid_table(df: pd.DataFrame) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for _, r in w.iterrows():
-        g = lambda m, e: r.get(f"{m}_{e}", float("nan"))
+        def g(m, e, r=r):
+            return r.get(f"{m}_{e}", float("nan"))
         du = (g("utilization", "packet") - g("utilization", "ns3")) * 100
         dj = g("jain", "packet") - g("jain", "ns3")
         lines.append(
@@ -265,7 +267,7 @@ def grid_figure(df: pd.DataFrame, path: Path) -> None:
 
 def _save(fig, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic(path, lambda p: fig.savefig(p, dpi=110, format="png"))
+    atomic_write(path, lambda p: fig.savefig(p, dpi=110, format="png"))
     plt.close(fig)
 
 
@@ -289,7 +291,8 @@ def fig8_table(df: pd.DataFrame) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for _, r in w.iterrows():
-        g = lambda m, e: r.get(f"{m}_{e}", float("nan"))
+        def g(m, e, r=r):
+            return r.get(f"{m}_{e}", float("nan"))
         lines.append(
             f"| {r['buffer']:g} | {g('buffer_pkts', 'packet'):.0f} | {fmt(g('utilization', 'packet'))} | {fmt(g('utilization', 'ns3'))} | "
             f"{fmt(g('utilization', 'fluid'))} | {fmt(g('utilization', 'paced'))} | {fmt(g('jain', 'packet'))} | {fmt(g('jain', 'ns3'))} | "
@@ -399,7 +402,7 @@ def report() -> None:
         missing=missing_text(),
         **grid_stats(g, j),
     )
-    _atomic(DOC, lambda p: p.write_text(text))
+    atomic_write(DOC, lambda p: p.write_text(text))
     print(f"wrote {DOC.relative_to(ROOT)}")
 
 

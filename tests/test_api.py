@@ -1,10 +1,17 @@
 """The Python API: scenarios as dicts or files, results as DataFrames."""
 
 import json
+import os
+import pickle
+import stat
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import lossync
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def scenario(**run):
@@ -47,9 +54,82 @@ def test_resolve_fills_defaults():
 def test_write_is_complete_and_leaves_no_temporary_files(tmp_path):
     r = lossync.run(scenario())
     r.write(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["events.csv", "figure.png", "series.parquet", "summary.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["events.csv", "figure.png", "scenario.toml", "series.parquet", "summary.json"]
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert doc["provenance"]["seed"] == 1
+
+
+def test_written_files_get_the_umask_mode(tmp_path):
+    old = os.umask(0o027)
+    try:
+        lossync.run(scenario()).write(tmp_path, figure=False)
+    finally:
+        os.umask(old)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()}
+    assert set(modes.values()) == {0o640}, modes
+
+
+def test_a_rewrite_never_leaves_an_earlier_runs_files_beside_the_new_summary(tmp_path):
+    lossync.run(scenario()).write(tmp_path)
+    assert (tmp_path / "figure.png").exists()
+    lossync.run(scenario(seed=2)).write(tmp_path, figure=False)
+    assert not (tmp_path / "figure.png").exists()
+    assert json.loads((tmp_path / "summary.json").read_text())["seed"] == 2
+
+
+def test_an_interrupted_write_leaves_no_summary_and_no_temporary_file(tmp_path):
+    r = lossync.run(scenario())
+    r.write(tmp_path, figure=False)
+
+    def broken(*_a, **_k):
+        raise KeyboardInterrupt
+
+    r.events.to_csv = broken  # fails after scenario.toml and series.parquet are written
+    with pytest.raises(KeyboardInterrupt):
+        r.write(tmp_path, figure=False)
+    # The earlier result is still whole: nothing was renamed in before every file existed.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["events.csv", "scenario.toml", "series.parquet", "summary.json"]
+
+
+def test_scenario_errors_carry_field_and_reason_and_are_value_errors():
+    bad = scenario()
+    bad["dumbbell"]["buffer"] = {"bdp_fraction": -1}
+    with pytest.raises(ValueError) as info:
+        lossync.run(bad)
+    e = info.value
+    assert isinstance(e, lossync.ScenarioError) and isinstance(e, lossync.LossyncError)
+    assert e.field == "dumbbell.buffer.bdp_fraction" and "-1" in e.reason
+    # Errors found in Python (an override's path) are the same class.
+    with pytest.raises(lossync.ScenarioError) as info:
+        lossync.run(scenario(), ["flows.5.count=3"])
+    assert info.value.field == "flows.5"
+    with pytest.raises(OSError) as info:
+        lossync.run("/nonexistent/scenario.toml")
+    assert isinstance(info.value, lossync.InputFileError) and info.value.field == "/nonexistent/scenario.toml"
+    # They survive a process pool's pickling.
+    again = pickle.loads(pickle.dumps(e))
+    assert (type(again), again.field, again.reason) == (type(e), e.field, e.reason)
+
+
+def test_negative_list_indices_are_refused_not_read_from_the_end():
+    with pytest.raises(lossync.ScenarioError) as info:
+        lossync.run(scenario(), ["flows.-1.count=3"])
+    assert info.value.field == "flows.-1"
+
+
+@pytest.mark.parametrize("example", [p for p in sorted(EXAMPLES.glob("*.toml")) if not p.stem.startswith("sweep-")], ids=lambda p: p.stem)
+def test_written_scenario_reruns_to_the_same_summary(example, tmp_path):
+    short = ["run.duration=30", "run.warmup=5"]
+    first = lossync.run(example, short)
+    first.write(tmp_path, figure=False)
+    again = lossync.run(tmp_path / "scenario.toml")
+    assert again.scenario == first.scenario
+    assert _without_wall(again.summary) == _without_wall(first.summary)
+    pd.testing.assert_frame_equal(again.series, first.series)
+
+
+def _without_wall(summary):
+    return {k: v for k, v in summary.items() if "wall" not in k}
 
 
 def test_variants_are_listed():

@@ -32,13 +32,18 @@ def test_run_prints_a_summary_and_writes_outputs(tmp_path, examples):
     r = lossync("run", str(examples / "dumbbell-reno.toml"), "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert "utilization" in r.stdout and "Jain" in r.stdout
-    assert sorted(p.name for p in out.iterdir()) == ["events.csv", "figure.png", "series.parquet", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["events.csv", "figure.png", "scenario.toml", "series.parquet", "summary.json"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["provenance"]["scenario"]["links"][0]["capacity_bps"] == 100e6
     assert summary["provenance"]["lossync_version"]
     series = pd.read_parquet(out / "series.parquet")
     assert {"time_s", "queue_pkts.bottleneck", "cwnd_pkts.0", "rate_pps.0"} <= set(series.columns)
     assert (out / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The resolved scenario written beside it reproduces the summary (wall time aside).
+    again = lossync("run", str(out / "scenario.toml"), "--json")
+    assert again.returncode == 0, again.stderr
+    del summary["provenance"]
+    assert json.loads(again.stdout) == summary
 
 
 def test_default_run_writes_its_figure(tmp_path):

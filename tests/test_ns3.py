@@ -1,4 +1,4 @@
-"""The ns-3 engine (lossync/ns3_engine.py): the same dumbbell in ns-3 agrees with the packet engine, holds
+"""The ns-3 engine (python/lossync/engines/ns3/): the same dumbbell in ns-3 agrees with the packet engine, holds
 exactly B packets at the bottleneck, and refuses what it cannot translate. Skipped when the
 optional `ns3` wheel is not installed (pip install 'lossync[ns3]')."""
 
@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("ns3")
 
-import lossync  # noqa: E402
-from lossync.ns3_engine import run_ns3, run_ns3_with_stats  # noqa: E402
+import lossync
+from lossync.engines.ns3 import run_ns3, run_ns3_with_stats
 
 
 def reno(buffer, count=1, duration="70s", warmup="10s", **link):
@@ -109,7 +109,7 @@ def test_an_xcp_router_is_refused():
 
 
 def test_delayed_acks_and_access_rates_translate():
-    from lossync.ns3_engine import _resolve, translate
+    from lossync.engines.ns3 import _resolve, translate
 
     doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}},
            "flows": [{"cc": "reno", "rtt": "100ms", "delayed_ack": {"count": 2, "timeout": "40ms"}, "access_capacity": "5Mbps"}]}

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import lossync
-from lossync.sweep import t975
+from lossync.stats import t975
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,10 +7,12 @@ it, and how much the synchronization of their losses changes the answer.
 """
 
 from ._core import __version__
+from .engines import run
 from .errors import InputFileError, LossyncError, ScenarioError
-from .run import Result, run
+from .results import Result
 from .scenario import default_scenario_path, load_scenario, resolve, variants
-from .sweep import load_results, summarize, sweep
+from .stats import summarize
+from .sweep import load_results, sweep
 
 __all__ = [
     "InputFileError",
@@ -21,9 +23,24 @@ __all__ = [
     "default_scenario_path",
     "load_results",
     "load_scenario",
+    "reproduce",
     "resolve",
     "run",
+    "size_buffer",
     "summarize",
     "sweep",
     "variants",
 ]
+
+
+def __getattr__(name: str):
+    # The advisor and the studies load matplotlib; import them only when asked for (PEP 562).
+    if name == "size_buffer":
+        from .advisor import size_buffer
+
+        return size_buffer
+    if name == "reproduce":
+        from .studies import reproduce
+
+        return reproduce
+    raise AttributeError(f"module 'lossync' has no attribute {name!r}")

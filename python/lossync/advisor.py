@@ -17,22 +17,35 @@ from typing import Any
 
 import pandas as pd
 
-from .errors import ScenarioError
+from .errors import LossyncError, ScenarioError
 from .scenario import ScenarioLike, load_scenario, resolve
-from .sweep import METRICS, run_point, t975
-
-#: Retained window fraction γ after one loss event, per variant, for the synchronized closed form
-#: (docs/model.md §4.2 table): Reno 1/2 (RFC 5681), CUBIC β = 0.7 (RFC 9438 §4.6), Scalable 7/8 (Kelly
-#: 2003), BIC 819/1024 (Linux tcp_bic.c), H-TCP β clamped to 0.8 at small buffers (Leith & Shorten);
-#: HighSpeed: 1 − b(w) at the fair-share window (RFC 3649 §5), computed below.
-RETAINED = {"reno": 0.5, "cubic": 0.7, "scalable": 0.875, "bic": 819 / 1024, "htcp": 0.8}
+from .stats import METRICS, t975
+from .sweep import run_point
 
 
-def hstcp_retained(w: float) -> float:
-    """1 − b(w), RFC 3649 §5: b falls log-linearly from 0.5 at 38 packets to 0.1 at 83,000."""
-    if w <= 38:
+def retained_fraction(variant: str, params: dict[str, Any], w: float) -> float:
+    """γ, the fraction of its window a flow keeps after one loss event, for the synchronized closed
+    form (docs/model.md §4.2 table), from the flow's resolved parameters: Reno and Scalable 1 − b
+    (RFC 5681; Kelly 2003), CUBIC and BIC β (RFC 9438 §4.6; Linux tcp_bic.c), H-TCP the largest β
+    of its adaptive backoff, 0.8 (Leith & Shorten), HighSpeed 1 − b(w) at window w (RFC 3649 §5);
+    any other variant 1/2."""
+    if variant in ("reno", "scalable"):
+        return 1.0 - params["b"]
+    if variant in ("cubic", "bic"):
+        return params["beta"]
+    if variant == "htcp":
+        return 0.8
+    if variant == "highspeed":
+        return hstcp_retained(w, params["low_window"], params["high_window"], params["high_decrease"])
+    return 0.5
+
+
+def hstcp_retained(w: float, low_window: float = 38.0, high_window: float = 83000.0, high_decrease: float = 0.1) -> float:
+    """1 − b(w), RFC 3649 §5: b falls log-linearly from 0.5 at low_window to high_decrease at
+    high_window."""
+    if w <= low_window:
         return 0.5
-    b = (0.1 - 0.5) * (math.log(w) - math.log(38)) / (math.log(83000) - math.log(38)) + 0.5
+    b = (high_decrease - 0.5) * (math.log(w) - math.log(low_window)) / (math.log(high_window) - math.log(low_window)) + 0.5
     return 1 - b
 
 
@@ -68,7 +81,7 @@ def _probe(pool, base: dict, base_dir: str, fraction: float, seeds: list[int]) -
     rows = list(pool.map(run_point, *zip(*[(base, base_dir, [], point, s) for s in seeds])))
     bad = [r for r in rows if r["status"] != "ok"]
     if bad:
-        raise ScenarioError(bad[0]["error"])
+        raise LossyncError(bad[0]["error"])
     u = [r["utilization"] for r in rows]
     mean = sum(u) / len(u)
     ci = math.nan
@@ -91,15 +104,15 @@ def size_buffer(
     `tolerance` (relative, or 1e-4 of the BDP absolute). Returns (table, rules of thumb)."""
     for t in targets:
         if not 0 < t <= 1:
-            raise ScenarioError(f"--target: {t} is not a utilization in (0, 1]")
+            raise ScenarioError("--target", f"{t} is not a utilization in (0, 1]")
     if seeds < 1:
-        raise ScenarioError("--seeds: must be at least 1")
+        raise ScenarioError("--seeds", "must be at least 1")
     if isinstance(scenario, dict):
         doc, base_dir = json.loads(json.dumps(scenario)), os.getcwd()
     else:
         doc, base_dir = load_scenario(scenario), str(Path(scenario).resolve().parent)
     if "dumbbell" not in doc:
-        raise ScenarioError("dumbbell: the advisor sizes the buffer of a dumbbell's bottleneck")
+        raise ScenarioError("dumbbell", "the advisor sizes the buffer of a dumbbell's bottleneck")
     doc["dumbbell"].setdefault("buffer", {})
     doc["dumbbell"]["buffer"] = {"bdp_fraction": 1.0, **{k: v for k, v in doc["dumbbell"]["buffer"].items() if k == "reference_rtt"}}
     sc = resolve(doc)
@@ -147,7 +160,7 @@ def size_buffer(
             })
     # The rules, at the same reference RTT and capacity (docs/model.md §4.1).
     fair_w = bdp / n
-    gammas = [hstcp_retained(fair_w) if f["variant"] == "highspeed" else RETAINED.get(f["variant"], 0.5) for f in flows]
+    gammas = [retained_fraction(f["variant"], f["params"], fair_w) for f in flows]
     gamma = min(gammas)
     rules = {
         "bdp_pkts": bdp,
@@ -169,14 +182,14 @@ def build_scenario(capacity: str, flows: list[str], sync: str, duration: str, pa
     for item in flows:
         parts = item.split(":")
         if len(parts) != 3:
-            raise ScenarioError(f"--flows {item}: expected COUNT:VARIANT:RTT, e.g. 10:highspeed:80ms..260ms")
+            raise ScenarioError(f"--flows {item}", "expected COUNT:VARIANT:RTT, e.g. 10:highspeed:80ms..260ms")
         try:
             count = int(parts[0])
         except ValueError:
-            raise ScenarioError(f"--flows {item}: COUNT must be a whole number") from None
+            raise ScenarioError(f"--flows {item}", "COUNT must be a whole number") from None
         groups.append({"count": count, "cc": parts[1], "rtt": parts[2]})
     if not groups:
-        raise ScenarioError("--flows: give at least one COUNT:VARIANT:RTT")
+        raise ScenarioError("--flows", "give at least one COUNT:VARIANT:RTT")
     kind, _, value = sync.partition("=")
     if sync == "proportional":
         loss: dict[str, Any] = {"model": "proportional"}
@@ -189,7 +202,7 @@ def build_scenario(capacity: str, flows: list[str], sync: str, duration: str, pa
     elif kind == "file":
         loss = {"model": "sync", "sync": {"kind": "empirical", "file": value}}
     else:
-        raise ScenarioError(f"--sync {sync}: use all, x=0.3, m=3, file=m.csv or proportional")
+        raise ScenarioError(f"--sync {sync}", "use all, x=0.3, m=3, file=m.csv or proportional")
     return {
         "dumbbell": {"capacity": capacity, "packet_size": packet_size, "buffer": {"bdp_fraction": 1.0}},
         "flows": groups,
@@ -202,7 +215,7 @@ def _number(text: str, field: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise ScenarioError(f"{field}: {text!r} is not a number") from None
+        raise ScenarioError(field, f"{text!r} is not a number") from None
 
 
 __all__ = ["METRICS", "build_scenario", "closed_form_buffer", "closed_form_utilization", "size_buffer"]

@@ -15,8 +15,9 @@ from pathlib import Path
 import click
 
 from . import _core
-from .errors import LossyncError
-from .run import run as run_scenario
+from .engines import run as run_scenario
+from .errors import LossyncError, ScenarioError
+from .io import atomic_write
 from .scenario import default_scenario_path, resolve, variants
 
 DEFAULT_OUT = "lossync-default"
@@ -115,13 +116,11 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
     if out_dir is not None:
         paths = result.write(out_dir, figure=not no_figure)
         click.echo("wrote " + ", ".join(str(p) for p in paths), err=as_json)
-    from .run import _atomic
-
     if drops_file is not None:
-        _atomic(drops_file, lambda p: result.drops.to_csv(p, index=False))
+        atomic_write(drops_file, lambda p: result.drops.to_csv(p, index=False))
         click.echo(f"wrote {drops_file} ({len(result.drops)} drops)", err=as_json)
     if sync_file is not None:
-        _atomic(sync_file, lambda p: result.sync_distribution().to_csv(p, index=False))
+        atomic_write(sync_file, lambda p: result.sync_distribution().to_csv(p, index=False))
         click.echo(f"wrote {sync_file}", err=as_json)
 
 
@@ -141,7 +140,8 @@ def validate(scenario: Path, overrides: tuple[str, ...]) -> None:
 @click.option("--resume", is_flag=True, help="Keep the finished runs in the results folder; run only the missing or failed ones.")
 def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: int | None, resume: bool) -> None:
     """Run a sweep: a base scenario, axes, seeds. One Parquet row per (point, seed) in OUT/runs/."""
-    from .sweep import axes_of, sweep
+    from .stats import axes_of
+    from .sweep import sweep
 
     out_dir = out_dir or spec.with_suffix("")
     try:
@@ -168,8 +168,8 @@ def summarize(results: Path, metrics: tuple[str, ...], csv_out: Path | None) -> 
     """Means and 95% confidence intervals across seeds, per point of a sweep."""
     import pandas as pd
 
+    from .stats import summarize as summarize_results
     from .sweep import load_results
-    from .sweep import summarize as summarize_results
 
     table = summarize_results(load_results(results), list(metrics) or None)
     with pd.option_context("display.width", 200, "display.max_columns", 50, "display.max_rows", 500):
@@ -187,16 +187,15 @@ def summarize(results: Path, metrics: tuple[str, ...], csv_out: Path | None) -> 
 def plot(results: Path, x: str, y: str, hue: str | None, output: Path | None) -> None:
     """Line figure of a sweep's metric against an axis, with 95% confidence intervals."""
     from .plot import sweep_figure
-    from .run import _atomic
     from .sweep import load_results
 
     frame = load_results(results)
     for name in [x, hue]:
         if name is not None and name not in frame.columns:
-            raise LossyncError(f"--x/--hue: {name!r} is not an axis of this sweep")
+            raise ScenarioError("--x/--hue", f"{name!r} is not an axis of this sweep")
     fig = sweep_figure(frame, x, y, hue)
     output = output or results / f"{y}-vs-{x}.png"
-    _atomic(output, lambda p: fig.savefig(p, dpi=120, format="png"))
+    atomic_write(output, lambda p: fig.savefig(p, dpi=120, format="png"))
     click.echo(f"wrote {output}")
 
 
@@ -281,7 +280,7 @@ def bench(engines: str, duration: float | None, names: str, step: float | None, 
     chosen = engines.split(",")
     for engine in chosen:
         if engine not in ("fluid", "packet", "ns3"):
-            raise LossyncError(f"--engine: unknown engine {engine!r} (fluid, packet, ns3)")
+            raise ScenarioError("--engine", f"unknown engine {engine!r} (fluid, packet, ns3)")
     if "fluid" in chosen:
         base = default_scenario_path()
         click.echo(f"fluid engine\n{'variant':<12}{'sim s':>8}{'wall s':>9}{'flow-updates/s':>17}{'sim s / wall s':>16}")
@@ -325,7 +324,7 @@ def _bench_packet_level(capacities: list[str], duration: float, packet: bool, ns
         }
         ns3_rate = None
         if ns3:
-            from .ns3_engine import run_ns3_with_stats
+            from .engines.ns3 import run_ns3_with_stats
 
             r, st = run_ns3_with_stats(doc, wall_limit_s=ns3_wall)
             pkts = r.summary["links"][0]["arrivals_pkts"]

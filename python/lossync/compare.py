@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from .run import run
+from .engines import run
 from .scenario import ScenarioLike, load_scenario
 
 #: Scalar metrics compared.

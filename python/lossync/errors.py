@@ -1,5 +1,46 @@
-"""lossync's exceptions. Every error a user can cause derives from LossyncError."""
+"""lossync's exceptions. Every error a user can cause derives from `LossyncError`.
 
-from ._core import InputFileError, LossyncError, ScenarioError
+`ScenarioError` names the field at fault (`.field`, a dotted path such as
+`dumbbell.buffer.bdp_fraction`, or the command-line option) and says why (`.reason`); it is also
+a `ValueError`. `InputFileError` names a file that cannot be read (`.field` is its path) and is
+also an `OSError`. The core raises these same classes, so `except lossync.ScenarioError` catches
+an error found in Rust or in Python alike.
+"""
+
+from __future__ import annotations
+
+from . import _core
+
+LossyncError = _core.LossyncError
+
+
+class ScenarioError(_core.ScenarioError, ValueError):
+    """A scenario field, sweep field or command-line option is invalid."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+    def __reduce__(self):  # pickled by process pools and Dask: rebuild from (field, reason)
+        return type(self), (self.field, self.reason)
+
+
+class InputFileError(_core.InputFileError, OSError):
+    """A file the scenario or command names cannot be read."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        # OSError's own constructor would read a two-argument call as (errno, strerror).
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+        self.filename = field
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.reason}"
+
+    def __reduce__(self):
+        return type(self), (self.field, self.reason)
+
 
 __all__ = ["InputFileError", "LossyncError", "ScenarioError"]

@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
+
+from .stats import summarize
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from .run import Result
+    from .results import Result
 
 
 def figure(result: Result, max_flows: int = 20) -> Figure:
@@ -54,8 +56,6 @@ def figure(result: Result, max_flows: int = 20) -> Figure:
 def sweep_figure(results, x: str, y: str, hue: str | None = None) -> Figure:
     """A line per `hue` value of the mean of `y` across seeds against `x`, with 95% confidence
     intervals as error bars."""
-    from .sweep import summarize
-
     table = summarize(results, [y])
     flat = table.reset_index()
     flat.columns = ["/".join(c for c in col if c) if isinstance(col, tuple) else col for col in flat.columns]

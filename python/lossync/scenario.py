@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import math
 import tomllib
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from . import _core
 from .errors import InputFileError, ScenarioError
@@ -28,15 +29,17 @@ def load_scenario(path: str | Path) -> dict[str, Any]:
     """Reads a TOML scenario file into a dict."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputFileError(f"{p}: no such scenario file") from None
+        raise InputFileError(str(p), "no such scenario file") from None
     except OSError as e:
-        raise InputFileError(f"{p}: cannot read: {e.strerror}") from None
+        raise InputFileError(str(p), f"cannot read: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(str(p), "not a UTF-8 text file (a TOML scenario is UTF-8 text)") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{p}: {e}") from None
+        raise ScenarioError(str(p), str(e)) from None
 
 
 def _parse_value(text: str) -> Any:
@@ -57,9 +60,11 @@ def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
         if isinstance(node, list):
             try:
                 idx = int(key)
+                if idx < 0:  # Python would count from the end: a silent edit of the wrong element
+                    raise IndexError
                 node[idx]
             except (ValueError, IndexError):
-                raise ScenarioError(f"{'.'.join(keys[:i + 1])}: no list element {key!r}") from None
+                raise ScenarioError(".".join(keys[: i + 1]), f"no list element {key!r}") from None
             if last:
                 node[idx] = value
             else:
@@ -70,14 +75,14 @@ def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
             else:
                 node = node.setdefault(key, {})
         else:
-            raise ScenarioError(f"{'.'.join(keys[:i])}: is a value, not a table")
+            raise ScenarioError(".".join(keys[:i]), "is a value, not a table")
 
 
 def apply_overrides(doc: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
     """Applies `path.to.field=value` overrides."""
     for item in overrides:
         if "=" not in item:
-            raise ScenarioError(f"--set {item}: expected path.to.field=value")
+            raise ScenarioError(f"--set {item}", "expected path.to.field=value")
         path, text = item.split("=", 1)
         set_path(doc, path.strip(), _parse_value(text.strip()))
     return doc
@@ -106,7 +111,7 @@ def to_core(
         doc = json.loads(json.dumps(_json_safe(dict(scenario))))
         base = str(Path(base_dir).resolve() if base_dir is not None else Path.cwd())
     else:
-        raise ScenarioError(f"scenario: expected a file name or a dict, got {type(scenario).__name__}")
+        raise ScenarioError("scenario", f"expected a file name or a dict, got {type(scenario).__name__}")
     apply_overrides(doc, overrides)
     return json.dumps(_json_safe(doc)), base
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .plot import plt
-from .run import _atomic
-from .studies import Claim, Study, _register, _sweep
+from ..io import atomic_write
+from ..plot import plt
+from .framework import Claim, Study, register, run_sweep
 
 SOURCE = ("Alparslan, Arakawa, Murata, 'Performance of Paced and Non-paced Transmission Control Algorithms in "
           "Small Buffered Networks' (seed 004); XCP: Katabi, Handley, Rohrs, SIGCOMM 2002")
@@ -64,7 +64,7 @@ def _doc(n: int, cc: str, pacing: float | bool | None, buffer_pkts: float, prese
 
 
 def run_stability(out: Path, quick: bool, engine: str) -> dict:
-    from .run import run
+    from ..engines import run
 
     rows, series = [], {}
     for label, (preset, ratio) in STABILITY_CONFIGS.items():
@@ -81,9 +81,9 @@ def run_stability(out: Path, quick: bool, engine: str) -> dict:
                      "queue_std_pkts": float(np.nanstd(r.series["queue_pkts.bottleneck"][r.series["time_s"] >= 10]))})
         series[label] = r.series
     table = pd.DataFrame(rows)
-    _atomic(out / "results.csv", lambda p: table.to_csv(p, index=False))
+    atomic_write(out / "results.csv", lambda p: table.to_csv(p, index=False))
     for label, s in series.items():
-        _atomic(out / f"series-{label.replace(' ', '-')}.parquet", lambda p, s=s: s.to_parquet(p, index=False))
+        atomic_write(out / f"series-{label.replace(' ', '-')}.parquet", lambda p, s=s: s.to_parquet(p, index=False))
     return {"table": table.set_index("config"), "series": series}
 
 
@@ -108,7 +108,7 @@ def _t(d: dict, label: str, col: str) -> float:
     return float(d["table"].loc[label, col])
 
 
-_register(Study(
+register(Study(
     "xcp-stability", "Seed 004: stability of paced and non-paced XCP with two-way traffic",
     "Packet engine. 2 XCP flows and 2 reverse XCP flows, 622 Mb/s bottleneck with an XCP router in each direction, "
     "2.4 Gb/s access links, RTT 100 ms (our choice; the seed gives none), buffer = RTT·C = 5,183 packets (rule of "
@@ -168,7 +168,7 @@ def run_buffers(out: Path, quick: bool, engine: str) -> pd.DataFrame:
     # start-up bursts count).
     for label, (preset, ratio) in XCP_CONFIGS.items():
         for n in ns:
-            rows = _sweep(out / "requirement" / label.replace(" ", "-") / str(n),
+            rows = run_sweep(out / "requirement" / label.replace(" ", "-") / str(n),
                           _doc(n, "xcp", ratio, round(BDP_PKTS), preset), {"run.warmup": [0]}, 1, fixed, engine)
             rows["phase"], rows["config"], rows["n"] = "requirement", label, n
             frames.append(rows)
@@ -183,12 +183,12 @@ def run_buffers(out: Path, quick: bool, engine: str) -> pd.DataFrame:
             for name, (cc, preset) in configs.items():
                 label = f"{'paced' if paced else 'non-paced'} {name}"
                 pacing = (1.0 if cc == "xcp" else True) if paced else None
-                rows = _sweep(out / "utilization" / label.replace(" ", "-") / str(n),
+                rows = run_sweep(out / "utilization" / label.replace(" ", "-") / str(n),
                               _doc(n, cc, pacing, b, preset), {"run.warmup": [10]}, 1, fixed, engine)
                 rows["phase"], rows["config"], rows["n"], rows["buffer_pkts"] = "utilization", label, n, b
                 frames.append(rows)
     rows = pd.concat(frames, ignore_index=True)
-    _atomic(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
+    atomic_write(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
     return rows
 
 
@@ -268,7 +268,7 @@ def _claim_sqrt_n(rows: pd.DataFrame) -> tuple[str, bool | None]:
     return "; ".join(lines), ok
 
 
-_register(Study(
+register(Study(
     "buffer-requirements", "Seed 004: buffer requirements of paced and non-paced XCP, and TCP with small buffers",
     "Packet engine. n = 2, 10, 50, 100, 200, 400, 800 flows in each direction (two-way), 622 Mb/s, 2.4 Gb/s access, "
     "RTT 100 ms (our choice), starts uniform in 0..10 s, 100 s, one run each. First, with a rule-of-thumb buffer "

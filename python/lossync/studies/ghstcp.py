@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .plot import plt
-from .run import _atomic
-from .studies import Claim, Study, _register, _sweep
+from ..io import atomic_write
+from ..plot import plt
+from .framework import Claim, Study, register, run_sweep
 
 SOURCE = ("Zhang, Hasegawa, Murata, gHSTCP test-bed study (seed 003: slides 'Performance analysis of a refined "
           "gHSTCP'); gHSTCP in MASCOTS 2004 and IEICE Trans. Commun. E88-B(6), 2005")
@@ -51,7 +51,7 @@ def run_ghstcp(out: Path, quick: bool, engine: str) -> pd.DataFrame:
     frames = []
     for scenario in SCENARIOS:
         for label, flow1 in FLOW1.items():
-            rows = _sweep(out / f"scenario{scenario}" / label.replace(" ", "-"), _doc(scenario, flow1),
+            rows = run_sweep(out / f"scenario{scenario}" / label.replace(" ", "-"), _doc(scenario, flow1),
                           {"flows.1.rwnd.bytes": SOCKET_BUFFERS}, seeds, fixed, engine)
             rows["scenario"] = scenario
             rows["flow1"] = label
@@ -59,7 +59,7 @@ def run_ghstcp(out: Path, quick: bool, engine: str) -> pd.DataFrame:
     rows = pd.concat(frames, ignore_index=True).rename(columns={"flows.1.rwnd.bytes": "socket_buffer"})
     rows["flow1_mbps"] = rows["flow_throughput_bps"].map(lambda v: v[0] / 1e6)
     rows["flow2_mbps"] = rows["flow_throughput_bps"].map(lambda v: v[1] / 1e6)
-    _atomic(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
+    atomic_write(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
     return rows
 
 
@@ -130,7 +130,7 @@ def _scenario2_spare(rows: pd.DataFrame) -> tuple[str, bool]:
     return text, f2["gHSTCP"] > max(f2["HSTCP"], f2["parallel TCP"]) and u > 0.9
 
 
-_register(Study(
+register(Study(
     "ghstcp", "Seed 003: gHSTCP vs HSTCP, Reno and parallel TCP against Reno traffic",
     "Packet engine. Scenario 1: 100 Mb/s, RTT 46 ms (the seed's 23 ms delay taken as one way, our reading), router "
     "buffer 200 KB (133 packets, 0.35 BDP). Scenario 2: 200 Mb/s, 500 KB (333 packets), flow 2's access link 100 "

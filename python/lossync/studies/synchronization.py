@@ -1,31 +1,21 @@
-"""The seed studies as one-line reproductions: `lossync reproduce NAME [--quick]`.
-
-Each study runs a sweep (or a pair of runs), writes its data, a figure laid out like the paper's,
-and a Markdown report that puts each claim of the paper (quoted from the seed text) beside what
-we measured and says whether it holds. Setups follow docs/model.md §4.4; where the paper does
-not say (the RTTs of Fig. 3, the buffer of Figs. 10–12, the loss model of the test bed), the
-choice is stated in the study's `setup` text.
-
-Full fidelity (the default) is the paper's protocol: 10 seeds × 3000 s, statistics from the first
-congestion event. `quick` cuts seeds and duration for CI; its numbers are indicative only.
-"""
+"""Seed 000: Kumar, Xue, Park, "Impact of Loss Synchronization on Reliable High Speed Networks"
+(JCNC 2014), Figs. 2–12. Setups follow docs/model.md §4.4; where the paper does not say (the RTTs
+of Fig. 3, the buffer of Figs. 10–12), the choice is stated in the study's `setup` text."""
 
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .plot import plt
-from .run import _atomic
-from .sweep import load_results, summarize, sweep
-
-PAPER = "Kumar, Xue, Park, 'Impact of Loss Synchronization on Reliable High Speed Networks', JCNC 2014"
+from ..io import atomic_write
+from ..plot import plt
+from ..stats import summarize
+from .framework import VARIANT_NAMES, Claim, Study, cell_means, deep_merge, fidelity_overrides, flatten, register, run_sweep
 
 #: The 10 Gbps setup of §5 (docs/model.md §4.4): 10 flows, RTT 80..260 ms, BDP 141,667 × 1500 B.
 TEN_GIG = {
@@ -53,73 +43,21 @@ FULL = {"kind": "all"}
 ONE = {"kind": "fixed", "m": 1}
 
 
-@dataclass
-class Claim:
-    text: str
-    check: Callable[[Any], tuple[str, bool | None]]
-
-
-@dataclass
-class Study:
-    name: str
-    title: str
-    setup: str
-    run: Callable[[Path, bool, str], Any]
-    figure: Callable[[Any], Any]
-    claims: list[Claim] = field(default_factory=list)
-    source: str = PAPER
-    #: The engine the study is meant for (the paper's fluid model, or packets for a test bed).
-    engine: str = "fluid"
-    #: What full fidelity and --quick mean for this study.
-    fidelity: tuple[str, str] = ("full fidelity: 10 seeds × 3000 s", "quick: 2 seeds × at most 300 s, indicative only")
-
-
-def _deep_merge(base: dict, extra: dict) -> dict:
-    out = json.loads(json.dumps(base))
-    for k, v in extra.items():
-        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
-def _fidelity(quick: bool, duration: float = 3000.0) -> tuple[int, list[str]]:
-    """Seeds and run-length overrides: the paper's 10 × 3000 s, or 2 × 300 s for --quick."""
-    if quick:
-        return 2, [f"run.duration={min(duration, 300.0)}"]
-    return 10, [f"run.duration={duration}"]
-
-
-def _sweep(out: Path, base: dict, axes: dict, seeds: int, fixed: list[str], engine: str) -> pd.DataFrame:
-    from .errors import LossyncError
-
-    rows = sweep({"base": base, "axes": axes, "seeds": seeds, "set": [*fixed, f'engine="{engine}"']},
-                 out, resume=True, progress=None)
-    failed = rows[rows["status"] != "ok"]
-    if len(failed):
-        raise LossyncError(f"{len(failed)} of {len(rows)} runs failed, e.g.: {failed['error'].iloc[0]}")
-    return rows
-
-
-def _flat(table: pd.DataFrame) -> pd.DataFrame:
-    flat = table.reset_index()
-    flat.columns = ["/".join(str(c) for c in col if c != "") if isinstance(col, tuple) else col for col in flat.columns]
-    return flat
-
-
 # ---------------------------------------------------------------------------------------------
 # Figs. 2–4: two flows, full synchronization vs. dropping only the highest-rate flow.
 
 
 def _pair_runner(flows: list[dict], extra_set: list[str] | None = None):
     def run_pair(out: Path, quick: bool, engine: str):
-        from .run import run
+        from ..engines import run
 
         results = {}
         for label, sync in [("full synchronization", FULL), ("highest-rate flow only", ONE)]:
-            doc = _deep_merge(TWO_FLOWS, {"flows": flows, "loss": {"sync": sync}, "engine": engine})
+            doc = deep_merge(TWO_FLOWS, {"flows": flows, "loss": {"sync": sync}, "engine": engine})
             r = run(doc, extra_set or [], progress=False)
             results[label] = r
             tag = "full" if sync is FULL else "one"
-            _atomic(out / f"series-{tag}.parquet", lambda p, r=r: r.series.to_parquet(p, index=False))
+            atomic_write(out / f"series-{tag}.parquet", lambda p, r=r: r.series.to_parquet(p, index=False))
         rows = []
         for label, r in results.items():
             s = r.summary
@@ -127,7 +65,7 @@ def _pair_runner(flows: list[dict], extra_set: list[str] | None = None):
             rows.append({"case": label, "utilization": s["utilization"], "jain": s["jain"],
                          **{f"share_{f['group']}": t / sum(tput) for f, t in zip(s["flows"], tput)}})
         table = pd.DataFrame(rows).set_index("case")
-        _atomic(out / "results.csv", lambda p: table.to_csv(p))
+        atomic_write(out / "results.csv", lambda p: table.to_csv(p))
         return {"table": table, "runs": results}
 
     return run_pair
@@ -177,7 +115,7 @@ XS = [0.3, 0.6, 1.0]
 
 
 def _run_fig8(out: Path, quick: bool, engine: str) -> pd.DataFrame:
-    seeds, fixed = _fidelity(quick)
+    seeds, fixed = fidelity_overrides(quick)
     base = {
         "dumbbell": {"capacity": "1Gbps", "packet_size": 1000, "buffer": {"packets": 1250}},
         "flows": [{"count": 10, "cc": "highspeed", "rtt": "115.5ms..124.5ms", "initial_window": 750}],
@@ -187,10 +125,10 @@ def _run_fig8(out: Path, quick: bool, engine: str) -> pd.DataFrame:
     # The buffer axis is a fraction of 12,500 packets, the paper's unit (docs/model.md §4.4 notes it
     # is the 100 ms BDP, not the 124.5 ms one).
     packets = [round(f * 12_500) for f in FIG8_FRACTIONS]
-    sync = _sweep(out / "sync", base, {"dumbbell.buffer.packets": packets, "loss.sync.x": XS}, seeds, fixed, engine)
-    prop_base = _deep_merge(base, {"loss": {"model": "proportional"}})
+    sync = run_sweep(out / "sync", base, {"dumbbell.buffer.packets": packets, "loss.sync.x": XS}, seeds, fixed, engine)
+    prop_base = deep_merge(base, {"loss": {"model": "proportional"}})
     prop_base["loss"] = {"model": "proportional"}
-    prop = _sweep(out / "proportional", prop_base, {"dumbbell.buffer.packets": packets}, seeds, fixed, engine)
+    prop = run_sweep(out / "proportional", prop_base, {"dumbbell.buffer.packets": packets}, seeds, fixed, engine)
     sync["model"] = sync["loss.sync.x"].map(lambda x: f"sync X={x:g}")
     prop["model"] = "proportional"
     frames = [sync.drop(columns=["loss.sync.x"]), prop]
@@ -198,26 +136,22 @@ def _run_fig8(out: Path, quick: bool, engine: str) -> pd.DataFrame:
         # The paper's NS2 runs, with our packet engine in their place: real TCP with slow start,
         # statistics after a 100 s warm-up; fewer and shorter runs (a packet run of 1 Gbps costs
         # about 10 ms of wall time per simulated second).
-        packet_base = _deep_merge(base, {"engine": "packet", "flows": [dict(base["flows"][0], slow_start=True)]})
+        packet_base = deep_merge(base, {"engine": "packet", "flows": [dict(base["flows"][0], slow_start=True)]})
         packet_base["loss"] = {"model": "proportional"}
         packet_base["run"] = {"duration": "600s", "warmup": "100s", "record_interval": "10s"}
         packet_fixed = ["run.duration=150", "run.warmup=50"] if quick else []
-        packet = _sweep(out / "packet", packet_base, {"dumbbell.buffer.packets": packets}, 1 if quick else 3, packet_fixed, "packet")
+        packet = run_sweep(out / "packet", packet_base, {"dumbbell.buffer.packets": packets}, 1 if quick else 3, packet_fixed, "packet")
         packet["model"] = "packet engine"
         frames.append(packet)
     rows = pd.concat(frames, ignore_index=True)
     rows["buffer_fraction"] = rows["dumbbell.buffer.packets"] / 12_500
     rows = rows.drop(columns=["dumbbell.buffer.packets"])
-    _atomic(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
+    atomic_write(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
     return rows
 
 
-def _cells(rows: pd.DataFrame, metric: str = "utilization") -> pd.DataFrame:
-    return _flat(summarize(rows, [metric]))
-
-
 def _fig8_figure(rows: pd.DataFrame):
-    cells = _cells(rows)
+    cells = cell_means(rows)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for model, g in cells.groupby("model"):
         ax.errorbar(g["buffer_fraction"], g["mean/utilization"], yerr=g["ci95/utilization"], marker="o", ms=3, capsize=2, label=model)
@@ -234,7 +168,7 @@ def _fig8_figure(rows: pd.DataFrame):
 def _fig8_match(rows: pd.DataFrame) -> tuple[str, bool | None]:
     if "packet engine" not in set(rows["model"]):
         return "no packet-engine runs (engine other than fluid)", None
-    cells = _cells(rows).set_index(["model", "buffer_fraction"])["mean/utilization"]
+    cells = cell_means(rows).set_index(["model", "buffer_fraction"])["mean/utilization"]
     ref = cells.loc["packet engine"]
     err = {x: float((cells.loc[f"sync X={x:g}"] - ref).abs().mean()) for x in XS}
     text = "mean |U_fluid − U_packet| over buffers: " + ", ".join(f"X={x:g}: {e:.3f}" for x, e in err.items())
@@ -249,25 +183,24 @@ def _u(rows: pd.DataFrame, **where) -> float:
 
 
 def _run_fig9(out: Path, quick: bool, engine: str) -> pd.DataFrame:
-    seeds, fixed = _fidelity(quick)
+    seeds, fixed = fidelity_overrides(quick)
     axes = {"flows.0.cc": ["reno", "highspeed", "cubic", "htcp"], "loss.sync.x": XS,
             "dumbbell.buffer.bdp_fraction": FIG9_FRACTIONS}
-    rows = _sweep(out / "sweep", TEN_GIG, axes, seeds, fixed, engine)
+    rows = run_sweep(out / "sweep", TEN_GIG, axes, seeds, fixed, engine)
     rows = rows.rename(columns={"flows.0.cc": "variant", "loss.sync.x": "X", "dumbbell.buffer.bdp_fraction": "buffer_fraction"})
-    _atomic(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
+    atomic_write(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
     return rows
 
 
-NAMES = {"reno": "AIMD", "highspeed": "HSTCP", "cubic": "CUBIC", "htcp": "H-TCP", "scalable": "STCP", "bic": "BIC"}
 
 
 def _fig9_figure(rows: pd.DataFrame):
-    cells = _cells(rows)
+    cells = cell_means(rows)
     fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharey=True)
     for ax, v in zip(axes.flat, ["highspeed", "cubic", "reno", "htcp"]):
         for x, g in cells[cells["variant"] == v].groupby("X"):
             ax.errorbar(g["buffer_fraction"], g["mean/utilization"], yerr=g["ci95/utilization"], marker="o", ms=3, capsize=2, label=f"X = {x:g}")
-        ax.set_title(NAMES[v], fontsize=10)
+        ax.set_title(VARIANT_NAMES[v], fontsize=10)
         ax.set_xscale("log")
         ax.axhline(0.9, color="grey", ls=":", lw=0.8)
         ax.grid(alpha=0.3, which="both")
@@ -285,7 +218,7 @@ def _check(description: str, fn: Callable[[pd.DataFrame], tuple[str, bool]]):
 
 
 def _monotone_in_buffer(rows: pd.DataFrame) -> tuple[str, bool]:
-    cells = _cells(rows)
+    cells = cell_means(rows)
     worst = 0.0
     for _, g in cells.groupby(["variant", "X"]):
         u = g.sort_values("buffer_fraction")["mean/utilization"].to_numpy()
@@ -298,7 +231,7 @@ def _desync_helps(rows: pd.DataFrame) -> tuple[str, bool]:
     lines, ok = [], True
     for v in ["reno", "highspeed", "cubic", "htcp"]:
         a, b = _u(small, variant=v, X=0.3), _u(small, variant=v, X=1.0)
-        lines.append(f"{NAMES[v]} {b:.3f}→{a:.3f}")
+        lines.append(f"{VARIANT_NAMES[v]} {b:.3f}→{a:.3f}")
         ok &= a >= b
     return "mean U over buffers ≤ 0.1 BDP, X=1 → X=0.3: " + ", ".join(lines), ok
 
@@ -321,22 +254,22 @@ def _cubic_x06_no_better(rows):
 
 def _ordering(better: str, worse: str, slack: float = 0.0):
     def check(rows):
-        cells = _cells(rows)
+        cells = cell_means(rows)
         a = cells[cells["variant"] == better].set_index(["X", "buffer_fraction"])["mean/utilization"]
         b = cells[cells["variant"] == worse].set_index(["X", "buffer_fraction"])["mean/utilization"]
         d = a - b
-        return (f"{NAMES[better]} − {NAMES[worse]} over all cells: min {d.min():+.3f}, mean {d.mean():+.3f}",
+        return (f"{VARIANT_NAMES[better]} − {VARIANT_NAMES[worse]} over all cells: min {d.min():+.3f}, mean {d.mean():+.3f}",
                 bool(d.min() >= -slack))
     return check
 
 
 def _comparable(a: str, b: str, within: float):
     def check(rows):
-        cells = _cells(rows)
+        cells = cell_means(rows)
         ua = cells[cells["variant"] == a].set_index(["X", "buffer_fraction"])["mean/utilization"]
         ub = cells[cells["variant"] == b].set_index(["X", "buffer_fraction"])["mean/utilization"]
         d = (ua - ub).abs()
-        return f"|{NAMES[a]} − {NAMES[b]}|: max {d.max():.3f}, mean {d.mean():.3f}", bool(d.max() <= within)
+        return f"|{VARIANT_NAMES[a]} − {VARIANT_NAMES[b]}|: max {d.max():.3f}, mean {d.mean():.3f}", bool(d.max() <= within)
     return check
 
 
@@ -357,7 +290,7 @@ HETERO = [{"count": 2, "cc": v, "rtt": rtt, "initial_window": 12750} for v, rtt 
 
 def _run_m_sweep(variants: list[str], hetero: bool = False):
     def run_it(out: Path, quick: bool, engine: str) -> pd.DataFrame:
-        seeds, fixed = _fidelity(quick)
+        seeds, fixed = fidelity_overrides(quick)
         base = json.loads(json.dumps(TEN_GIG))
         base["loss"]["sync"] = {"kind": "fixed", "m": 1}
         if hetero:
@@ -365,25 +298,25 @@ def _run_m_sweep(variants: list[str], hetero: bool = False):
             axes = {"loss.sync.m": MS}
         else:
             axes = {"flows.0.cc": variants, "loss.sync.m": MS}
-        rows = _sweep(out / "sweep", base, axes, seeds, fixed, engine)
+        rows = run_sweep(out / "sweep", base, axes, seeds, fixed, engine)
         rows = rows.rename(columns={"flows.0.cc": "variant", "loss.sync.m": "m"})
         if hetero:
             rows["variant"] = "mixed"
-        _atomic(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
+        atomic_write(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
         return rows
     return run_it
 
 
 def _m_figure(title: str):
     def figure(rows: pd.DataFrame):
-        cells = _flat(summarize(rows, ["utilization", "jain"]))
+        cells = flatten(summarize(rows, ["utilization", "jain"]))
         variants = list(dict.fromkeys(cells["variant"]))
         fig, axes = plt.subplots(1, len(variants), figsize=(4.2 * len(variants), 3.8), squeeze=False)
         for ax, v in zip(axes[0], variants):
             g = cells[cells["variant"] == v].sort_values("m")
             ax.errorbar(g["m"], g["mean/utilization"], yerr=g["ci95/utilization"], marker="o", ms=3, label="utilization")
             ax.errorbar(g["m"], g["mean/jain"], yerr=g["ci95/jain"], marker="s", ms=3, label="Jain")
-            ax.set_title(NAMES.get(v, "2 flows each of AIMD, HSTCP, CUBIC, H-TCP, STCP"), fontsize=9)
+            ax.set_title(VARIANT_NAMES.get(v, "2 flows each of AIMD, HSTCP, CUBIC, H-TCP, STCP"), fontsize=9)
             ax.set_xlabel("synchronization level m (flows dropped per event)")
             ax.set_ylim(0, 1.05)
             ax.grid(alpha=0.3)
@@ -424,62 +357,10 @@ def _m_claim(variant: str, kind: str):
         raise ValueError(kind)
     return check
 
-
-# ---------------------------------------------------------------------------------------------
-# Test bed (seed 001): 8 Gbps, 30 ms, 2 and 4 flows, queue 0..100% of BDP.
-
-TESTBED_FRACTIONS = [0.0, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0]
+#
 
 
-def _run_testbed(out: Path, quick: bool, engine: str) -> pd.DataFrame:
-    seeds, fixed = _fidelity(quick)
-    # A real test bed: Linux TCP with slow start (unlike the paper's fluid runs).
-    base = {
-        "dumbbell": {"capacity": "8Gbps", "buffer": {"bdp_fraction": 0.1}},
-        "flows": [{"count": 2, "cc": "reno", "rtt": "30ms", "slow_start": True}],
-        "loss": {"model": "sync", "sync": {"kind": "all"}},
-        "run": {"duration": "3000s", "from_first_congestion": True, "record_interval": "1s"},
-    }
-    axes = {"flows.0.cc": ["reno", "highspeed", "cubic"], "flows.0.count": [2, 4], "dumbbell.buffer.bdp_fraction": TESTBED_FRACTIONS}
-    rows = _sweep(out / "sweep", base, axes, seeds, fixed, engine)
-    rows = rows.rename(columns={"flows.0.cc": "variant", "flows.0.count": "flows", "dumbbell.buffer.bdp_fraction": "buffer_fraction"})
-    _atomic(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
-    return rows
-
-
-def _testbed_figure(rows: pd.DataFrame):
-    cells = _cells(rows)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-    for ax, n in zip(axes, [2, 4]):
-        for v, g in cells[cells["flows"] == n].groupby("variant"):
-            ax.errorbar(100 * g["buffer_fraction"], g["mean/utilization"], yerr=g["ci95/utilization"], marker="o", ms=3, label=NAMES[v])
-        ax.set_title(f"{n} flows, 8 Gbps, 30 ms", fontsize=10)
-        ax.set_xlabel("queue size (% of BDP)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    axes[0].set_ylabel("link utilization")
-    fig.tight_layout()
-    return fig
-
-
-def _testbed_claim(rows):
-    cells = _cells(rows)
-    worst = min(float(np.min(np.diff(g.sort_values("buffer_fraction")["mean/utilization"].to_numpy())))
-                for _, g in cells.groupby(["variant", "flows"]))
-    u0 = cells[cells["buffer_fraction"] == 0.0]["mean/utilization"]
-    return f"largest drop between neighbouring queue sizes {worst:+.4f}; at 0% BDP U in [{u0.min():.3f}, {u0.max():.3f}]", worst > -0.005
-
-
-# ---------------------------------------------------------------------------------------------
-
-STUDIES: dict[str, Study] = {}
-
-
-def _register(s: Study) -> None:
-    STUDIES[s.name] = s
-
-
-_register(Study(
+register(Study(
     "fig2", "Fig. 2: Scalable TCP vs standard TCP, full vs partial synchronization",
     "2 flows (STCP, Reno), 1 Gbps, RTT 120 ms, buffer 0.1 BDP, 200 s (§3.2); (a) both flows lose at every "
     "event, (b) only the flow with the highest rate loses (m = 1, highest-rate policy).",
@@ -488,7 +369,7 @@ _register(Study(
     [Claim("“STCP occupies the major bandwidth” when both flows are synchronized", _claim_share_above("full synchronization", "STCP", 0.5)),
      Claim("“In the case of dropping only one flow with highest sending rate … the fairness improves”", _claim_improves("jain"))],
 ))
-_register(Study(
+register(Study(
     "fig3", "Fig. 3: two Scalable TCP flows with low and high RTT",
     "2 STCP flows, 1 Gbps, RTT 60 ms and 180 ms (our choice: the paper says only “low and high”, mean 120 ms), "
     "buffer 0.1 BDP at 120 ms, 200 s.",
@@ -498,7 +379,7 @@ _register(Study(
      Claim("“when we enforce only one flow to lose … a good improvement in fairness”", _claim_improves("jain")),
      Claim("“… as well as link utilization”", _claim_improves("utilization"))],
 ))
-_register(Study(
+register(Study(
     "fig4", "Fig. 4: two Scalable TCP flows, the second starting 10 s later",
     "2 STCP flows, 1 Gbps, RTT 120 ms, buffer 0.1 BDP, flow 2 starts at 10 s, 200 s.",
     _pair_runner([{"name": "early", "cc": "scalable", "rtt": "120ms"}, {"name": "late", "cc": "scalable", "rtt": "120ms", "start": "10s"}]),
@@ -506,7 +387,7 @@ _register(Study(
     [Claim("“When losses are synchronized, STCP starting after 10 seconds gets lesser bandwidth”", _claim_share_above("full synchronization", "early", 0.5)),
      Claim("“improvement in fairness when we enforce the partial synchronization”", _claim_improves("jain"))],
 ))
-_register(Study(
+register(Study(
     "fig8", "Fig. 8: the validation setup (HSTCP, 1 Gbps, 1 KB packets)",
     "10 HSTCP flows, RTT 115.5..124.5 ms, 1 Gbps, 1000 B packets, buffer 0.01..1 × 12,500 packets; the fluid model in "
     "sync mode at X = 0.3, 0.6, 1 and in proportional mode, beside our packet engine (HSTCP with slow start, SACK, "
@@ -520,7 +401,7 @@ _register(Study(
      Claim("“when all the flows are synchronized, fluid model does not match with the NS2 simulation result”; X = 0.6, 0.3 "
            "match better (our packet engine in place of NS2)", _fig8_match)],
 ))
-_register(Study(
+register(Study(
     "fig9", "Fig. 9: utilization vs buffer size at 10 Gbps",
     "10 flows, 10 Gbps, RTT 80..260 ms, BDP 141,667 packets, buffer 0.01..1 BDP; AIMD, HSTCP, CUBIC (β = 0.7), H-TCP; "
     "X = 0.3, 0.6, 1 (m_k from the bounded normal with the default mean and deviation), highest-rate policy.",
@@ -535,7 +416,7 @@ _register(Study(
      Claim("“AIMD … is comparable to HSTCP” (within 3 points in every cell)", _comparable("reno", "highspeed", 0.03)),
      Claim("H-TCP “performs poorly for small buffer sizes … synchronized … at 0.05 BDP. However, desynchronized flows … better”", _htcp_small_buffers)],
 ))
-_register(Study(
+register(Study(
     "fig10", "Fig. 10: synchronization level m vs utilization and fairness, homogeneous flows",
     "10 flows of one variant, the 10 Gbps setup with a buffer of 10% of BDP (our choice: the paper does not give it), "
     "m fixed from 1 to 10, highest-rate policy.",
@@ -545,55 +426,17 @@ _register(Study(
      Claim("H-TCP: “a linear decrease in utilization as m increases”", _m_claim("htcp", "htcp")),
      Claim("STCP: “fairness … decreases first and then improves … For link utilization, we see a slight decrease”", _m_claim("scalable", "stcp"))],
 ))
-_register(Study(
+register(Study(
     "fig11", "Fig. 11: synchronization level m, 10 AIMD flows",
     "10 AIMD (Reno) flows, the 10 Gbps setup, buffer 10% of BDP, m = 1..10.",
     _run_m_sweep(["reno"]), _m_figure("Fig. 11: 10 AIMD flows, 10 Gbps"),
     [Claim("“decreasing m improves link utilization as well as fairness”", _m_claim("reno", "aimd"))],
 ))
-_register(Study(
+register(Study(
     "fig12", "Fig. 12: synchronization level m, heterogeneous flows",
     "2 flows each of AIMD, HSTCP, CUBIC, H-TCP, STCP (RTTs 80..260 ms assigned in that order, our choice), "
     "the 10 Gbps setup, buffer 10% of BDP, m = 1..10.",
     _run_m_sweep([], hetero=True), _m_figure("Fig. 12: heterogeneous flows, 10 Gbps"),
     [Claim("“fairness and link utilization both improve as synchronization parameter decreases below 4 … poor … for values greater than 4”", _m_claim("mixed", "hetero"))],
 ))
-_register(Study(
-    "testbed", "Seed 001 test bed: 8 Gbps, 30 ms, 2 and 4 flows",
-    "Reno, HSTCP, CUBIC; 2 and 4 flows; RTT 30 ms; 8 Gbps; queue 0..100% of BDP; slow start on (real TCP); full "
-    "synchronization (our choice: a few flows on a drop-tail queue tend to lose together).",
-    _run_testbed, _testbed_figure,
-    [Claim("Utilization rises with the queue size (the slides' plots; values not legible in our copy)", _testbed_claim)],
-))
 
-
-def reproduce(name: str, out: str | Path, quick: bool = False, engine: str | None = None) -> Path:
-    """Runs one study; writes its data, figure.png and report.md into `out`; returns the report.
-    engine: default, the study's own (fluid for the paper's figures, packet for test beds)."""
-    from .errors import LossyncError
-
-    if name not in STUDIES:
-        raise LossyncError(f"unknown study {name!r} (known: {', '.join(STUDIES)})")
-    study = STUDIES[name]
-    engine = engine or study.engine
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    data = study.run(out, quick, engine)
-    fig = study.figure(data)
-    _atomic(out / "figure.png", lambda p: fig.savefig(p, dpi=120, format="png"))
-    plt.close(fig)
-    lines = [f"# {study.title}", "", f"Source: {study.source}. Reproduced with lossync "
-             f"({study.fidelity[1] if quick else study.fidelity[0]}; engine {engine}).", "", f"**Setup.** {study.setup}", "", "![figure](figure.png)", "",
-             "| paper's claim | measured | holds |", "|---|---|---|"]
-    verdicts = []
-    for c in study.claims:
-        measured, holds = c.check(data)
-        verdict = "n/a" if holds is None else ("yes" if holds else "**no**")
-        verdicts.append(verdict)
-        lines.append(f"| {c.text} | {measured} | {verdict} |")
-    report = out / "report.md"
-    _atomic(report, lambda p: p.write_text("\n".join(lines) + "\n"))
-    return report
-
-
-from . import study_ghstcp, study_xcp  # noqa: E402,F401  (register the studies of seeds 003 and 004)

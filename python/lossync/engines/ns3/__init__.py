@@ -81,12 +81,12 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
-import math
 import os
 import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,12 +94,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__, _core
-from .errors import LossyncError, ScenarioError
-from .run import EVENT_COLUMNS, Result
-from .scenario import ScenarioLike, to_core
+from ... import _core
+from ...errors import LossyncError, ScenarioError
+from ...results import Result
+from ...scenario import ScenarioLike, to_core
 
-SOURCE = Path(__file__).resolve().parent / "ns3" / "dumbbell.cc"
+SOURCE = Path(__file__).resolve().parent / "dumbbell.cc"
 #: IPv4 (20) + TCP (20) + timestamp option (10, padded to 12): IP packets are packet_size bytes.
 HEADER_BYTES = 52
 #: ns-3 libraries the program links (each one's static TypeId registration must run).
@@ -110,71 +110,62 @@ DEFINES = ["NS3_BUILD_PROFILE_RELEASE", "NS3_LOG_ENABLE", "NS3_ASSERT_ENABLE", "
 MISSING = "engine ns3 needs the optional extra: pip install 'lossync[ns3]'"
 MAX_FLOWS = 60000  # one receiver port per flow
 
-# Variant -> (ns-3 TypeId, {our parameter: (default, translate)}). translate(value, field) returns
-# a list of (ns-3 attribute, value as text) or raises ScenarioError naming the field. A parameter
-# ns-3 has no knob for accepts only its default (the differences are listed in the module docstring).
+# Variant -> (ns-3 TypeId, {our parameter: translate}, fixed attributes). translate(value, default,
+# field) returns a list of (ns-3 attribute, value as text) or raises ScenarioError naming the field.
+# A parameter ns-3 has no knob for accepts only its default, which the core gives
+# (`_core.variant_defaults`); the differences are listed in the module docstring.
+Translate = Callable[[Any, Any, str], list[tuple[str, str]]]
 
 
-def _fixed(default: Any):
-    def tr(v: Any, field: str) -> list[tuple[str, str]]:
-        if v != default:
-            raise ScenarioError(f"{field}: {v!r} cannot be translated to ns-3 (only the default {default!r} is supported by the ns3 engine)")
-        return []
-
-    return default, tr
+def _fixed(v: Any, default: Any, field: str) -> list[tuple[str, str]]:
+    if v != default:
+        raise ScenarioError(field, f"{v!r} cannot be translated to ns-3 (only the default {default!r} is supported by the ns3 engine)")
+    return []
 
 
-def _attr(name: str, default: Any, kind: str = "float"):
-    def tr(v: Any, field: str) -> list[tuple[str, str]]:
+def _attr(name: str, kind: str = "float") -> Translate:
+    def tr(v: Any, default: Any, field: str) -> list[tuple[str, str]]:
         if kind == "bool":
             return [(name, "true" if v else "false")]
         if kind == "uint":
             if float(v) != round(float(v)) or v < 0:
-                raise ScenarioError(f"{field}: {v!r} cannot be translated to ns-3 (needs a whole number)")
+                raise ScenarioError(field, f"{v!r} cannot be translated to ns-3 (needs a whole number)")
             return [(name, str(int(round(v))))]
         if kind == "time":
             return [(name, f"{float(v)!r}s")]
         return [(name, repr(float(v)))]
 
-    return default, tr
+    return tr
 
 
-def _scalable_a(v: Any, field: str) -> list[tuple[str, str]]:
+def _scalable_a(v: Any, default: Any, field: str) -> list[tuple[str, str]]:
     # ns-3 adds one segment per min(cwnd, AIFactor) acked segments: a = 1/AIFactor per ACK.
     k = round(1.0 / float(v))
     if k < 1 or abs(k * float(v) - 1.0) > 1e-9:
-        raise ScenarioError(f"{field}: {v!r} cannot be translated to ns-3 (TcpScalable needs a = 1/k for a whole k)")
+        raise ScenarioError(field, f"{v!r} cannot be translated to ns-3 (TcpScalable needs a = 1/k for a whole k)")
     return [("AIFactor", str(k))]
 
 
-def _htcp_adaptive(v: Any, field: str) -> list[tuple[str, str]]:
+def _htcp_adaptive(v: Any, default: Any, field: str) -> list[tuple[str, str]]:
     # ns-3 always adapts β unless the throughput test can never pass.
     return [] if v else [("ThroughputRatio", "-1")]
 
 
-VARIANTS: dict[str, tuple[str, dict[str, tuple[Any, Any]], list[tuple[str, str]]]] = {
+VARIANTS: dict[str, tuple[str, dict[str, Translate], list[tuple[str, str]]]] = {
     # TcpLinuxReno counts acked segments in congestion avoidance (+1 segment per cwnd acked)
     # and halves cwnd (TcpNewReno adds MSS²/cwnd per ACK and halves bytes in flight).
-    "reno": ("ns3::TcpLinuxReno", {"a": _fixed(1), "b": _fixed(0.5)}, []),
-    "highspeed": ("ns3::TcpHighSpeed", {
-        "low_window": _fixed(38), "high_window": _fixed(83000), "high_p": _fixed(1e-7), "high_decrease": _fixed(0.1),
-    }, []),
-    "scalable": ("ns3::TcpScalable", {
-        "a": (0.01, _scalable_a), "b": _attr("MDFactor", 0.125), "low_window": _fixed(16),
-    }, []),
+    "reno": ("ns3::TcpLinuxReno", {"a": _fixed, "b": _fixed}, []),
+    "highspeed": ("ns3::TcpHighSpeed", {"low_window": _fixed, "high_window": _fixed, "high_p": _fixed, "high_decrease": _fixed}, []),
+    "scalable": ("ns3::TcpScalable", {"a": _scalable_a, "b": _attr("MDFactor"), "low_window": _fixed}, []),
     "cubic": ("ns3::TcpCubic", {
-        "c": _attr("C", 0.4), "beta": _attr("Beta", 0.7),
-        "fast_convergence": _attr("FastConvergence", True, "bool"),
-        "reno_friendly": _attr("TcpFriendliness", True, "bool"),
+        "c": _attr("C"), "beta": _attr("Beta"), "fast_convergence": _attr("FastConvergence", "bool"),
+        "reno_friendly": _attr("TcpFriendliness", "bool"),
     }, [("HyStart", "false")]),  # the other engines have no HyStart
-    "htcp": ("ns3::TcpHtcp", {
-        "delta_l": _attr("DeltaL", 1.0, "time"), "adaptive_backoff": (True, _htcp_adaptive),
-        "rtt_scaling": _fixed(True),
-    }, []),
+    "htcp": ("ns3::TcpHtcp", {"delta_l": _attr("DeltaL", "time"), "adaptive_backoff": _htcp_adaptive, "rtt_scaling": _fixed}, []),
     "bic": ("ns3::TcpBic", {
-        "search_divisor": _attr("BinarySearchCoefficient", 4, "uint"), "s_max": _attr("MaxIncr", 16, "uint"),
-        "low_window": _attr("LowWnd", 14, "uint"), "beta": _attr("Beta", 819 / 1024),
-        "smooth_part": _attr("SmoothPart", 20, "uint"), "fast_convergence": _attr("FastConvergence", True, "bool"),
+        "search_divisor": _attr("BinarySearchCoefficient", "uint"), "s_max": _attr("MaxIncr", "uint"),
+        "low_window": _attr("LowWnd", "uint"), "beta": _attr("Beta"),
+        "smooth_part": _attr("SmoothPart", "uint"), "fast_convergence": _attr("FastConvergence", "bool"),
     }, []),
 }
 
@@ -285,26 +276,26 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
     ns3 engine cannot translate."""
     links = sc["links"]
     if len(links) == 2 and links[1].get("reverse_of") == 0:
-        raise ScenarioError("dumbbell.reverse: the ns3 engine models no queue on the way back (two-way traffic) in this version")
+        raise ScenarioError("dumbbell.reverse", "the ns3 engine models no queue on the way back (two-way traffic) in this version")
     if len(links) != 1:
-        raise ScenarioError("links: the ns3 engine supports one bottleneck link (a dumbbell) in this version")
+        raise ScenarioError("links", "the ns3 engine supports one bottleneck link (a dumbbell) in this version")
     link = links[0]
     if link["loss_rate"] > 0:
-        raise ScenarioError("links[0].loss_rate: the ns3 engine does not model random loss")
+        raise ScenarioError("links[0].loss_rate", "the ns3 engine does not model random loss")
     ps = int(round(link["packet_size_bytes"]))
     if ps != link["packet_size_bytes"] or ps - HEADER_BYTES < 64:
-        raise ScenarioError(f"links[0].packet_size: the ns3 engine needs a whole number of bytes, at least {HEADER_BYTES + 64}")
+        raise ScenarioError("links[0].packet_size", f"the ns3 engine needs a whole number of bytes, at least {HEADER_BYTES + 64}")
     mss = ps - HEADER_BYTES
     b = max(1, int(round(link["buffer_pkts"])))
     queue = link["queue"]
     if queue["discipline"] not in ("droptail", "red"):
-        raise ScenarioError(f"links[0].queue: the ns3 engine has no {queue['discipline']!r} queue (droptail, red)")
+        raise ScenarioError("links[0].queue", f"the ns3 engine has no {queue['discipline']!r} queue (droptail, red)")
     red = queue["discipline"] == "red"
     if b < (3 if red else 2):
-        raise ScenarioError(f"links[0].buffer: the ns3 engine needs at least {3 if red else 2} packets with {queue['discipline']} (one is always in service)")
+        raise ScenarioError("links[0].buffer", f"the ns3 engine needs at least {3 if red else 2} packets with {queue['discipline']} (one is always in service)")
     flows = sc["flows"]
     if len(flows) > MAX_FLOWS:
-        raise ScenarioError(f"flows: the ns3 engine runs at most {MAX_FLOWS} flows")
+        raise ScenarioError("flows", f"the ns3 engine runs at most {MAX_FLOWS} flows")
     cap_pps = link["capacity_bps"] / (8.0 * ps)
     max_rtt = max(f["rtt_s"] for f in flows)
     lines = [
@@ -322,7 +313,7 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
     run = sc["run"]
     delack = {json.dumps(f.get("delayed_ack"), sort_keys=True) for f in flows}
     if len(delack) > 1:
-        raise ScenarioError("flows: the ns3 engine needs the same delayed_ack for every flow group (ns-3 sets it globally here)")
+        raise ScenarioError("flows", "the ns3 engine needs the same delayed_ack for every flow group (ns-3 sets it globally here)")
     delack_count, delack_timeout = 1, 0.2
     if flows[0].get("delayed_ack"):
         delack_count, delack_timeout = flows[0]["delayed_ack"]["count"], flows[0]["delayed_ack"]["timeout_s"]
@@ -347,23 +338,24 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
     for i, f in enumerate(flows):
         field = f"flows[{f['group']}]"
         if f["logical"] != i:
-            raise ScenarioError(f"{field}.parallel: the ns3 engine runs no parallel connections in this version")
+            raise ScenarioError(f"{field}.parallel", "the ns3 engine runs no parallel connections in this version")
         if f["rwnd_pkts"] is not None:
-            raise ScenarioError(f"{field}.rwnd: the ns3 engine does not model receive-window caps")
+            raise ScenarioError(f"{field}.rwnd", "the ns3 engine does not model receive-window caps")
         if f["variant"] not in VARIANTS:
-            raise ScenarioError(f"{field}.cc: variant {f['variant']!r} has no ns-3 counterpart (known: {', '.join(VARIANTS)})")
+            raise ScenarioError(f"{field}.cc", f"variant {f['variant']!r} has no ns-3 counterpart (known: {', '.join(VARIANTS)})")
         type_id, table, extra = VARIANTS[f["variant"]]
         attrs: list[tuple[str, str]] = []
-        given = f.get("params") or {}
+        defaults = json.loads(_core.variant_defaults(f["variant"]))
+        given = {**defaults, **(f.get("params") or {})}
         for name in given:
             if name not in table:
-                raise ScenarioError(f"{field}.cc.{name}: no ns-3 counterpart")
-        for name, (default, tr) in table.items():
-            attrs += tr(given.get(name, default), f"{field}.cc.{name}")
+                raise ScenarioError(f"{field}.cc.{name}", "no ns-3 counterpart")
+        for name, tr in table.items():
+            attrs += tr(given[name], defaults[name], f"{field}.cc.{name}")
         attrs += extra
         iw = f["initial_window_pkts"]
         if iw != round(iw) or iw < 1:
-            raise ScenarioError(f"{field}.initial_window: the ns3 engine needs a whole number of packets")
+            raise ScenarioError(f"{field}.initial_window", "the ns3 engine needs a whole number of packets")
         if not f["slow_start"]:
             # Congestion avoidance from the initial window: ssthresh = the initial window.
             ssthresh = iw
@@ -377,7 +369,7 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
             pct = {k: float(pacing[k]) * 100 for k in ("ss_ratio", "ca_ratio")}
             for k, v in pct.items():
                 if abs(v - round(v)) > 1e-6 or not 1 <= round(v) <= 65535:
-                    raise ScenarioError(f"{field}.pacing.{k}: {pacing[k]!r} cannot be translated to ns-3 (a whole percentage)")
+                    raise ScenarioError(f"{field}.pacing.{k}", f"{pacing[k]!r} cannot be translated to ns-3 (a whole percentage)")
             pace = f"1 {round(pct['ss_ratio'])} {round(pct['ca_ratio'])}"
         if f.get("access_capacity_bps"):
             attrs.insert(0, ("@access_bps", repr(float(f["access_capacity_bps"]))))
@@ -520,11 +512,8 @@ def _measure(
     samples = [np.ascontiguousarray(c, dtype=np.float64) for c in samples]
     drop_t = np.ascontiguousarray(drops["time_s"].to_numpy(), dtype=np.float64)
     drop_f = np.ascontiguousarray(drops["flow"].to_numpy(), dtype=np.uint32)
-    summary_json, columns, events_json = _core.summarize(text, base, json.dumps(records), samples, drop_t, drop_f)
-    series = pd.DataFrame(dict(columns))
-    events = pd.DataFrame(json.loads(events_json), columns=EVENT_COLUMNS)
-    scenario = dict(sc, engine="ns3")
-    return Result(json.loads(summary_json), series, events, scenario, drops.reset_index(drop=True))
+    finished = _core.summarize(text, base, json.dumps(records), samples, drop_t, drop_f)
+    return Result.from_core(finished, dict(sc, engine="ns3"), (drop_t, drop_f))
 
 
 __all__ = ["Ns3Stats", "build_program", "run_ns3", "run_ns3_with_stats", "translate"]

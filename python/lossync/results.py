@@ -1,0 +1,106 @@
+"""A run's outcome, `Result`, whatever engine made it; and writing it to a folder."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import _core
+from .io import write_result_set
+
+EVENT_COLUMNS = ["link", "start_s", "candidates", "signalled", "lost"]
+#: What `Result.write` may put in a folder; summary.json is written last and marks it complete.
+RESULT_FILES = ("scenario.toml", "series.parquet", "events.csv", "figure.png", "summary.json")
+
+
+@dataclass
+class Result:
+    """The outcome of one run.
+
+    summary: the headline metrics and per-link / per-flow tables, as a dict (see docs/metrics.md).
+    series: time series, one row per recording instant: `time_s`, `queue_pkts.<link>`,
+        `utilization.<link>`, `cwnd_pkts.<flow>`, `rate_pps.<flow>`.
+    events: one row per congestion event in the measurement window: `link`, `start_s`,
+        `candidates` (flows that could lose), `signalled` (flows the synchronization module
+        signalled: m_k plus any spill; 0 in proportional mode), `lost` (flows that lost packets).
+    scenario: the resolved scenario (every default filled in).
+    drops: bottleneck drops (`time_s`, `flow`), packet-level engines only (at most 4 million).
+    """
+
+    summary: dict[str, Any]
+    series: pd.DataFrame
+    events: pd.DataFrame
+    scenario: dict[str, Any] = field(repr=False)
+    drops: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"time_s": [], "flow": []}), repr=False)
+
+    @classmethod
+    def from_core(cls, finished: tuple[str, list[tuple[str, np.ndarray]], str], scenario: dict[str, Any],
+                  drops: tuple[np.ndarray, np.ndarray] | None = None) -> Result:
+        """A Result from what the core's `finish` / `summarize` return."""
+        summary_json, columns, events_json = finished
+        series = pd.DataFrame(dict(columns))
+        events = pd.DataFrame(json.loads(events_json), columns=EVENT_COLUMNS)
+        result = cls(json.loads(summary_json), series, events, scenario)
+        if drops is not None:
+            result.drops = pd.DataFrame({"time_s": drops[0], "flow": drops[1]})
+        return result
+
+    def sync_distribution(self) -> pd.DataFrame:
+        """The measured distribution of m_k (flows that lost per congestion event) at the
+        headline link, as `m,count`: the CSV form the fluid engine's empirical synchronization
+        controller reads (`loss.sync = { kind = "empirical", file = … }`)."""
+        link = next(l for l in self.summary["links"] if l["name"] == self.summary["bottleneck"])
+        hist = link["sync_histogram"]
+        return pd.DataFrame([{"m": m, "count": n} for m, n in enumerate(hist) if m >= 1 and n > 0], columns=["m", "count"])
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """Per-flow metrics, one row per flow."""
+        return pd.DataFrame(self.summary["flows"]).set_index("flow")
+
+    @property
+    def links(self) -> pd.DataFrame:
+        """Per-link metrics, one row per link."""
+        return pd.DataFrame(self.summary["links"]).set_index("name")
+
+    def provenance(self) -> dict[str, Any]:
+        return {"lossync_version": _core.__version__, "seed": self.summary["seed"], "scenario": self.scenario}
+
+    def scenario_toml(self) -> str:
+        """The resolved scenario as TOML, every default written out: running it reproduces this
+        result (wall time aside)."""
+        return _core.resolve_toml(json.dumps(self.scenario), "json", ".")
+
+    def plot(self, max_flows: int = 20):
+        """The run's figure: windows, queue and utilization against time (a matplotlib Figure)."""
+        from .plot import figure  # matplotlib is loaded only when a figure is wanted
+
+        return figure(self, max_flows=max_flows)
+
+    def write(self, out_dir: str | Path, figure: bool = True) -> list[Path]:
+        """Writes summary.json (with the resolved scenario for provenance), scenario.toml (the
+        resolved scenario, which re-runs to this result), series.parquet, events.csv and
+        figure.png into `out_dir`, as one set: summary.json appears last, only beside files of
+        the same run; an interrupted write leaves no summary.json and no temporary file."""
+        doc = dict(self.summary, provenance=self.provenance())
+        files = {
+            "scenario.toml": lambda p: p.write_text(self.scenario_toml()),
+            "series.parquet": lambda p: self.series.to_parquet(p, index=False),
+            "events.csv": lambda p: self.events.to_csv(p, index=False),
+        }
+        if figure:
+            fig = self.plot()
+            files["figure.png"] = lambda p: fig.savefig(p, dpi=120, format="png")
+        files["summary.json"] = lambda p: p.write_text(json.dumps(doc, indent=2) + "\n")
+        try:
+            return write_result_set(out_dir, files, marker="summary.json", known=RESULT_FILES)
+        finally:
+            if figure:
+                import matplotlib.pyplot as plt
+
+                plt.close(fig)

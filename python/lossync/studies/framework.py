@@ -1,0 +1,118 @@
+"""The framework of the seed studies (`lossync reproduce NAME [--quick]`): a `Study` runs a sweep
+(or a few runs), writes its data and a figure laid out like the paper's, and `reproduce` writes a
+Markdown report that puts each claim of the paper (quoted from the seed text) beside what was
+measured and says whether it holds. One module per seed registers its studies.
+
+Full fidelity (the default) is the paper's protocol: 10 seeds × 3000 s, statistics from the first
+congestion event. `quick` cuts seeds and duration for CI; its numbers are indicative only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import LossyncError
+from ..io import atomic_write
+from ..plot import plt
+from ..stats import summarize
+from ..sweep import sweep
+
+PAPER = "Kumar, Xue, Park, 'Impact of Loss Synchronization on Reliable High Speed Networks', JCNC 2014"
+#: Short names of the variants, as the seed papers write them.
+VARIANT_NAMES = {"reno": "AIMD", "highspeed": "HSTCP", "cubic": "CUBIC", "htcp": "H-TCP", "scalable": "STCP", "bic": "BIC"}
+
+
+@dataclass
+class Claim:
+    text: str
+    check: Callable[[Any], tuple[str, bool | None]]
+
+
+@dataclass
+class Study:
+    name: str
+    title: str
+    setup: str
+    run: Callable[[Path, bool, str], Any]
+    figure: Callable[[Any], Any]
+    claims: list[Claim] = field(default_factory=list)
+    source: str = PAPER
+    #: The engine the study is meant for (the paper's fluid model, or packets for a test bed).
+    engine: str = "fluid"
+    #: What full fidelity and --quick mean for this study.
+    fidelity: tuple[str, str] = ("full fidelity: 10 seeds × 3000 s", "quick: 2 seeds × at most 300 s, indicative only")
+
+
+def deep_merge(base: dict, extra: dict) -> dict:
+    out = json.loads(json.dumps(base))
+    for k, v in extra.items():
+        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def fidelity_overrides(quick: bool, duration: float = 3000.0) -> tuple[int, list[str]]:
+    """Seeds and run-length overrides: the paper's 10 × 3000 s, or 2 × 300 s for --quick."""
+    if quick:
+        return 2, [f"run.duration={min(duration, 300.0)}"]
+    return 10, [f"run.duration={duration}"]
+
+
+def run_sweep(out: Path, base: dict, axes: dict, seeds: int, fixed: list[str], engine: str) -> pd.DataFrame:
+    rows = sweep({"base": base, "axes": axes, "seeds": seeds, "set": [*fixed, f'engine="{engine}"']},
+                 out, resume=True, progress=None)
+    failed = rows[rows["status"] != "ok"]
+    if len(failed):
+        raise LossyncError(f"{len(failed)} of {len(rows)} runs failed, e.g.: {failed['error'].iloc[0]}")
+    return rows
+
+
+def flatten(table: pd.DataFrame) -> pd.DataFrame:
+    flat = table.reset_index()
+    flat.columns = ["/".join(str(c) for c in col if c != "") if isinstance(col, tuple) else col for col in flat.columns]
+    return flat
+
+
+def cell_means(rows: pd.DataFrame, metric: str = "utilization") -> pd.DataFrame:
+    """Mean, std, n and ci95 of `metric` per point, as flat columns (`mean/utilization`, ...)."""
+    return flatten(summarize(rows, [metric]))
+
+
+STUDIES: dict[str, Study] = {}
+
+
+def register(s: Study) -> None:
+    STUDIES[s.name] = s
+
+
+def reproduce(name: str, out: str | Path, quick: bool = False, engine: str | None = None) -> Path:
+    """Runs one study; writes its data, figure.png and report.md into `out`; returns the report.
+    engine: default, the study's own (fluid for the paper's figures, packet for test beds)."""
+    if name not in STUDIES:
+        raise LossyncError(f"unknown study {name!r} (known: {', '.join(STUDIES)})")
+    study = STUDIES[name]
+    engine = engine or study.engine
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    data = study.run(out, quick, engine)
+    fig = study.figure(data)
+    atomic_write(out / "figure.png", lambda p: fig.savefig(p, dpi=120, format="png"))
+    plt.close(fig)
+    lines = [f"# {study.title}", "", f"Source: {study.source}. Reproduced with lossync "
+             f"({study.fidelity[1] if quick else study.fidelity[0]}; engine {engine}).", "", f"**Setup.** {study.setup}", "", "![figure](figure.png)", "",
+             "| paper's claim | measured | holds |", "|---|---|---|"]
+    verdicts = []
+    for c in study.claims:
+        measured, holds = c.check(data)
+        verdict = "n/a" if holds is None else ("yes" if holds else "**no**")
+        verdicts.append(verdict)
+        lines.append(f"| {c.text} | {measured} | {verdict} |")
+    report = out / "report.md"
+    atomic_write(report, lambda p: p.write_text("\n".join(lines) + "\n"))
+    return report
+

@@ -1,0 +1,217 @@
+"""Running a sweep: one Parquet row per (point, seed) under `OUT/runs/`, written as each run
+finishes, keyed by the run's whole scenario document (base, fixed overrides, point and seed), so
+that a resumed sweep runs only what is missing and two sweeps never share a row."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
+from copy import deepcopy
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .. import _core
+from ..errors import InputFileError, LossyncError
+from ..io import atomic_write, write_text
+from ..scenario import apply_overrides, load_scenario, set_path
+from ..stats import LINK_METRICS, METRICS
+from .spec import SweepSpec, load_sweep, parse_spec
+
+
+def point_document(base: dict[str, Any], fixed: list[str], point: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The scenario of one (point, seed): the base, the fixed overrides, the point's values, the seed."""
+    doc = deepcopy(base)
+    apply_overrides(doc, fixed)
+    for path, value in point.items():
+        set_path(doc, path, value)
+    set_path(doc, "run.seed", seed)
+    return doc
+
+
+def run_key(doc: dict[str, Any]) -> str:
+    text = json.dumps(doc, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict[str, Any], seed: int) -> dict[str, Any]:
+    """Runs one (point, seed). Never raises for a bad scenario: the row records the error."""
+    from ..engines import run  # imported here so worker processes pay for it once, lazily
+
+    row: dict[str, Any] = {**point, "seed": seed}
+    started = time.perf_counter()
+    try:
+        result = run(point_document(base, fixed, point, seed), progress=False, base_dir=base_dir)
+        s = result.summary
+        row.update({m: s[m] for m in METRICS})
+        headline = next(l for l in s["links"] if l["name"] == s["bottleneck"])
+        row.update({m: headline[m] for m in LINK_METRICS})
+        row["flow_throughput_bps"] = [f["throughput_bps"] for f in s["flows"]]
+        resolved = json.dumps(result.scenario, sort_keys=True)
+        row["scenario_hash"] = hashlib.sha256(resolved.encode()).hexdigest()[:16]
+        row["status"], row["error"] = "ok", ""
+    except LossyncError as e:
+        row["status"], row["error"] = "error", str(e)
+    row["wall_s"] = time.perf_counter() - started
+    row["lossync_version"] = _core.__version__
+    return row
+
+
+def _write_row(runs: Path, key: str, row: dict[str, Any]) -> None:
+    frame = pd.DataFrame([{**row, "key": key}])
+    atomic_write(runs / f"{key}.parquet", lambda p: frame.to_parquet(p, index=False))
+
+
+def load_results(out: str | Path, keys: set[str] | None = None) -> pd.DataFrame:
+    """The rows of a sweep's results folder, one per (point, seed); only those of `keys` if given."""
+    runs = Path(out) / "runs"
+    files = sorted(runs.glob("*.parquet")) if runs.is_dir() else []
+    if keys is not None:
+        files = [f for f in files if f.stem in keys]
+    if not files:
+        raise InputFileError(str(out), "no sweep results here")
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+
+
+@contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """Holds `out/.lock` for the sweep's lifetime; a second sweep into the folder is refused. The
+    kernel drops the lock when the process dies, so a killed sweep never leaves it held."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            raise LossyncError(f"{out}: another sweep ({holder}) is writing into this folder; wait for it or choose another --out") from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"pid {os.getpid()}")
+        lock.flush()
+        try:
+            yield
+        finally:
+            lock.truncate(0)
+
+
+def _executor(scheduler: str | None, workers: int | None) -> tuple[Executor, Any]:
+    if scheduler is None:
+        # spawn: workers start clean (no inherited threads or locks); the core starts no threads.
+        ctx = multiprocessing.get_context("spawn")
+        workers = workers or int(os.environ.get("LOSSYNC_WORKERS", "0")) or os.cpu_count()
+        return ProcessPoolExecutor(max_workers=workers, mp_context=ctx), None
+    try:
+        from distributed import Client
+    except ImportError:
+        raise LossyncError("--scheduler needs Dask: pip install 'lossync[dask]'") from None
+    client = Client(scheduler)
+    return client.get_executor(), client
+
+
+def sweep(
+    spec: str | Path | dict[str, Any] | SweepSpec,
+    out: str | Path,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    resume: bool = False,
+    progress: bool | None = None,
+    base_dir: str | Path | None = None,
+) -> pd.DataFrame:
+    """Runs a sweep and returns its results (one row per point and seed, failures included).
+
+    spec: a sweep file, a dict of the same shape, or a SweepSpec.
+    out: results folder; `out/runs/KEY.parquet` is written as each run completes.
+    scheduler: a Dask scheduler address; default: a local process pool of `workers` processes.
+    resume: keep the finished runs already in `out` and run only the missing or failed ones.
+    """
+    if isinstance(spec, (str, Path)):
+        parsed, folder = load_sweep(spec)
+    else:
+        parsed, folder = parse_spec(spec), Path(base_dir or Path.cwd()).resolve()
+    if isinstance(parsed.base, str):
+        base_path = folder / parsed.base
+        base = load_scenario(base_path)
+        scenario_dir = str(base_path.parent)
+    else:
+        base, scenario_dir = parsed.base, str(folder)
+    fixed = list(parsed.set)
+    jobs_all = [(p, s, run_key(point_document(base, fixed, p, s))) for p in parsed.points() for s in parsed.seed_list()]
+
+    out = Path(out)
+    runs = out / "runs"
+    spec_file = out / "sweep.json"
+    spec_text = json.dumps({"spec": parsed.model_dump(by_alias=True), "base": base}, sort_keys=True, default=str)
+    with _locked(out):
+        if runs.is_dir() and any(runs.glob("*.parquet")):
+            if not resume:
+                raise LossyncError(f"{out}: holds results of a sweep already: resume it (--resume, or resume=True in Python), "
+                                   "or choose another --out")
+            if spec_file.exists() and spec_file.read_text() != spec_text:
+                raise LossyncError(f"{out}: holds results of a different sweep; resuming needs the same sweep")
+        runs.mkdir(parents=True, exist_ok=True)
+        write_text(spec_file, spec_text)
+
+        done = set()
+        if resume:
+            for f in runs.glob("*.parquet"):
+                if pd.read_parquet(f, columns=["status"])["status"].iloc[0] == "ok":
+                    done.add(f.stem)
+        jobs = [j for j in jobs_all if j[2] not in done]
+        _execute(jobs, base, scenario_dir, fixed, runs, scheduler, workers, progress)
+        return load_results(out, {k for _, _, k in jobs_all})
+
+
+def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], scenario_dir: str, fixed: list[str],
+             runs: Path, scheduler: str | None, workers: int | None, progress: bool | None) -> None:
+    if not jobs:
+        return
+    if progress is None:
+        progress = sys.stderr.isatty()
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(jobs), unit="run", desc="sweep", initial=0)
+    failed = 0
+    executor, client = _executor(scheduler, workers)
+    futures: dict[Future, tuple[dict[str, Any], int, str]] = {}
+    try:
+        for job in jobs:
+            p, s, _ = job
+            futures[executor.submit(run_point, base, scenario_dir, fixed, p, s)] = job
+        for fut in as_completed(futures):
+            p, s, key = futures[fut]
+            try:
+                row = fut.result()
+            except Exception as e:  # a crash of the worker, not a bad scenario
+                row = {**p, "seed": s, "status": "error", "error": f"{type(e).__name__}: {e}", "wall_s": float("nan"),
+                       "lossync_version": _core.__version__}
+            _write_row(runs, key, row)
+            failed += row["status"] != "ok"
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(failed=failed)
+    except KeyboardInterrupt:
+        for f in futures:
+            f.cancel()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+        if client is not None:
+            client.close()
+        else:
+            executor.shutdown(wait=False, cancel_futures=True)
