@@ -1,8 +1,13 @@
 """lossync.compare: one scenario in several engines, side by side."""
 
 
+import json
+import subprocess
+import sys
+
 import pytest
 
+from lossync import ScenarioError
 from lossync.compare import compare, relative_share_error
 
 DOC = {
@@ -23,6 +28,36 @@ def test_rows_per_engine_and_differences_from_the_packet_engine():
     assert relative_share_error(df.loc["packet"], df.loc["packet"]) == 0.0
 
 
-def test_unknown_fluid_model_is_refused_by_name():
-    with pytest.raises(ValueError, match="unknown fluid loss model 'nope'"):
+def test_unknown_fluid_model_or_engine_is_refused_by_name():
+    with pytest.raises(ScenarioError, match="unknown fluid loss model 'fluid:nope'") as info:
         compare(DOC, ["packet", "fluid:nope"])
+    assert info.value.field == "engines"
+    with pytest.raises(ScenarioError, match="unknown engine 'bogus'"):
+        compare(DOC, ["bogus"])
+
+
+def test_cli_prints_engines_side_by_side_and_as_json(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text('''
+[dumbbell]
+capacity = "100Mbps"
+buffer = { bdp_fraction = 0.25 }
+[[flows]]
+count = 2
+cc = "reno"
+rtt = "40ms"
+[run]
+duration = "60s"
+warmup = "20s"
+''')
+    r = subprocess.run([sys.executable, "-m", "lossync.cli", "compare", str(f), "--engines", "fluid:tcp,packet", "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert list(doc) == ["fluid:tcp", "packet"]
+    assert doc["fluid:tcp"]["d.utilization"] == pytest.approx(doc["fluid:tcp"]["utilization"] - doc["packet"]["utilization"])
+    text = subprocess.run([sys.executable, "-m", "lossync.cli", "compare", str(f)], capture_output=True, text=True, timeout=300)
+    assert text.returncode == 0 and "difference from packet" in text.stdout
+    bad = subprocess.run([sys.executable, "-m", "lossync.cli", "compare", str(f), "--engines", "fluid,warp"],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and bad.stderr.strip() == "lossync: error: engines: unknown engine 'warp' (known: fluid, packet, ns3)"

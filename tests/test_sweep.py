@@ -143,3 +143,25 @@ def test_dask_cluster_gives_the_same_rows_as_the_local_pool(tmp_path):
     a = local.drop(columns=drop).sort_values("key").reset_index(drop=True)
     b = remote.drop(columns=drop).sort_values("key").reset_index(drop=True)
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_a_second_sweep_into_a_busy_folder_is_refused_and_the_first_completes(tmp_path):
+    f, out, proc = _start_long_sweep(tmp_path, workers=1)
+    (tmp_path / "other").mkdir()
+    other = write_spec(tmp_path / "other", seeds=1)
+    r = cli("sweep", str(other), "--out", str(out), "--resume", "--workers", "1")
+    assert r.returncode == 2 and "another sweep" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    _assert_complete_after_resume(f, out, 48)
+
+
+def test_runs_are_keyed_by_their_whole_scenario(tmp_path):
+    # Two sweeps with the same axes and seeds but different fixed settings share no run key
+    # (the key once ignored `base` and `set`, so one sweep's rows stood for the other's).
+    a = lossync.sweep(spec(seeds=1), tmp_path / "a", workers=2)
+    b = lossync.sweep(spec(seeds=1, set=[*spec()["set"], "flows.0.count=2"]), tmp_path / "b", workers=2)
+    assert not set(a["key"]) & set(b["key"])
+    # The same sweep again, resumed, runs nothing new and returns the same rows.
+    again = lossync.sweep(spec(seeds=1), tmp_path / "a", workers=2, resume=True)
+    pd.testing.assert_frame_equal(a.sort_values("key").reset_index(drop=True), again.sort_values("key").reset_index(drop=True))

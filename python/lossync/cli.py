@@ -258,6 +258,40 @@ def size_buffer_cmd(scenario, capacity, flows, sync, duration, targets, seeds, o
     click.echo(f"    synchronized, 100% utilization: ρ* = (1−γ)/γ = {rules['closed_form_full_utilization']:.4f} BDP")
 
 
+@main.command(name="compare")
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--engines", default="fluid,packet", show_default=True,
+              help="Comma-separated: fluid, packet, ns3, or fluid:MODEL (MODEL: tcp, proportional, sync-0.3, sync-0.6, sync-1).")
+@click.option("--reference", default=None, help="The engine differences are taken from (default: packet if compared, else the first).")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON (one object per engine).")
+def compare_cmd(scenario: Path, engines: str, reference: str | None, overrides: tuple[str, ...], as_json: bool) -> None:
+    """Run SCENARIO in several engines and print the metrics side by side, with each engine's
+    difference from the reference (the packet engine: it models packets, bursts and recovery,
+    which the fluid engine approximates)."""
+    from .compare import compare
+
+    names = [e.strip() for e in engines.split(",") if e.strip()]
+    table = compare(scenario, names, overrides, reference=reference)
+    if as_json:
+        click.echo(json.dumps({e: {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+                               for e, row in table.to_dict(orient="index").items()}, indent=2))
+        return
+    ref = reference or ("packet" if "packet" in table.index else table.index[0])
+    metrics = [c for c in table.columns if not c.startswith("d.")]
+    width = max(12, *(len(e) + 2 for e in table.index))
+    click.echo(f"{'metric':<20}" + "".join(f"{e:>{width}}" for e in table.index))
+    for m in metrics:
+        click.echo(f"{m:<20}" + "".join(f"{_fmt(table.loc[e, m]):>{width}}" for e in table.index))
+    click.echo(f"\ndifference from {ref}")
+    for m in metrics:
+        click.echo(f"{m:<20}" + "".join(f"{'' if e == ref else _signed(table.loc[e, 'd.' + m]):>{width}}" for e in table.index))
+
+
+def _signed(v: float) -> str:
+    return "n/a" if math.isnan(v) else f"{v:+.4g}"
+
+
 @main.command(name="variants")
 def list_variants() -> None:
     """List the congestion-control variants."""

@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from .engines import run
+from .engines import ENGINES, run
+from .errors import ScenarioError
 from .scenario import ScenarioLike, load_scenario
 
 #: Scalar metrics compared.
@@ -62,18 +63,24 @@ def compare(
     doc = load_scenario(scenario) if isinstance(scenario, (str, Path)) else dict(scenario)
     if isinstance(scenario, (str, Path)) and base_dir is None:
         base_dir = Path(scenario).resolve().parent
+    if not engines:
+        raise ScenarioError("engines", "name at least one engine")
     rows = []
     for name in engines:
         engine, _, model = name.partition(":")
+        if engine not in ENGINES:
+            raise ScenarioError("engines", f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
         d = dict(doc, engine=engine)
         if model:
-            if model not in FLUID_MODELS:
-                raise ValueError(f"engines: unknown fluid loss model {model!r} (known: {', '.join(FLUID_MODELS)})")
+            if engine != "fluid" or model not in FLUID_MODELS:
+                raise ScenarioError("engines", f"unknown fluid loss model {name!r} (known: {', '.join('fluid:' + m for m in FLUID_MODELS)})")
             d["loss"] = FLUID_MODELS[model]
         r = run(d, list(overrides), progress=False, base_dir=base_dir)
         rows.append(_row(name, r.summary))
     df = pd.DataFrame(rows).set_index("engine")
     ref = reference or ("packet" if "packet" in df.index else df.index[0])
+    if ref not in df.index:
+        raise ScenarioError("reference", f"{ref!r} is not one of the engines compared ({', '.join(df.index)})")
     for c in [c for c in df.columns if c in COMPARED or c.startswith("share.")]:
         df[f"d.{c}"] = df[c] - df.loc[ref, c]
     return df
