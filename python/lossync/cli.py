@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -91,8 +92,10 @@ def summary_table(summary: dict) -> str:
 @click.option("--no-figure", is_flag=True, help="With --out: skip the figure.")
 @click.option("--drops", "drops_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the bottleneck drop log (time_s,flow) as CSV (packet engine).")
 @click.option("--sync-out", "sync_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the measured m_k distribution (m,count) as CSV, the form loss.sync kind=\"empirical\" reads.")
+@click.option("--seed", type=int, help="Shortcut for --set run.seed=SEED.")
+@click.option("--duration", help="Shortcut for --set run.duration=DURATION (e.g. 600s).")
 def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None, as_json: bool, engine: str | None, no_figure: bool,
-        drops_file: Path | None, sync_file: Path | None) -> None:
+        drops_file: Path | None, sync_file: Path | None, seed: int | None, duration: str | None) -> None:
     """Run SCENARIO (a TOML file) and print its summary.
 
     With no SCENARIO, runs the shipped default (the paper's 10 Gbps, 10-flow HighSpeed TCP case)
@@ -103,6 +106,16 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
         out_dir = out_dir or Path(DEFAULT_OUT)
     if engine:
         overrides = (*overrides, f'engine="{engine}"')
+    if seed is not None:
+        overrides = (*overrides, f"run.seed={seed}")
+    if duration is not None:
+        overrides = (*overrides, f'run.duration="{duration}"')
+    # Outputs are checked before the run, not found unwritable after it.
+    if out_dir is not None:
+        _writable_dir("--out", out_dir)
+    for option, f in (("--drops", drops_file), ("--sync-out", sync_file)):
+        if f is not None:
+            _writable_dir(option, f.parent)
     started = time.perf_counter()
     result = run_scenario(scenario, overrides)
     wall = time.perf_counter() - started
@@ -124,6 +137,16 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
         click.echo(f"wrote {sync_file}", err=as_json)
 
 
+def _writable_dir(option: str, folder: Path) -> None:
+    """Creates `folder` if needed and checks that files can be written in it."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ScenarioError(option, f"cannot create {folder}: {e.strerror}") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ScenarioError(option, f"{folder} is not writable")
+
+
 @main.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE")
@@ -136,7 +159,7 @@ def validate(scenario: Path, overrides: tuple[str, ...]) -> None:
 @click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Results folder (default: next to the sweep file, named after it).")
 @click.option("--scheduler", metavar="ADDRESS", help="Run on this Dask scheduler (tcp://host:8786) instead of a local process pool.")
-@click.option("--workers", type=int, help="Local pool size (default: all cores).")
+@click.option("--workers", type=click.IntRange(min=1), help="Local pool size (default: all cores).")
 @click.option("--resume", is_flag=True, help="Keep the finished runs in the results folder; run only the missing or failed ones.")
 def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: int | None, resume: bool) -> None:
     """Run a sweep: a base scenario, axes, seeds. One Parquet row per (point, seed) in OUT/runs/."""
@@ -168,10 +191,15 @@ def summarize(results: Path, metrics: tuple[str, ...], csv_out: Path | None) -> 
     """Means and 95% confidence intervals across seeds, per point of a sweep."""
     import pandas as pd
 
+    from .stats import LINK_METRICS, METRICS
     from .stats import summarize as summarize_results
     from .sweep import load_results
 
-    table = summarize_results(load_results(results), list(metrics) or None)
+    frame = load_results(results)
+    for m in metrics:
+        if m not in frame.columns or m not in METRICS + LINK_METRICS:
+            raise ScenarioError("--metric", f"{m!r} is not a metric of these results (known: {', '.join(METRICS + LINK_METRICS)})")
+    table = summarize_results(frame, list(metrics) or None)
     with pd.option_context("display.width", 200, "display.max_columns", 50, "display.max_rows", 500):
         click.echo(table.to_string(float_format=lambda v: f"{v:.4g}"))
     if csv_out:
@@ -183,19 +211,24 @@ def summarize(results: Path, metrics: tuple[str, ...], csv_out: Path | None) -> 
 @click.option("--x", "x", required=True, help="Axis on the horizontal axis (a swept field).")
 @click.option("--y", "y", default="utilization", show_default=True, help="Metric.")
 @click.option("--hue", default=None, help="Axis drawn as separate lines.")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="PNG file (default: RESULTS/Y-vs-X.png).")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Figure file; .png, .pdf or .svg (default: RESULTS/Y-vs-X.png).")
 def plot(results: Path, x: str, y: str, hue: str | None, output: Path | None) -> None:
     """Line figure of a sweep's metric against an axis, with 95% confidence intervals."""
     from .plot import sweep_figure
     from .sweep import load_results
 
     frame = load_results(results)
-    for name in [x, hue]:
+    for option, name in (("--x", x), ("--hue", hue)):
         if name is not None and name not in frame.columns:
-            raise ScenarioError("--x/--hue", f"{name!r} is not an axis of this sweep")
-    fig = sweep_figure(frame, x, y, hue)
+            raise ScenarioError(option, f"{name!r} is not an axis of this sweep")
+    if y not in frame.columns:
+        raise ScenarioError("--y", f"{y!r} is not a column of these results")
     output = output or results / f"{y}-vs-{x}.png"
-    atomic_write(output, lambda p: fig.savefig(p, dpi=120, format="png"))
+    fmt = output.suffix.lower().lstrip(".")
+    if fmt not in ("png", "pdf", "svg"):
+        raise ScenarioError("--output", f"{output.name}: the extension names the format: .png, .pdf or .svg")
+    fig = sweep_figure(frame, x, y, hue)
+    atomic_write(output, lambda p: fig.savefig(p, dpi=120, format=fmt))
     click.echo(f"wrote {output}")
 
 
@@ -315,6 +348,14 @@ def bench(engines: str, duration: float | None, names: str, step: float | None, 
     for engine in chosen:
         if engine not in ("fluid", "packet", "ns3"):
             raise ScenarioError("--engine", f"unknown engine {engine!r} (fluid, packet, ns3)")
+    if "ns3" in chosen:
+        from .engines.ns3 import ns3_root
+
+        try:
+            ns3_root()
+        except LossyncError as e:  # run what can run, say what was skipped
+            click.echo(f"lossync: skipped ns3: {e}", err=True)
+            chosen.remove("ns3")
     if "fluid" in chosen:
         base = default_scenario_path()
         click.echo(f"fluid engine\n{'variant':<12}{'sim s':>8}{'wall s':>9}{'flow-updates/s':>17}{'sim s / wall s':>16}")

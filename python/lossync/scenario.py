@@ -88,15 +88,29 @@ def apply_overrides(doc: dict[str, Any], overrides: list[str] | tuple[str, ...])
     return doc
 
 
-def _json_safe(v: Any) -> Any:
-    # JSON has no NaN or infinity: pass them as strings so the core rejects them by field name.
+#: Nesting deeper than any scenario has (a scenario is at most a table of lists of tables of
+#: tables); deeper input is refused instead of exhausting the recursion limit.
+MAX_DEPTH = 32
+
+
+def _json_safe(v: Any, where: str = "", depth: int = 0) -> Any:
+    """The scenario as plain JSON values: numpy numbers and arrays and tuples become numbers and
+    lists; NaN and infinity become strings so that the core rejects them by field name."""
+    if depth > MAX_DEPTH:
+        raise ScenarioError(where or "scenario", f"nested deeper than {MAX_DEPTH} levels")
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return v
+    if hasattr(v, "tolist") and hasattr(v, "dtype"):  # numpy scalars and arrays
+        v = v.tolist()
     if isinstance(v, float) and not math.isfinite(v):
         return str(v)
-    if isinstance(v, dict):
-        return {k: _json_safe(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_json_safe(x) for x in v]
-    return v
+    if isinstance(v, (int, float)):
+        return v
+    if isinstance(v, Mapping):
+        return {str(k): _json_safe(x, f"{where}.{k}" if where else str(k), depth + 1) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_safe(x, f"{where}.{i}" if where else str(i), depth + 1) for i, x in enumerate(v)]
+    raise ScenarioError(where or "scenario", f"{type(v).__name__} is not a scenario value (numbers, strings, booleans, lists, tables)")
 
 
 def to_core(
@@ -108,7 +122,7 @@ def to_core(
         doc = load_scenario(scenario)
         base = str(Path(scenario).resolve().parent)
     elif isinstance(scenario, Mapping):
-        doc = json.loads(json.dumps(_json_safe(dict(scenario))))
+        doc = _json_safe(scenario)
         base = str(Path(base_dir).resolve() if base_dir is not None else Path.cwd())
     else:
         raise ScenarioError("scenario", f"expected a file name or a dict, got {type(scenario).__name__}")

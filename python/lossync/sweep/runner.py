@@ -117,7 +117,10 @@ def _executor(scheduler: str | None, workers: int | None) -> tuple[Executor, Any
         from distributed import Client
     except ImportError:
         raise LossyncError("--scheduler needs Dask: pip install 'lossync[dask]'") from None
-    client = Client(scheduler)
+    try:
+        client = Client(scheduler, timeout="30s")
+    except (OSError, TimeoutError, ValueError) as e:
+        raise LossyncError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({type(e).__name__}: {e})") from None
     return client.get_executor(), client
 
 

@@ -9,9 +9,13 @@ from itertools import product
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import InputFileError, ScenarioError
+
+#: The most runs one sweep may hold: its job list and result rows stay in memory (about 1 kB per
+#: run), and a million runs is weeks of fluid runs on one machine; split larger studies.
+MAX_RUNS = 1_000_000
 
 
 class Range(BaseModel):
@@ -20,8 +24,16 @@ class Range(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     start: float = Field(alias="from")
     to: float
-    num: int = Field(ge=1)
+    num: int = Field(ge=1, le=MAX_RUNS)
     scale: Literal["linear", "log"] = "linear"
+
+    @model_validator(mode="after")
+    def _ends(self) -> Range:
+        if not (math.isfinite(self.start) and math.isfinite(self.to)):
+            raise ValueError("a range needs finite ends")
+        if self.scale == "log" and (self.start <= 0 or self.to <= 0):
+            raise ValueError(f"a log range needs positive ends, got from = {self.start:g}, to = {self.to:g}")
+        return self
 
     def values(self) -> list[float]:
         if self.num == 1:
@@ -53,11 +65,20 @@ class SweepSpec(BaseModel):
     @field_validator("seeds")
     @classmethod
     def _seeds(cls, seeds: int | list[int]) -> int | list[int]:
-        if isinstance(seeds, int) and seeds < 1:
-            raise ValueError("seeds must be at least 1")
-        if isinstance(seeds, list) and (not seeds or any(s < 0 for s in seeds)):
-            raise ValueError("seeds must be a non-empty list of non-negative integers")
+        if isinstance(seeds, int) and not 1 <= seeds <= MAX_RUNS:
+            raise ValueError(f"seeds must be from 1 to {MAX_RUNS:,}, got {seeds}")
+        if isinstance(seeds, list) and (not seeds or any(not 0 <= s < 2**64 for s in seeds)):
+            raise ValueError("seeds must be a non-empty list of integers from 0 to 2^64 - 1")
         return seeds
+
+    @model_validator(mode="after")
+    def _size(self) -> SweepSpec:
+        runs = len(self.seed_list()) if isinstance(self.seeds, list) else self.seeds
+        for values in self.axes.values():
+            runs *= values.num if isinstance(values, Range) else len(values)
+            if runs > MAX_RUNS and self.mode == "cross":
+                raise ValueError(f"more than {MAX_RUNS:,} runs (points × seeds); split the sweep")
+        return self
 
     def seed_list(self) -> list[int]:
         return list(range(1, self.seeds + 1)) if isinstance(self.seeds, int) else list(self.seeds)
@@ -94,8 +115,11 @@ def parse_spec(doc: dict[str, Any] | SweepSpec) -> SweepSpec:
     try:
         return SweepSpec.model_validate(doc)
     except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        raise ScenarioError(f"sweep.{where}", err["msg"]) from None
+        errors = e.errors()
+        # A union (a list or a Range) reports each member's failure: the value error says why.
+        err = next((x for x in errors if x["type"] == "value_error"), errors[0])
+        members = {"Range", "int", "str", "float"}
+        where = ".".join(["sweep", *(str(x) for x in err["loc"] if not (str(x) in members or "[" in str(x)))])
+        raise ScenarioError(where, err["msg"].removeprefix("Value error, ")) from None
 
 

@@ -1,0 +1,120 @@
+"""Bad input, one table: every case through `lossync run`, `lossync validate`, `run --engine packet`
+and the Python API gives one line naming the field, exit status 2, no traceback and nothing
+written."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import lossync
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD = ROOT / "examples" / "dumbbell-reno.toml"
+
+#: (case, scenario file content or None for GOOD, --set overrides, the field the error must name)
+SCENARIO_CASES = [
+    ("negative list index", None, ["flows.-1.count=3"], "flows.-1"),
+    ("list index past the end", None, ["flows.4.count=3"], "flows.4"),
+    ("override without =", None, ["flows.0.count"], "--set flows.0.count"),
+    ("not a number", None, ["dumbbell.capacity=nan"], "dumbbell.capacity"),
+    ("sync x out of range", None, ['loss.sync={kind="normal", x=1.5}'], "loss.sync.x"),
+    ("value where a table is", None, ["run.duration.x=1"], "run.duration"),
+    ("binary file", b"\x00\x01\xff\xfe binary", [], "scenario.toml"),
+    ("UTF-16 file", "[dumbbell]\ncapacity = 1\n".encode("utf-16"), [], "scenario.toml"),
+    ("TOML syntax", b"[dumbbell\ncapacity = 1", [], "scenario.toml"),
+]
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "lossync.cli", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def _scenario(tmp_path, content):
+    if content is None:
+        return GOOD
+    f = tmp_path / "scenario.toml"
+    f.write_bytes(content)
+    return f
+
+
+def _one_line_naming(r, field):
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr and "panicked" not in r.stderr
+    errors = [line for line in r.stderr.splitlines() if line.startswith("lossync: error:")]
+    assert len(errors) == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    named = errors[0].removeprefix("lossync: error: ").split(": ", 1)[0]
+    assert named.endswith(field), (field, errors[0])
+
+
+@pytest.mark.parametrize(("case", "content", "overrides", "field"), SCENARIO_CASES, ids=[c[0] for c in SCENARIO_CASES])
+@pytest.mark.parametrize("command", ["run", "validate", "packet", "api"])
+def test_bad_scenario(tmp_path, case, content, overrides, field, command):
+    path = _scenario(tmp_path, content)
+    sets = [a for o in overrides for a in ("--set", o)]
+    out = tmp_path / "out"
+    if command == "api":
+        with pytest.raises(lossync.LossyncError) as info:
+            lossync.run(path, overrides)
+        assert info.value.field.endswith(field), (field, str(info.value))
+        return
+    if command == "validate":
+        r = cli("validate", str(path), *sets)
+    else:
+        engine = ["--engine", "packet"] if command == "packet" else []
+        r = cli("run", str(path), *sets, *engine, "--out", str(out))
+    _one_line_naming(r, field)
+    assert not out.exists() or not any(out.iterdir()), "something was written"
+
+
+def test_a_scenario_dict_with_numpy_values_and_tuples_runs_and_odd_values_are_refused():
+    np = pytest.importorskip("numpy")
+    doc = {"dumbbell": {"capacity": np.float64(1e8), "buffer": {"bdp_fraction": np.float32(0.25)}},
+           "flows": ({"count": np.int64(2), "cc": "reno", "rtt": "40ms"},), "run": {"duration": 30, "warmup": 5}}
+    assert 0 < lossync.run(doc).summary["utilization"] <= 1
+    with pytest.raises(lossync.ScenarioError) as info:
+        lossync.run(dict(doc, run={"duration": object()}))
+    assert info.value.field == "run.duration"
+    deep: dict = {}
+    node = deep
+    for _ in range(200):
+        node["a"] = {}
+        node = node["a"]
+    with pytest.raises(lossync.ScenarioError, match="nested deeper"):
+        lossync.run(deep)
+
+
+SWEEP_CASES = [
+    ("log range from 0", '"dumbbell.buffer.bdp_fraction" = { from = 0, to = 1, num = 3, scale = "log" }', "seeds = 1", "sweep.axes.dumbbell.buffer.bdp_fraction"),
+    ("a trillion seeds", '"dumbbell.buffer.bdp_fraction" = [0.1]', "seeds = 1000000000000", "sweep.seeds"),
+    ("set entry without =", '"dumbbell.buffer.bdp_fraction" = [0.1]', 'seeds = 1\nset = ["run.duration"]', "--set run.duration"),
+]
+
+
+@pytest.mark.parametrize(("case", "axis", "extra", "field"), SWEEP_CASES, ids=[c[0] for c in SWEEP_CASES])
+def test_bad_sweep(tmp_path, case, axis, extra, field):
+    f = tmp_path / "sweep.toml"
+    f.write_text(f'base = "{GOOD}"\n{extra}\n[axes]\n{axis}\n')
+    r = cli("sweep", str(f), "--out", str(tmp_path / "out"))
+    _one_line_naming(r, field)
+    assert not (tmp_path / "out" / "runs").exists()
+
+
+def test_bad_options_name_the_option(tmp_path):
+    r = cli("run", str(GOOD), "--out", "/proc/lossync-cannot-write-here")
+    _one_line_naming(r, "--out")
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f'base = "{GOOD}"\nseeds = 2\nset = ["run.duration=120"]\n[axes]\n"dumbbell.buffer.bdp_fraction" = [0.1, 0.2]\n')
+    assert cli("sweep", str(spec), "--out", str(tmp_path / "res"), "--workers", "2").returncode == 0
+    _one_line_naming(cli("summarize", str(tmp_path / "res"), "--metric", "utilisation"), "--metric")
+    _one_line_naming(cli("plot", str(tmp_path / "res"), "--x", "dumbbell.buffer.bdp_fraction", "--y", "utilisation"), "--y")
+    _one_line_naming(cli("plot", str(tmp_path / "res"), "--x", "buffer"), "--x")
+    _one_line_naming(cli("plot", str(tmp_path / "res"), "--x", "dumbbell.buffer.bdp_fraction", "--output", str(tmp_path / "u.gif")), "--output")
+    for fmt, magic in (("pdf", b"%PDF"), ("svg", b"<?xml"), ("png", b"\x89PNG")):
+        out = tmp_path / f"u.{fmt}"
+        assert cli("plot", str(tmp_path / "res"), "--x", "dumbbell.buffer.bdp_fraction", "--output", str(out)).returncode == 0
+        assert out.read_bytes().startswith(magic), fmt
+    # --workers must be a positive count (click's own message names it).
+    r = cli("sweep", str(spec), "--out", str(tmp_path / "res2"), "--workers", "-1")
+    assert r.returncode == 2 and "--workers" in r.stderr and "Traceback" not in r.stderr
