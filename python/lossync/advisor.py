@@ -12,13 +12,12 @@ import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from .errors import LossyncError, ScenarioError
-from .scenario import ScenarioLike, load_scenario, resolve
+from .scenario import ScenarioLike, find_scenario, load_scenario, resolve
 from .stats import METRICS, t975
 from .sweep import run_point
 
@@ -110,7 +109,7 @@ def size_buffer(
     if isinstance(scenario, dict):
         doc, base_dir = json.loads(json.dumps(scenario)), os.getcwd()
     else:
-        doc, base_dir = load_scenario(scenario), str(Path(scenario).resolve().parent)
+        doc, base_dir = load_scenario(scenario), str(find_scenario(scenario).resolve().parent)
     if "dumbbell" not in doc:
         raise ScenarioError("dumbbell", "the advisor sizes the buffer of a dumbbell's bottleneck")
     doc["dumbbell"].setdefault("buffer", {})

@@ -166,7 +166,8 @@ def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: 
     from .stats import axes_of
     from .sweep import sweep
 
-    out_dir = out_dir or spec.with_suffix("")
+    # Default: beside the sweep file, or in the working folder for a shipped example named.
+    out_dir = out_dir or (spec.with_suffix("") if spec.exists() else Path(spec.stem))
     try:
         results = sweep(spec, out_dir, scheduler=scheduler, workers=workers, resume=resume)
     except KeyboardInterrupt:
@@ -323,6 +324,16 @@ def compare_cmd(scenario: Path, engines: str, reference: str | None, overrides: 
 
 def _signed(v: float) -> str:
     return "n/a" if math.isnan(v) else f"{v:+.4g}"
+
+
+@main.command(name="examples")
+def list_examples() -> None:
+    """List the shipped example scenarios and sweeps; `lossync run NAME` runs one from any folder."""
+    from .scenario import examples, examples_dir
+
+    for name, about in examples():
+        click.echo(f"{name:<20}{about}")
+    click.echo(f"\n(in {examples_dir()})")
 
 
 @main.command(name="variants")

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .engines import ENGINES, run
 from .errors import ScenarioError
-from .scenario import ScenarioLike, load_scenario
+from .scenario import ScenarioLike, find_scenario, load_scenario
 
 #: Scalar metrics compared.
 COMPARED = ["utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queue_pkts"]
@@ -62,7 +62,7 @@ def compare(
     reference engine's row (default: "packet" if present, else the first)."""
     doc = load_scenario(scenario) if isinstance(scenario, (str, Path)) else dict(scenario)
     if isinstance(scenario, (str, Path)) and base_dir is None:
-        base_dir = Path(scenario).resolve().parent
+        base_dir = find_scenario(scenario).resolve().parent
     if not engines:
         raise ScenarioError("engines", "name at least one engine")
     rows = []

@@ -25,13 +25,38 @@ def default_scenario_path() -> Path:
     return Path(str(resources.files("lossync") / "scenarios" / "default.toml"))
 
 
-def load_scenario(path: str | Path) -> dict[str, Any]:
-    """Reads a TOML scenario file into a dict."""
+def examples_dir() -> Path:
+    """The shipped example scenarios and sweeps (installed with the package)."""
+    return Path(str(resources.files("lossync") / "examples"))
+
+
+def examples() -> list[tuple[str, str]]:
+    """The shipped examples: (name, first line of their opening comment)."""
+    found = []
+    for p in sorted(examples_dir().glob("*.toml")):
+        first = next((line.lstrip("# ").strip() for line in p.read_text(encoding="utf-8").splitlines() if line.startswith("#")), "")
+        found.append((p.stem, first))
+    return found
+
+
+def find_scenario(path: str | Path) -> Path:
+    """`path` if it exists; otherwise a shipped example of that name (`paper-10g` or
+    `paper-10g.toml`), so `lossync run paper-10g` works from any folder."""
     p = Path(path)
+    if p.exists() or p.parent != Path("."):
+        return p
+    shipped = examples_dir() / (p.name if p.suffix == ".toml" else f"{p.name}.toml")
+    return shipped if shipped.is_file() else p
+
+
+def load_scenario(path: str | Path) -> dict[str, Any]:
+    """Reads a TOML scenario file (or a shipped example by name) into a dict."""
+    p = find_scenario(path)
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputFileError(str(p), "no such scenario file") from None
+        hint = f" (nor a shipped example: {', '.join(n for n, _ in examples())})" if p.parent == Path(".") else ""
+        raise InputFileError(str(p), f"no such scenario file{hint}") from None
     except OSError as e:
         raise InputFileError(str(p), f"cannot read: {e.strerror}") from None
     except UnicodeDecodeError:
@@ -120,7 +145,7 @@ def to_core(
     names in a file resolve against its folder; in a dict, against `base_dir` (default: cwd)."""
     if isinstance(scenario, (str, Path)):
         doc = load_scenario(scenario)
-        base = str(Path(scenario).resolve().parent)
+        base = str(find_scenario(scenario).resolve().parent)
     elif isinstance(scenario, Mapping):
         doc = _json_safe(scenario)
         base = str(Path(base_dir).resolve() if base_dir is not None else Path.cwd())

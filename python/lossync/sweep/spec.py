@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import InputFileError, ScenarioError
+from ..scenario import find_scenario
 
 #: The most runs one sweep may hold: its job list and result rows stay in memory (about 1 kB per
 #: run), and a million runs is weeks of fluid runs on one machine; split larger studies.
@@ -98,8 +99,9 @@ class SweepSpec(BaseModel):
 
 
 def load_sweep(path: str | Path) -> tuple[SweepSpec, Path]:
-    """Reads a sweep file; returns the spec and the folder relative names resolve against."""
-    p = Path(path)
+    """Reads a sweep file (or a shipped example by name); returns the spec and the folder
+    relative names resolve against."""
+    p = find_scenario(path)
     try:
         doc = tomllib.loads(p.read_text())
     except FileNotFoundError:
