@@ -3,7 +3,11 @@
 import json
 import os
 import pickle
+import signal
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -135,3 +139,44 @@ def _without_wall(summary):
 def test_variants_are_listed():
     names = [n for n, _ in lossync.variants()]
     assert names == ["reno", "highspeed", "scalable", "cubic", "htcp", "bic", "ghstcp", "xcp"]
+
+
+@pytest.mark.parametrize("example", ["dumbbell-reno", "paper-10g", "xcp-two-way", "parking-lot"])
+def test_results_do_not_depend_on_where_the_run_is_cut(example):
+    # Runs are advanced in chunks sized by wall time, which differs from machine to machine:
+    # the result must not depend on the cuts.
+    from lossync import _core
+    from lossync.scenario import to_core
+
+    def cut_at(fractions):
+        text, base = to_core(example, ["run.duration=60", "run.warmup=10"])
+        sim = _core.Simulation(text, "json", base)
+        for f in [*fractions, 1.0]:
+            sim.advance(sim.duration_s * f)
+        summary, columns, events = sim.finish()
+        return _without_wall(json.loads(summary)), [c.tobytes() for _, c in columns], events
+
+    one = cut_at([])
+    assert cut_at([0.001, 0.3337, 0.5, 0.91]) == one
+    assert cut_at([k / 997 for k in range(1, 997)]) == one
+
+
+def test_ctrl_c_stops_within_a_second_and_keeps_the_part_simulated(tmp_path):
+    script = tmp_path / "long.py"
+    out = tmp_path / "out"
+    # A packet run of several minutes of wall time, interrupted after two seconds.
+    script.write_text(
+        "import sys\nfrom lossync.cli import main\n"
+        f"sys.argv = ['lossync', 'run', 'paper-10g', '--engine', 'packet', '--set', 'run.duration=3000', '--set', 'run.warmup=0',"
+        f" '--set', 'run.from_first_congestion=false', '--out', {str(out)!r}, '--no-figure']\nmain()\n")
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3.0)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 1.5, "took more than a second to stop"
+    assert proc.returncode == 130, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["partial"] is True and 0 < summary["duration_s"] < 3000
+    assert any(w.startswith("interrupted:") for w in summary["warnings"])
+    assert "Traceback" not in err

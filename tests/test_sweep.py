@@ -165,3 +165,17 @@ def test_runs_are_keyed_by_their_whole_scenario(tmp_path):
     # The same sweep again, resumed, runs nothing new and returns the same rows.
     again = lossync.sweep(spec(seeds=1), tmp_path / "a", workers=2, resume=True)
     pd.testing.assert_frame_equal(a.sort_values("key").reset_index(drop=True), again.sort_values("key").reset_index(drop=True))
+
+
+def test_no_process_outlives_a_killed_sweep(tmp_path):
+    f, out, proc = _start_long_sweep(tmp_path, workers=2)
+    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert len(children) >= 2, "expected the pool's workers (and the resource tracker)"
+    proc.kill()
+    proc.communicate(timeout=60)
+    deadline = time.time() + 10
+    alive = children
+    while alive and time.time() < deadline:
+        time.sleep(0.1)
+        alive = [c for c in children if Path(f"/proc/{c}").exists() and "Z" not in Path(f"/proc/{c}/stat").read_text().split()[2]]
+    assert not alive, f"still running after the sweep was killed: {alive}"

@@ -17,6 +17,7 @@ import click
 
 from . import _core
 from .engines import run as run_scenario
+from .engines.core import Interrupted
 from .errors import LossyncError, ScenarioError
 from .io import atomic_write
 from .scenario import default_scenario_path, resolve, variants
@@ -117,7 +118,16 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
         if f is not None:
             _writable_dir(option, f.parent)
     started = time.perf_counter()
-    result = run_scenario(scenario, overrides)
+    try:
+        result = run_scenario(scenario, overrides)
+    except Interrupted as stop:
+        # Ctrl-C: the part simulated, marked partial, is written if --out was given.
+        if out_dir is not None:
+            stop.result.write(out_dir, figure=not no_figure)
+            click.echo(f"lossync: interrupted; the partial result (marked \"partial\": true) is in {out_dir}", err=True)
+        else:
+            click.echo("lossync: interrupted", err=True)
+        sys.exit(130)
     wall = time.perf_counter() - started
     for w in result.summary.get("warnings", []):
         click.echo(f"lossync: warning: {w}", err=True)

@@ -107,12 +107,27 @@ def _locked(out: Path) -> Iterator[None]:
             lock.truncate(0)
 
 
+def _die_with_parent(parent: int) -> None:
+    """Pool worker initializer: the worker is killed when the sweep's process dies, even by
+    SIGKILL (Linux prctl PR_SET_PDEATHSIG), so no worker outlives its sweep; and once its
+    workers are gone, multiprocessing's resource tracker sees its pipe close and exits too."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG = 1 (prctl(2))
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
 def _executor(scheduler: str | None, workers: int | None) -> tuple[Executor, Any]:
     if scheduler is None:
         # spawn: workers start clean (no inherited threads or locks); the core starts no threads.
         ctx = multiprocessing.get_context("spawn")
         workers = workers or int(os.environ.get("LOSSYNC_WORKERS", "0")) or os.cpu_count()
-        return ProcessPoolExecutor(max_workers=workers, mp_context=ctx), None
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_die_with_parent, initargs=(os.getpid(),))
+        return pool, None
     try:
         from distributed import Client
     except ImportError:
