@@ -20,7 +20,7 @@ pub fn initial_ssthresh(slow_start: bool, rwnd_pkts: f64) -> f64 {
 }
 
 /// The window after `acked` packets are acknowledged at window `cwnd` with threshold `ssthresh`.
-#[inline]
+#[inline(always)]
 pub fn on_ack(
     cc: &mut dyn CongestionControl,
     ctx: &CcContext,
