@@ -834,3 +834,48 @@ warmup = "5s"
         assert_eq!(f.loss_rate, 0.0);
     }
 }
+
+/// A link can carry at most its capacity over any window: a packet in service at the start or
+/// end of the measurement counts for the part of it sent inside (it once counted whole at its
+/// end, giving 1.0002 at 10 Mb/s over 1.66 s and 1.008 with 9000-byte packets at 1 Mb/s).
+#[test]
+fn utilization_never_exceeds_one_at_window_edges() {
+    for (capacity, packet, duration, warmup) in [
+        ("10Mbps", 1500, 2.21875, 0.5546875),
+        ("1Mbps", 9000, 3.9, 0.5),
+        ("1Mbps", 9000, 3.77, 0.31),
+        ("10Mbps", 1500, 5.0, 1.0),
+    ] {
+        let r = run(&format!(
+            r#"
+engine = "packet"
+[dumbbell]
+capacity = "{capacity}"
+packet_size = {packet}
+buffer = {{ packets = 8 }}
+[[flows]]
+cc = "reno"
+rtt = "{rtt}"
+initial_window = 1
+[run]
+duration = {duration}
+warmup = {warmup}
+record_interval = {interval}
+"#,
+            interval = duration / 20.0,
+            rtt = if packet > 1500 { "200ms" } else { "5ms" }
+        ));
+        let u = r.summary.utilization;
+        assert!(u <= 1.0 + 1e-12, "{capacity} {packet} B: utilization {u}");
+        assert!(
+            u > 0.9,
+            "{capacity} {packet} B: the link is busy, utilization {u}"
+        );
+        let (name, samples) = &r.series.columns[2];
+        assert_eq!(name, "utilization.bottleneck");
+        assert!(
+            samples.iter().all(|&s| s.is_nan() || s <= 1.0 + 1e-9),
+            "{capacity} {packet} B: a utilization sample above 1: {samples:?}"
+        );
+    }
+}

@@ -560,6 +560,9 @@ impl FluidEngine {
             let p_early = 1.0 - (1.0 - link.loss_rate) * (1.0 - p_disc);
             let mut arriving_sum = 0.0;
             let mut admitted_sum = 0.0;
+            // Summed, not arriving − admitted: that difference rounds below zero when nothing
+            // is dropped, and gave negative loss rates.
+            let mut early_sum = 0.0;
             for (k, m) in link.members.iter().enumerate() {
                 let f = &flows[m.flow];
                 let rate = if m.hop == 0 {
@@ -575,6 +578,7 @@ impl FluidEngine {
                 link.overflowed[k] = 0.0;
                 arriving_sum += rate;
                 admitted_sum += arriving - early;
+                early_sum += early;
             }
             if has_xcp {
                 for (m, &r) in link.members.iter().zip(&link.rate) {
@@ -583,7 +587,6 @@ impl FluidEngine {
                 }
                 link.discipline.fluid_step_end(link.q, t + dt, c);
             }
-            let early_sum = arriving_sum * dt - admitted_sum;
             let avail = link.q + admitted_sum;
             let out = avail.min(c * dt);
             let overflow = (avail - out - link.buffer_pkts).max(0.0);

@@ -125,6 +125,8 @@ pub struct PacketEngine {
     measuring: bool,
     measured_from_ps: SimTime,
     start_ports: Vec<PortAcc>,
+    /// Each port's `head_sent` when the statistics started.
+    start_head_sent: Vec<f64>,
     start_flows: Vec<FlowAcc>,
     // Time series.
     record_every_ps: f64,
@@ -271,6 +273,7 @@ impl PacketEngine {
             end_ps,
             queue,
             start_ports: vec![PortAcc::default(); ports.len()],
+            start_head_sent: vec![0.0; ports.len()],
             access,
             pipes,
             ports,
@@ -638,7 +641,7 @@ impl PacketEngine {
             let Hop::Queue { class, .. } = self.routes.hop(head) else {
                 unreachable!("a queued packet is at a queue hop")
             };
-            let t = port.start_next(class);
+            let t = port.start_next(now, class);
             self.queue.push(now + t, Event::ServiceDone(p as u32));
         }
         if verdict != Verdict::Queued {
@@ -750,6 +753,7 @@ impl PacketEngine {
             port.integrate(now);
             port.q_max = port.len();
             self.start_ports[i] = port.acc;
+            self.start_head_sent[i] = port.head_sent(now);
         }
         for f in 0..self.flows.len() {
             self.start_flows[f] = self.flow_acc(f);
@@ -764,12 +768,12 @@ impl PacketEngine {
         push(s_from_ps(now));
         for port in &mut self.ports {
             push(port.len() as f64);
+            let departed = port.take_interval_departures(now);
             push(if span_s > 0.0 {
-                port.interval_departed as f64 / (port.capacity_pps * span_s)
+                departed / (port.capacity_pps * span_s)
             } else {
                 f64::NAN
             });
-            port.interval_departed = 0;
         }
         for fl in &mut self.flows {
             debug_assert_eq!(fl.sender.pipe_pkts(), fl.sender.recount_pipe());
@@ -803,11 +807,14 @@ impl PacketEngine {
             .ports
             .iter()
             .zip(&self.start_ports)
-            .map(|(port, s)| {
+            .zip(&self.start_head_sent)
+            .map(|((port, s), &s_head)| {
                 let a = &port.acc;
                 LinkRecord {
                     arrived_pkts: (a.arrived - s.arrived) as f64,
-                    departed_pkts: (a.departed - s.departed) as f64,
+                    // What the window transmitted: the packets in service at its ends count
+                    // for the part sent within it.
+                    departed_pkts: (a.departed - s.departed) as f64 + port.head_sent(now) - s_head,
                     dropped_pkts: (a.dropped - s.dropped) as f64,
                     // In packet·picoseconds over picoseconds: exact until the division.
                     queue_integral: (a.queue_area - s.queue_area) as f64,

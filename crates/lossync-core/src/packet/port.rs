@@ -51,10 +51,16 @@ pub struct Port {
     queue_changed_ps: SimTime,
     /// Largest occupancy since the statistics started.
     pub q_max: usize,
-    /// Data departures since the last time-series sample.
-    pub interval_departed: u64,
+    /// Data departures since the last time-series sample (see `take_interval_departures`).
+    interval_departed: u64,
+    /// `head_sent` at the last time-series sample.
+    interval_head_sent: f64,
     /// Flows whose data cross this port and have started (congestion-event candidates).
     pub started_flows: u32,
+    /// When the packet in service started and ends its transmission: the part of it sent by a
+    /// given time, so that departures over a window count only what the window transmitted.
+    head_since_ps: SimTime,
+    head_until_ps: SimTime,
 }
 
 impl Port {
@@ -94,6 +100,9 @@ impl Port {
             q_max: 0,
             interval_departed: 0,
             started_flows: 0,
+            interval_head_sent: 0.0,
+            head_since_ps: 0,
+            head_until_ps: 0,
         }
     }
 
@@ -171,7 +180,9 @@ impl Port {
         self.queue.push_back(pkt);
         self.q_max = self.q_max.max(q + 1);
         if q == 0 {
-            Admit::Serving(self.classes[class as usize].next_ps())
+            let service = self.classes[class as usize].next_ps();
+            (self.head_since_ps, self.head_until_ps) = (now_ps, now_ps + service);
+            Admit::Serving(service)
         } else {
             Admit::Queued
         }
@@ -202,9 +213,34 @@ impl Port {
 
     /// Starts serving the head, of serializer class `class`; returns its service time.
     #[inline]
-    pub fn start_next(&mut self, class: u32) -> SimTime {
+    pub fn start_next(&mut self, now_ps: SimTime, class: u32) -> SimTime {
         debug_assert!(!self.queue.is_empty(), "a packet to serve");
-        self.classes[class as usize].next_ps()
+        let service = self.classes[class as usize].next_ps();
+        (self.head_since_ps, self.head_until_ps) = (now_ps, now_ps + service);
+        service
+    }
+
+    /// Data packets transmitted since the last call (the part of the one in service included),
+    /// for the time series' utilization samples.
+    pub fn take_interval_departures(&mut self, now_ps: SimTime) -> f64 {
+        let sent = self.head_sent(now_ps);
+        let departed = self.interval_departed as f64 + sent - self.interval_head_sent;
+        (self.interval_departed, self.interval_head_sent) = (0, sent);
+        departed
+    }
+
+    /// The part of the data packet in service transmitted by `now_ps` (0 when idle or serving
+    /// an ACK): with it, departures over [a, b] are `departed(b) + sent(b) − departed(a) −
+    /// sent(a)`, never more than the window could carry (a whole packet counted at its end
+    /// overshot it by up to one packet).
+    pub fn head_sent(&self, now_ps: SimTime) -> f64 {
+        match self.queue.front() {
+            Some(p) if !p.is_ack && self.head_until_ps > self.head_since_ps => {
+                let done = now_ps.saturating_sub(self.head_since_ps);
+                (done as f64 / (self.head_until_ps - self.head_since_ps) as f64).min(1.0)
+            }
+            _ => 0.0,
+        }
     }
 
     /// A feedback router's control interval ends now; returns the next one's length (`None`

@@ -1,0 +1,109 @@
+"""Property-based tests (hypothesis) over the real scenario schema: whatever the input, validation
+either refuses it with a ScenarioError naming a field, or the run's summary has no null or
+non-finite number and its utilizations, Jain's index and loss rates are within [0, 1]. Bounded
+examples, so the suite stays fast; a failure prints the scenario that broke it."""
+
+import math
+
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import lossync  # noqa: E402
+
+VARIANTS = ["reno", "highspeed", "scalable", "cubic", "htcp", "bic"]
+UNIT_FRACTIONS = {"utilization", "jain", "loss_rate", "sync_rate_mean"}
+
+
+def _numbers(doc, where=""):
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _numbers(v, f"{where}.{k}" if where else k)
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from _numbers(v, f"{where}.{i}")
+    else:
+        yield where, doc
+
+
+capacities = st.sampled_from(["10Mbps", "100Mbps", "1Gbps", "0.5Gbps", "1.25e8Bps", "20 Mb/s"])
+buffers = st.one_of(
+    st.builds(lambda f: {"bdp_fraction": f}, st.floats(0.0, 2.0)),
+    st.builds(lambda p: {"packets": p}, st.integers(0, 5000)),
+)
+flows = st.builds(
+    lambda count, cc, rtt_ms, spread, slow_start, iw: {
+        "count": count, "cc": cc, "rtt": f"{rtt_ms}ms..{rtt_ms * spread}ms" if spread > 1 else f"{rtt_ms}ms",
+        "slow_start": slow_start, "initial_window": iw},
+    st.integers(1, 6), st.sampled_from(VARIANTS), st.integers(5, 200), st.sampled_from([1, 3]), st.booleans(),
+    st.integers(1, 2000),
+)
+losses = st.sampled_from([
+    {}, {"model": "proportional"}, {"model": "tcp"}, {"model": "sync", "sync": {"kind": "all"}},
+    {"model": "sync", "sync": {"kind": "normal", "x": 0.3}}, {"model": "sync", "sync": {"kind": "fixed", "m": 1}},
+])
+scenarios = st.builds(
+    lambda cap, buf, fl, loss, dur, engine, from_first: {
+        "dumbbell": {"capacity": cap, "buffer": buf},
+        "flows": fl,
+        "loss": loss,
+        "engine": engine,
+        "run": {"duration": dur, "warmup": dur / 4, "from_first_congestion": from_first, "record_interval": dur / 20},
+    },
+    capacities, buffers, st.lists(flows, min_size=1, max_size=3), losses, st.floats(2.0, 30.0), st.sampled_from(["fluid", "packet"]),
+    st.booleans(),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios)
+def test_any_scenario_is_refused_by_name_or_gives_sound_metrics(doc):
+    try:
+        r = lossync.run(doc, progress=False)
+    except lossync.ScenarioError as e:
+        assert e.field and e.reason
+        return
+    s = r.summary
+    for where, v in _numbers({k: v for k, v in s.items() if k != "warnings"}):
+        assert v is not None or where.endswith("sync_rate_mean"), f"{where} is null"
+        if isinstance(v, float):
+            assert math.isfinite(v), f"{where} = {v}"
+    for link in s["links"]:
+        assert 0.0 <= link["utilization"] <= 1.0 + 1e-9, link
+        assert 0.0 <= link["loss_rate"] <= 1.0, link
+    assert 0.0 <= s["utilization"] <= 1.0 + 1e-9
+    assert 0.0 < s["jain"] <= 1.0 + 1e-9
+    assert 0.0 <= s["loss_rate"] <= 1.0
+    for f in s["flows"]:
+        # The per-flow loss rate's upper bound is the known defect of the test below.
+        assert f["throughput_bps"] >= 0.0 and f["loss_rate"] >= 0.0
+
+
+@pytest.mark.xfail(strict=True, reason="open defect found by the property test: a flow's loss rate divides the drops "
+                   "in the window (some of packets sent before it) by the packets sent in it, and exceeds 1 for a "
+                   "starved flow; the definition must count both by the same events")
+def test_flow_loss_rate_is_a_fraction_at_window_edges():
+    doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"bdp_fraction": 2.0}},
+           "flows": [{"count": 2, "cc": "reno", "rtt": "77ms", "slow_start": False, "initial_window": 21},
+                     {"count": 3, "cc": "scalable", "rtt": "5ms", "slow_start": False, "initial_window": 31}],
+           "engine": "packet", "run": {"duration": 2.0, "warmup": 0.5, "from_first_congestion": False, "record_interval": 0.1}}
+    s = lossync.run(doc, progress=False).summary
+    assert all(0.0 <= f["loss_rate"] <= 1.0 for f in s["flows"]), [f["loss_rate"] for f in s["flows"]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8)),
+                    lambda kids: st.one_of(st.lists(kids, max_size=3), st.dictionaries(st.text(max_size=6), kids, max_size=3)),
+                    max_leaves=20))
+def test_any_value_anywhere_is_refused_by_name_not_crashed(junk):
+    # Random values at the top level and inside a scenario's tables: a LossyncError, never
+    # another exception (a TypeError, a panic, a RecursionError).
+    for doc in ({"dumbbell": junk, "flows": [{"cc": "reno", "rtt": "10ms"}]},
+                {"dumbbell": {"capacity": "10Mbps"}, "flows": [{"cc": "reno", "rtt": junk}]},
+                {"dumbbell": {"capacity": "10Mbps"}, "flows": [{"cc": "reno", "rtt": "10ms"}], "run": junk}):
+        try:
+            lossync.resolve(doc)
+        except lossync.LossyncError:
+            pass
