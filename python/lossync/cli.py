@@ -10,6 +10,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -148,13 +149,18 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
 
 
 def _writable_dir(option: str, folder: Path) -> None:
-    """Creates `folder` if needed and checks that files can be written in it."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
+    """Checks, without creating anything, that `folder` is or can become a writable folder: it,
+    or its nearest existing parent, must be a writable directory."""
+    probe = folder.absolute()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ScenarioError(option, f"{probe} is not a folder")
+    try:  # a real attempt: permission bits do not tell for root or for special file systems
+        os.rmdir(tempfile.mkdtemp(prefix=".lossync-probe-", dir=probe))
     except OSError as e:
-        raise ScenarioError(option, f"cannot create {folder}: {e.strerror}") from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ScenarioError(option, f"{folder} is not writable")
+        where = f"{probe}" if probe == folder.absolute() else f"cannot create {folder}: {probe}"
+        raise ScenarioError(option, f"{where} is not writable ({e.strerror})") from None
 
 
 @main.command()

@@ -120,7 +120,7 @@ MAX_DEPTH = 32
 
 def _json_safe(v: Any, where: str = "", depth: int = 0) -> Any:
     """The scenario as plain JSON values: numpy numbers and arrays and tuples become numbers and
-    lists; NaN and infinity become strings so that the core rejects them by field name."""
+    lists; NaN and infinity are refused naming their field."""
     if depth > MAX_DEPTH:
         raise ScenarioError(where or "scenario", f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(v, bool) or v is None or isinstance(v, str):
@@ -128,13 +128,14 @@ def _json_safe(v: Any, where: str = "", depth: int = 0) -> Any:
     if hasattr(v, "tolist") and hasattr(v, "dtype"):  # numpy scalars and arrays
         v = v.tolist()
     if isinstance(v, float) and not math.isfinite(v):
-        return str(v)
+        # JSON has no NaN or infinity, and no scenario field takes one: refused here, by path.
+        raise ScenarioError(where or "scenario", f"{v} is not a finite number")
     if isinstance(v, (int, float)):
         return v
     if isinstance(v, Mapping):
         return {str(k): _json_safe(x, f"{where}.{k}" if where else str(k), depth + 1) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_json_safe(x, f"{where}.{i}" if where else str(i), depth + 1) for i, x in enumerate(v)]
+        return [_json_safe(x, f"{where}[{i}]", depth + 1) for i, x in enumerate(v)]
     raise ScenarioError(where or "scenario", f"{type(v).__name__} is not a scenario value (numbers, strings, booleans, lists, tables)")
 
 

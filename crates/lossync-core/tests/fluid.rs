@@ -665,3 +665,45 @@ fn paced_fluid_flows_match_paced_packet_flows_at_a_small_buffer() {
         "{packet} vs {unpaced_packet}"
     );
 }
+
+/// The step follows the shortest RTT (docs/model.md §1.4, RTT/Δ ≥ 80): 40 Gb/s, 10 CUBIC flows,
+/// RTT 100 µs and one BDP of buffer once ran at the 1 ms default step and reported utilization
+/// -7.5e14 and a loss rate of 2.2. Now the default step is 1 µs and the link is full; a step
+/// given too long is refused with the step to use.
+#[test]
+fn the_step_follows_the_shortest_rtt() {
+    let text = |step: &str| {
+        format!(
+            r#"
+[dumbbell]
+capacity = "40Gbps"
+buffer = {{ bdp_fraction = 1.0 }}
+[[flows]]
+count = 10
+cc = "cubic"
+rtt = "100us"
+initial_window = 30
+[run]
+duration = 0.2
+warmup = 0.05
+record_interval = 0.01
+{step}
+"#
+        )
+    };
+    let r = run(&text(""));
+    assert_eq!(r.summary.step_s, 1e-6);
+    let u = r.summary.utilization;
+    assert!((0.9..=1.0).contains(&u), "utilization {u}");
+    assert!((0.0..=1.0).contains(&r.summary.loss_rate));
+    let err = common::scenario_error(&text("step = \"1ms\""));
+    assert!(
+        err.starts_with("run.step: 1.000e-3 s is more than 1/80 of the shortest RTT (1.000e-4 s): use at most 1.250e-6 s"),
+        "{err}"
+    );
+    // The paper's flows (80-260 ms) keep the 1 ms step.
+    assert_eq!(
+        common::scenario(&paper_10g_toml("reno", "", "")).run.step_s,
+        1e-3
+    );
+}

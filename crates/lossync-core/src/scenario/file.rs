@@ -57,7 +57,8 @@ pub struct BufferSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "discipline", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QueueSpec {
-    Droptail,
+    /// A struct variant, not a unit one: serde ignores unknown fields of a tagged unit variant.
+    Droptail {},
     Red {
         min_th: f64,
         max_th: f64,
@@ -204,9 +205,10 @@ pub struct LossSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SyncSpec {
-    All,
+    /// A struct variant, not a unit one: serde ignores unknown fields of a tagged unit variant.
+    All {},
     Fixed {
-        m: i64,
+        m: f64,
     },
     Normal {
         x: f64,

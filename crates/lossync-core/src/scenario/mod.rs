@@ -187,6 +187,13 @@ mod tests {
             (format!("{LINK}[[flows]]\ncc = {{ variant = \"cubic\", beta = 1.5 }}\nrtt = 0.1\n"), "flows[0].cc.beta: 1.5 is out of range: must be in (0, 1)"),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[[flows]]\ncc = {{ variant = \"reno\", c = 1 }}\nrtt = 0.1\n"), "flows[1].cc.c: unknown parameter (this variant takes: a, b)"),
             (format!("{LINK}[[flows]]\ncc = \"vegas\"\nrtt = 0.1\n"), "flows[0].cc.variant: unknown variant \"vegas\""),
+            // Tagged tables whose kind takes no fields refuse fields too (they were ignored).
+            (format!("{LINK}queue = {{ discipline = \"droptail\", max_th = 5 }}\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n"), "dumbbell.queue: unknown field `max_th`"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"all\", x = 0.3 }}\n"), "loss.sync: unknown field `x`"),
+            // The field at fault, not a later one that trips over it.
+            ("[dumbbell]\ncapacity = \"1Gbps\"\npacket_size = 0\nbuffer = { packets = 10 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n".to_string(), "dumbbell.packet_size: must be a positive number"),
+            (format!("{LINK}[[flows]]\ncount = 3\ncc = \"reno\"\nrtt = 0.1\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"fixed\", m = 2.5 }}\n"), "loss.sync.m: must be a whole number"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ninitial_window = 1e300\n"), "flows[0].initial_window: 1e300 packets is more than any TCP window"),
         ];
         for (text, want) in cases {
             let err = parse(&text).unwrap_err().to_string();

@@ -9,6 +9,11 @@ use crate::error::{Error, Result};
 use crate::units::Bytes;
 use std::path::Path;
 
+/// No TCP window exceeds 2^30 bytes (window scale at most 14, RFC 7323 §2.3), so none exceeds
+/// 2^30 packets of any size: a bound that keeps window arithmetic (sums of squares for Jain's
+/// index) far from overflow without limiting any real scenario.
+const MAX_WINDOW_PKTS: f64 = 1_073_741_824.0;
+
 fn positive(field: &str, v: f64) -> Result<f64> {
     if v.is_finite() && v > 0.0 {
         Ok(v)
@@ -45,8 +50,15 @@ fn probability(field: &str, v: f64) -> Result<f64> {
 /// Validates a spec and fills every default.
 pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
     let engine = resolve_engine(spec.engine.as_deref())?;
-    let run = resolve_run(&spec.run)?;
+    let mut run = resolve_run(&spec.run)?;
     let (link_specs, names) = link_table(spec)?;
+    // Packet sizes first: flows compare their ACK size with them.
+    for (field, l) in &link_specs {
+        positive(
+            &format!("{field}.packet_size"),
+            l.packet_size.map_or(1500.0, |b| b.0),
+        )?;
+    }
     let mut flows = resolve_flows(spec, &names, &link_specs, run.seed)?;
     if flows.is_empty() {
         return Err(Error::field(
@@ -55,6 +67,7 @@ pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
         ));
     }
     let links = resolve_links(&link_specs, &names, &mut flows)?;
+    choose_step(&mut run, spec.run.step.is_some(), &flows, engine)?;
     check_packet_sizes(&links, &link_specs)?;
     check_rtts_cover_paths(&links, &flows)?;
     check_xcp_flows_meet_xcp_routers(&links, &flows)?;
@@ -180,8 +193,8 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
             "must be shorter than run.duration",
         ));
     }
-    // Default step 1 ms: RTT/Δ ≥ 80 for the paper's 80–260 ms flows (docs/model.md §1.4).
-    let step_s = positive("run.step", r.step.map_or(1e-3, |t| t.0))?;
+    // The default step is chosen from the flows' RTTs once they are known (`choose_step`).
+    let step_s = positive("run.step", r.step.map_or(DEFAULT_STEP_S, |t| t.0))?;
     if step_s > duration_s / 10.0 {
         return Err(Error::field(
             "run.step",
@@ -212,6 +225,40 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
         seed: r.seed.unwrap_or(1),
         record_interval_s,
     })
+}
+
+/// The longest default step, 1 ms: RTT/Δ ≥ 80 for the paper's 80–260 ms flows.
+const DEFAULT_STEP_S: f64 = 1e-3;
+/// The fluid engine's accuracy rule: at least 80 steps per RTT (docs/model.md §1.4).
+const STEPS_PER_RTT: f64 = 80.0;
+
+/// Without `run.step`, the largest step of the 1-2-5 series (1 ms, 0.5 ms, 0.2 ms, ...) that
+/// gives the shortest base RTT 80 steps; a given step that gives it fewer is refused for the
+/// fluid engine with the step to use (a step near the RTT once gave utilization -7.5e14).
+fn choose_step(run: &mut Run, given: bool, flows: &[Flow], engine: Engine) -> Result<()> {
+    let min_rtt_s = flows.iter().map(|f| f.rtt_s).fold(f64::INFINITY, f64::min);
+    let largest = min_rtt_s / STEPS_PER_RTT;
+    if given {
+        if engine == Engine::Fluid && run.step_s > largest * (1.0 + 1e-9) {
+            return Err(Error::field(
+                "run.step",
+                format!(
+                    "{:.3e} s is more than 1/{STEPS_PER_RTT} of the shortest RTT ({:.3e} s): use at most {:.3e} s (docs/model.md §1.4)",
+                    run.step_s, min_rtt_s, largest
+                ),
+            ));
+        }
+        return Ok(());
+    }
+    let mut step = DEFAULT_STEP_S;
+    let mut k = 0;
+    while step > largest && step > 1e-9 {
+        // 1, 0.5, 0.2, 0.1, 0.05, ... ms
+        k += 1;
+        step = DEFAULT_STEP_S * [1.0, 0.5, 0.2][k % 3] / 10f64.powi((k / 3) as i32);
+    }
+    run.step_s = step;
+    Ok(())
 }
 
 /// The links as given, then the reverse directions (asked for with `reverse`, or needed by a
@@ -409,7 +456,7 @@ fn resolve_buffer(
 /// The queue discipline (drop-tail by default); `qf` is its field.
 fn resolve_queue(queue: Option<&QueueSpec>, qf: &str, buffer_pkts: f64) -> Result<Queue> {
     Ok(match queue {
-        None | Some(QueueSpec::Droptail) => Queue::Droptail,
+        None | Some(QueueSpec::Droptail {}) => Queue::Droptail,
         Some(QueueSpec::Red {
             min_th,
             max_th,
@@ -497,6 +544,12 @@ fn resolve_flows(
             &format!("{field}.initial_window"),
             fs.initial_window.unwrap_or(10.0),
         )?;
+        if initial_window_pkts > MAX_WINDOW_PKTS {
+            return Err(Error::field(
+                format!("{field}.initial_window"),
+                format!("{initial_window_pkts:e} packets is more than any TCP window (at most 2^30 bytes, RFC 7323 §2.3)"),
+            ));
+        }
         let pacing = flow_pacing(fs.pacing.as_ref(), &field)?;
         let reverse = flow_direction(fs.direction.as_deref(), &field)?;
         let delayed_ack = flow_delayed_ack(fs.delayed_ack.as_ref(), &field)?;
@@ -805,7 +858,7 @@ fn resolve_loss(
                 .filter(|&n| n > 0)
                 .min()
                 .unwrap_or(0);
-            let sync = resolve_sync(l.sync.clone().unwrap_or(SyncSpec::All), n_min, base_dir)?;
+            let sync = resolve_sync(l.sync.clone().unwrap_or(SyncSpec::All {}), n_min, base_dir)?;
             let policy = resolve_policy(l.policy.as_deref())?;
             let reductions_per_event = l.reductions_per_event.unwrap_or(1.0);
             if !(reductions_per_event.is_finite()
@@ -838,12 +891,13 @@ fn resolve_loss(
 /// The synchronization controller; `n_min` is the fewest flows at any link (bounds m).
 fn resolve_sync(sync: SyncSpec, n_min: usize, base_dir: &Path) -> Result<Sync> {
     Ok(match sync {
-        SyncSpec::All => Sync::All,
+        SyncSpec::All {} => Sync::All,
         SyncSpec::Fixed { m } => {
-            if m < 1 || m as usize > n_min {
+            // Read as a number so that 2.5 is refused here, by name, not by the parser.
+            if m.fract() != 0.0 || m < 1.0 || m > n_min as f64 {
                 return Err(Error::field(
                     "loss.sync.m",
-                    format!("must be in 1..={n_min} (the number of flows at the link), got {m}"),
+                    format!("must be a whole number in 1..={n_min} (the number of flows at the link), got {m}"),
                 ));
             }
             Sync::Fixed { m: m as usize }

@@ -14,6 +14,14 @@ pub fn scenario(text: &str) -> Scenario {
     scenario::from_toml(text, Path::new(".")).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
+/// The error a scenario is refused with.
+pub fn scenario_error(text: &str) -> String {
+    match scenario::from_toml(text, Path::new(".")) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
 /// Runs a scenario to the end on the engine it names.
 pub fn run(text: &str) -> RunResult {
     lossync_core::run(&scenario(text)).unwrap_or_else(|e| panic!("{e}\n{text}"))
