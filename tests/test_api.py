@@ -51,7 +51,8 @@ def test_errors_are_python_exceptions_not_panics():
 
 def test_resolve_fills_defaults():
     r = lossync.resolve(scenario())
-    assert r["run"]["step_s"] == 0.001 and r["run"]["seed"] == 1
+    # The step: the largest of 1, 0.5, 0.2 ms, ... with 80 steps in the shortest RTT (60 ms).
+    assert r["run"]["step_s"] == 0.0005 and r["run"]["seed"] == 1
     assert r["links"][0]["buffer_pkts"] == pytest.approx(0.25 * 100e6 / 12000 * 0.1)
 
 

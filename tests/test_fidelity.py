@@ -24,8 +24,9 @@ def slice_frame():
 def test_default_model_is_closer_to_the_packet_engine_than_proportional(slice_frame):
     ad = slice_frame.assign(ad=slice_frame["du"].abs()).pivot_table(index=["variant", "buffer", "capacity", "flows", "rtt"], columns="model", values="ad")
     assert len(ad) == 12
-    # The old default misses by 15 points in the median cell; the new one by under one.
-    assert ad["tcp"].median() < 0.01 < 0.1 < ad["proportional"].median()
+    # The old default misses by 8 points in the median cell (15 at the 1 ms step that ignored
+    # these 25-75 ms RTTs); the new one by under one.
+    assert ad["tcp"].median() < 0.01 < 0.05 < ad["proportional"].median()
     assert (ad["tcp"] <= ad["proportional"] + 0.01).mean() >= 0.9
 
 

@@ -17,7 +17,7 @@ from ..results import Result
 #: Wall time per chunk: Ctrl-C is answered within about this long.
 CHUNK_WALL_S = 0.25
 #: The first chunk's share of the run, before its speed is known.
-FIRST_CHUNK = 1e-4
+FIRST_CHUNK = 1e-6
 
 
 class Interrupted(KeyboardInterrupt):
@@ -48,8 +48,8 @@ def run_core(text: str, base_dir: str | Path, progress: bool | None = None) -> R
             started = time.perf_counter()
             sim.advance(min(duration, sim.now_s + step))
             wall = time.perf_counter() - started
-            # Aim the next chunk at CHUNK_WALL_S, changing by at most 4x at a time.
-            step *= min(4.0, max(0.25, CHUNK_WALL_S / max(wall, 1e-6)))
+            # Aim the next chunk at CHUNK_WALL_S, at most doubling it at a time.
+            step *= min(2.0, max(0.25, CHUNK_WALL_S / max(wall, 1e-6)))
             if bar is not None:
                 bar.update(round(sim.now_s - bar.n, 6))
     except KeyboardInterrupt:
