@@ -1,6 +1,7 @@
 """The command line as a user meets it: runs, outputs, and clear errors for bad input."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -129,3 +130,28 @@ def test_run_prints_the_summary_warnings_on_stderr(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "lossync: warning: links[0].buffer: 5.0% of the BDP" in r.stderr
     assert json.loads(r.stdout)["warnings"]
+
+
+def test_summarize_shows_headline_means_with_ci_and_writes_tidy_csv(tmp_path, examples):
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f'base = "{examples / "dumbbell-reno.toml"}"\nseeds = 2\nset = ["run.duration=150"]\n'
+                    '[axes]\n"dumbbell.buffer.bdp_fraction" = [0.1, 0.5]\n')
+    assert lossync("sweep", str(spec), "--out", str(tmp_path / "res"), "--workers", "2").returncode == 0
+    r = lossync("summarize", str(tmp_path / "res"), "--csv", str(tmp_path / "t.csv"))
+    assert r.returncode == 0, r.stderr
+    header = r.stdout.splitlines()[0].split()
+    assert header == ["seeds", "utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queueing_delay_s"]
+    assert "±" in r.stdout and max(len(line) for line in r.stdout.splitlines()) < 160
+    tidy = pd.read_csv(tmp_path / "t.csv")
+    assert list(tidy.columns) == ["dumbbell.buffer.bdp_fraction", "metric", "mean", "std", "n", "ci95"]
+    assert len(tidy) == 2 * 5 and set(tidy[tidy["metric"] == "utilization"]["n"]) == {2}
+    every = lossync("summarize", str(tmp_path / "res"), "--all")
+    assert "congestion_events" in every.stdout and "ci95" in every.stdout
+
+
+def test_version_and_shell_completion():
+    r = lossync("--version")
+    assert r.returncode == 0 and r.stdout.startswith("lossync, version ")
+    r = subprocess.run([sys.executable, "-c", "from lossync.cli import main; main(prog_name='lossync')"],
+                       env={**os.environ, "_LOSSYNC_COMPLETE": "bash_source"}, capture_output=True, text=True)
+    assert "complete" in r.stdout and "_LOSSYNC_COMPLETE" in r.stdout

@@ -200,11 +200,17 @@ def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: 
         sys.exit(1)
 
 
+#: What `lossync summarize` shows without --metric or --all.
+HEADLINE = ["utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queueing_delay_s"]
+
+
 @main.command()
 @click.argument("results", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--metric", "metrics", multiple=True, help="Metrics to summarize (default: all).")
-@click.option("--csv", "csv_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write the table as CSV.")
-def summarize(results: Path, metrics: tuple[str, ...], csv_out: Path | None) -> None:
+@click.option("--metric", "metrics", multiple=True, help="Metrics to summarize (repeatable; default: the headline ones).")
+@click.option("--all", "show_all", is_flag=True, help="Every metric, with mean, std, n and ci95 columns.")
+@click.option("--csv", "csv_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write a tidy CSV: the axes, metric, mean, std, n, ci95; one row per point and metric.")
+def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: Path | None) -> None:
     """Means and 95% confidence intervals across seeds, per point of a sweep."""
     import pandas as pd
 
@@ -212,15 +218,31 @@ def summarize(results: Path, metrics: tuple[str, ...], csv_out: Path | None) -> 
     from .stats import summarize as summarize_results
     from .sweep import load_results
 
+    if csv_out is not None:
+        _writable_dir("--csv", csv_out.parent)
     frame = load_results(results)
     for m in metrics:
         if m not in frame.columns or m not in METRICS + LINK_METRICS:
             raise ScenarioError("--metric", f"{m!r} is not a metric of these results (known: {', '.join(METRICS + LINK_METRICS)})")
-    table = summarize_results(frame, list(metrics) or None)
-    with pd.option_context("display.width", 200, "display.max_columns", 50, "display.max_rows", 500):
-        click.echo(table.to_string(float_format=lambda v: f"{v:.4g}"))
-    if csv_out:
-        table.to_csv(csv_out)
+    chosen = list(metrics) or (METRICS if show_all else HEADLINE)
+    table = summarize_results(frame, chosen)
+    with pd.option_context("display.width", 250, "display.max_columns", 80, "display.max_rows", 1000):
+        if show_all:
+            click.echo(table.to_string(float_format=lambda v: f"{v:.4g}"))
+        else:
+            shown = pd.DataFrame({m: [_mean_ci(a, b) for a, b in zip(table[("mean", m)], table[("ci95", m)])] for m in chosen},
+                                 index=table.index)
+            shown.insert(0, "seeds", table[("n", chosen[0])].astype(int))
+            click.echo(shown.to_string())
+    if csv_out is not None:
+        tidy = table.stack(level=1, future_stack=True).rename_axis([*table.index.names, "metric"]).reset_index()
+        atomic_write(csv_out, lambda p: tidy.to_csv(p, index=False))
+
+
+def _mean_ci(mean: float, ci: float) -> str:
+    if math.isnan(mean):
+        return "n/a"
+    return f"{mean:.4g}" if math.isnan(ci) else f"{mean:.4g} ± {ci:.2g}"
 
 
 @main.command()

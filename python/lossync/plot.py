@@ -22,13 +22,16 @@ def figure(result: Result, max_flows: int = 20) -> Figure:
     s = result.series
     summ = result.summary
     t = s["time_s"]
-    fig, axes = plt.subplots(3, 1, figsize=(9, 8), sharex=True, height_ratios=[2, 1, 1])
+    fig, axes = plt.subplots(3, 1, figsize=(11, 8), sharex=True, height_ratios=[2, 1, 1])
     ax = axes[0]
-    for flow in result.summary["flows"][:max_flows]:
+    flows = result.summary["flows"]
+    for flow in flows[:max_flows]:
         i = flow["flow"]
         ax.plot(t, s[f"cwnd_pkts.{i}"], lw=0.8, label=f"{i}: {flow['variant']} {flow['rtt_s'] * 1e3:.0f} ms")
-    ax.set_ylabel("cwnd (packets)")
-    ax.legend(fontsize=7, ncol=2, loc="upper left")
+    shown = f" (first {max_flows} of {len(flows)} flows)" if len(flows) > max_flows else ""
+    ax.set_ylabel("cwnd (packets)" + shown)
+    # Beside the panel, not over the curves.
+    ax.legend(fontsize=7, ncol=1 if min(len(flows), max_flows) <= 12 else 2, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     for link in summ["links"]:
         axes[1].plot(t, s[f"queue_pkts.{link['name']}"], lw=0.8, label=link["name"])
         axes[2].plot(t, s[f"utilization.{link['name']}"], lw=0.8, label=link["name"])
@@ -40,12 +43,14 @@ def figure(result: Result, max_flows: int = 20) -> Figure:
         axes[1].legend(fontsize=7)
     start = summ["measured_from_s"]
     for a in axes:
-        a.axvline(start, color="grey", ls=":", lw=0.8)
+        a.axvline(start, color="grey", ls=":", lw=0.8, label="_nolegend_")
         a.grid(alpha=0.3)
+    axes[2].annotate(" statistics from here", (start, 0.02), fontsize=7, color="grey")
     sync = summ["sync_rate_mean"]
     sync_text = "n/a" if sync is None else f"{sync:.2f}"
+    partial = "PARTIAL (interrupted) " if summ.get("partial") else ""
     fig.suptitle(
-        f"{summ['scenario']}: utilization {summ['utilization']:.3f}, Jain {summ['jain']:.3f}, "
+        f"{partial}{summ['scenario']}: utilization {summ['utilization']:.3f}, Jain {summ['jain']:.3f}, "
         f"loss {summ['loss_rate']:.2e}, {summ['congestion_events']} events, sync rate {sync_text}",
         fontsize=10,
     )
