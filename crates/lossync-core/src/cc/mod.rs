@@ -133,12 +133,26 @@ impl<'de> serde::Deserialize<'de> for CcParams {
                         "variant" => variant = Some(m.next_value()?),
                         "params" => params = Some(m.next_value::<BTreeMap<String, Value>>()?),
                         other => {
-                            return Err(de::Error::unknown_field(other, &["variant", "params"]))
+                            return Err(crate::error::field_err(
+                                other,
+                                "unknown field, expected `variant` or `params`",
+                            ))
                         }
                     }
                 }
                 let variant = variant.ok_or_else(|| de::Error::missing_field("variant"))?;
-                read(&variant, &params.unwrap_or_default(), "cc").map_err(de::Error::custom)
+                // Errors name the JSON's fields: `params.beta`, `variant`.
+                read(&variant, &params.unwrap_or_default(), "params").map_err(|e| match e {
+                    Error::Scenario { field, reason } => {
+                        let field = if field == "params.variant" {
+                            "variant"
+                        } else {
+                            &field
+                        };
+                        crate::error::field_err(field, reason)
+                    }
+                    other => de::Error::custom(other),
+                })
             }
         }
         d.deserialize_map(V)

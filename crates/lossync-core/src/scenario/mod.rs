@@ -65,14 +65,21 @@ fn is_resolved(value: &Value) -> bool {
         .is_some_and(|l| l.get("capacity_bps").is_some())
 }
 
+/// The error's field is serde's path, extended by the field a table read whole names
+/// ([`crate::error::field_err`]).
 fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> Error {
     let path = e.path().to_string();
-    let field = if path == "." {
+    let msg = e.into_inner().to_string();
+    let (path, msg) = match crate::error::split_field_error(&msg) {
+        Some((rel, reason)) => (crate::error::join_path(&path, rel), reason.to_string()),
+        None => (path, msg),
+    };
+    let field = if path == "." || path.is_empty() {
         "scenario".to_string()
     } else {
         path
     };
-    Error::field(field, e.into_inner().to_string())
+    Error::field(field, msg)
 }
 #[cfg(test)]
 mod tests {

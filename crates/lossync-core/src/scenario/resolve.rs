@@ -840,7 +840,13 @@ fn resolve_sync(sync: SyncSpec, n_min: usize, base_dir: &Path) -> Result<Sync> {
     Ok(match sync {
         SyncSpec::All => Sync::All,
         SyncSpec::Fixed { m } => {
-            if m < 1 || m as usize > n_min {
+            if m.fract() != 0.0 {
+                return Err(Error::field(
+                    "loss.sync.m",
+                    format!("must be a whole number of flows, got {m}"),
+                ));
+            }
+            if !(1.0..=n_min as f64).contains(&m) {
                 return Err(Error::field(
                     "loss.sync.m",
                     format!("must be in 1..={n_min} (the number of flows at the link), got {m}"),
