@@ -133,3 +133,180 @@ fn a_resolved_scenario_refuses_fields_it_does_not_use() {
     // Unchanged, it reads back.
     assert_eq!(from_json(&good.to_string(), Path::new(".")).unwrap(), sc);
 }
+
+#[test]
+fn numbers_outside_their_physical_range_are_refused_by_name() {
+    let flow = |extra: &str| format!("{LINK}{FLOW}{extra}\n");
+    let cc = |cc: &str| format!("{LINK}[[flows]]\ncc = {cc}\nrtt = \"100ms\"\n");
+    let cases = [
+        (flow("initial_window = 1e300"), "flows[0].initial_window: 1e300 is out of range"),
+        (flow("initial_window = 1e6"), "flows[0].initial_window: 1e6 is out of range"),
+        (flow("rwnd = { packets = 1e12 }"), "flows[0].rwnd.packets"),
+        (flow("rwnd = { bytes = \"2GB\" }"), "flows[0].rwnd.bytes"),
+        (cc("{ variant = \"reno\", a = 1e300 }"), "flows[0].cc.a: 1e300 is out of range"),
+        (cc("{ variant = \"cubic\", c = 1e300 }"), "flows[0].cc.c"),
+        (cc("{ variant = \"bic\", s_max = 1e300 }"), "flows[0].cc.s_max"),
+        (cc("{ variant = \"bic\", smooth_part = 1e300 }"), "flows[0].cc.smooth_part"),
+        (cc("{ variant = \"bic\", search_divisor = 1e300 }"), "flows[0].cc.search_divisor"),
+        (cc("{ variant = \"scalable\", low_window = 1e300 }"), "flows[0].cc.low_window"),
+        (cc("{ variant = \"htcp\", delta_l = 1e300 }"), "flows[0].cc.delta_l"),
+        (
+            format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = \"1ns\"\n"),
+            "flows[0].rtt: 1e-9 is out of range",
+        ),
+        (
+            format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = \"2min\"\n"),
+            "flows[0].rtt: 120 is out of range",
+        ),
+        (
+            format!("{LINK}[[flows]]\ncount = 2\ncc = \"reno\"\nrtt = [0.1, 1e3]\n"),
+            "flows[0].rtt[1]: 1000 is out of range",
+        ),
+        (
+            format!("[dumbbell]\ncapacity = 1e20\nbuffer = {{ packets = 5 }}\n{FLOW}"),
+            "dumbbell.capacity: 1e20 is out of range",
+        ),
+        (
+            format!("[dumbbell]\ncapacity = 1e9\npacket_size = 1e6\nbuffer = {{ packets = 5 }}\n{FLOW}"),
+            "dumbbell.packet_size: 1e6 is out of range",
+        ),
+        (
+            format!("[dumbbell]\ncapacity = 1e9\nbuffer = {{ bdp_fraction = 1e13 }}\n{FLOW}"),
+            "dumbbell.buffer.bdp_fraction",
+        ),
+        (
+            format!("[dumbbell]\ncapacity = 1e9\nbuffer = {{ packets = 1e18 }}\n{FLOW}"),
+            "dumbbell.buffer.packets",
+        ),
+        (
+            format!("[dumbbell]\ncapacity = 1e9\ndelay = \"1h\"\nbuffer = {{ packets = 5 }}\n{FLOW}"),
+            "dumbbell.delay",
+        ),
+        (flow("access_capacity = \"1Eb/s\""), "flows[0].access_capacity"),
+        (flow("access_capacity = 1e300"), "flows[0].access_capacity"),
+        (flow("start = 1e12"), "flows[0].start"),
+        (flow("start = [\"1s\", 1e12]\ncount = 2"), "flows[0].start[1]"),
+        (flow("delayed_ack = { timeout = \"5s\" }"), "flows[0].delayed_ack.timeout"),
+        (flow("pacing = { ss_ratio = 1000 }"), "flows[0].pacing.ss_ratio"),
+        (flow("ack_size = 10"), "flows[0].ack_size"),
+        (
+            format!("{LINK}queue = {{ discipline = \"xcp\", alpha = 5 }}\n[[flows]]\ncc = \"xcp\"\nrtt = 0.1\n"),
+            "dumbbell.queue.alpha: 5 is out of range",
+        ),
+        (format!("{LINK}{FLOW}[run]\nduration = 1e9\n"), "run.duration"),
+        (
+            format!("{LINK}{FLOW}[loss]\nmodel = \"sync\"\nholdoff = 1e300\n"),
+            "loss.holdoff",
+        ),
+        (
+            format!("{LINK}{FLOW}count = 3\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"normal\", x = 0.5, mean = 1e300 }}\n"),
+            "loss.sync.mean",
+        ),
+        (
+            format!("{LINK}{FLOW}count = 3\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"normal\", x = 0.5, std = 1e300 }}\n"),
+            "loss.sync.std",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_refused(&text, want);
+    }
+}
+
+/// TOML's `nan` and `inf` used to become JSON `null`, which an optional field reads as "not
+/// given": `max_p = nan` ran with max_p = 0.1, `initial_window = nan` with 10.
+#[test]
+fn nan_and_infinity_are_refused_by_name_not_read_as_defaults() {
+    let red = |extra: &str| {
+        format!("{LINK}queue = {{ discipline = \"red\", min_th = 5, max_th = 50{extra} }}\n{FLOW}")
+    };
+    let cases = [
+        (
+            red(", max_p = nan"),
+            "dumbbell.queue.max_p: NaN is not a number",
+        ),
+        (
+            red(", weight = inf"),
+            "dumbbell.queue.weight: inf is not a number",
+        ),
+        (
+            format!("{LINK}{FLOW}initial_window = nan\n"),
+            "flows[0].initial_window: NaN",
+        ),
+        (
+            format!("{LINK}loss_rate = -inf\n{FLOW}"),
+            "dumbbell.loss_rate: -inf",
+        ),
+        (
+            format!("{LINK}[[flows]]\ncount = 2\ncc = \"reno\"\nrtt = [0.1, nan]\n"),
+            "flows[0].rtt[1]: NaN",
+        ),
+        (
+            format!("{LINK}[[flows]]\ncc = {{ variant = \"cubic\", beta = nan }}\nrtt = 0.1\n"),
+            "flows[0].cc.beta: NaN",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_refused(&text, want);
+    }
+}
+
+/// At the edge of the ranges the metrics stay numbers: the largest initial window (2^30 bytes)
+/// and Reno's largest increase (the same window per RTT) on the fluid engine.
+#[test]
+fn the_largest_windows_allowed_give_finite_metrics() {
+    let w = 65_535.0 * 16_384.0 / 1500.0;
+    for flow in [
+        format!("[[flows]]\ncount = 3\ncc = \"reno\"\nrtt = \"100ms\"\ninitial_window = {w}\n"),
+        format!(
+            "[[flows]]\ncount = 3\ncc = {{ variant = \"reno\", a = {} }}\nrtt = \"100ms\"\n",
+            lossync_core::cc::MAX_WINDOW_PKTS
+        ),
+    ] {
+        let s = common::run(&format!("{LINK}{flow}[run]\nduration = \"20s\"\n")).summary;
+        for (what, v) in [
+            ("utilization", s.utilization),
+            ("jain", s.jain),
+            ("loss", s.loss_rate),
+        ] {
+            assert!(
+                v.is_finite() && (0.0..=1.0).contains(&v),
+                "{what} {v}\n{flow}"
+            );
+        }
+    }
+}
+
+#[test]
+fn errors_name_the_exact_field() {
+    let red = |q: &str| format!("{LINK}queue = {{ discipline = \"red\", {q} }}\n{FLOW}");
+    let sync = |s: &str| format!("{LINK}{FLOW}count = 4\n[loss]\nmodel = \"sync\"\nsync = {s}\n");
+    let cases = [
+        (
+            format!("[dumbbell]\ncapacity = \"1Gbps\"\npacket_size = 0\nbuffer = {{ packets = 100 }}\n{FLOW}"),
+            "dumbbell.packet_size: 0 is out of range",
+        ),
+        (
+            "[[links]]\nname = \"a\"\ncapacity = 1e9\nbuffer = { packets = 9 }\n[[links]]\nname = \"b\"\ncapacity = 1e9\npacket_size = 0\nbuffer = { packets = 9 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\npath = [\"a\", \"b\"]\n".to_string(),
+            "links[1].packet_size: 0 is out of range",
+        ),
+        (red("min_th = nan, max_th = 50"), "dumbbell.queue.min_th: NaN"),
+        (red("min_th = \"x\", max_th = 50"), "dumbbell.queue.min_th: invalid type"),
+        (red("min_th = 5"), "dumbbell.queue: missing field `max_th`"),
+        (sync("{ kind = \"fixed\", m = 2.5 }"), "loss.sync.m: must be a whole number"),
+        (sync("{ kind = \"fixed\", m = \"two\" }"), "loss.sync.m: invalid type"),
+        (
+            sync("{ kind = \"empirical\", probabilities = [[1, 0.5], [2.5, 0.5]] }"),
+            "loss.sync.probabilities[1][0]: invalid type",
+        ),
+        (sync("{ kind = \"normal\", x = \"high\" }"), "loss.sync.x: invalid type"),
+    ];
+    for (text, want) in cases {
+        assert_refused(&text, want);
+    }
+    // A whole m written as a float is a whole number.
+    let sc = parse(&sync("{ kind = \"fixed\", m = 2.0 }")).unwrap();
+    assert_eq!(
+        serde_json::to_value(&sc.loss).unwrap()["sync"]["m"],
+        serde_json::json!(2)
+    );
+}

@@ -6,6 +6,7 @@
 
 pub mod empirical;
 pub mod file;
+pub mod limits;
 pub mod model;
 pub mod resolve;
 pub mod write;
@@ -32,7 +33,32 @@ pub fn from_toml(text: &str, base_dir: &Path) -> Result<Scenario> {
             None => Error::field("scenario", msg),
         }
     })?;
+    // JSON has no NaN or infinity: converted to JSON, TOML's `nan` and `inf` would become `null`,
+    // which an optional field reads as "not given" (its default). Refused here, by name.
+    if let Ok(table) = toml::from_str::<toml::Table>(text) {
+        for (key, v) in &table {
+            non_finite(key, v)?;
+        }
+    }
     from_value(value, base_dir)
+}
+
+/// Refuses a float that is NaN or infinite anywhere under `v` (at `path`).
+fn non_finite(path: &str, v: &toml::Value) -> Result<()> {
+    match v {
+        toml::Value::Float(x) if !x.is_finite() => Err(Error::field(
+            path,
+            format!("{x} is not a number a scenario can use (give a finite number)"),
+        )),
+        toml::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| non_finite(&format!("{path}[{i}]"), v)),
+        toml::Value::Table(t) => t
+            .iter()
+            .try_for_each(|(k, v)| non_finite(&format!("{path}.{k}"), v)),
+        _ => Ok(()),
+    }
 }
 
 /// Reads a scenario from JSON text (what the Python front end sends after applying overrides):
