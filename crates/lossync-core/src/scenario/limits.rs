@@ -29,6 +29,19 @@ pub const RTT_S: (f64, f64) = (1e-6, 60.0);
 /// days). The packet engine's clock counts picoseconds in 64 bits, 2^64 ps ≈ 1.8·10^7 s.
 pub const MAX_DURATION_S: f64 = 1e7;
 
+/// The fluid engine's step: at least 80 steps per base RTT (docs/model.md §1.4). Without
+/// `run.step` the step is [`DEFAULT_STEP_S`], or the shortest base RTT over this if that is
+/// shorter; a given step longer than that is refused.
+pub const STEPS_PER_RTT: f64 = 80.0;
+
+/// The default step, 1 ms: 80 steps per RTT for the paper's 80–260 ms flows.
+pub const DEFAULT_STEP_S: f64 = 1e-3;
+
+/// The shortest step, 1 ns: below it a step resolves nothing a network does (a 40-byte packet
+/// takes 0.32 ns at the fastest rate allowed), and a run of [`MAX_DURATION_S`] stays within
+/// 10^16 steps.
+pub const MIN_STEP_S: f64 = 1e-9;
+
 /// Buffers, bytes: at most 2^64, a 64-bit count of bytes (far beyond any router's memory; the
 /// engines refuse what the machine's memory cannot hold before that).
 pub const MAX_BUFFER_BYTES: f64 = 18_446_744_073_709_551_616.0;

@@ -63,7 +63,7 @@ fn in_range(field: &str, v: f64, (lo, hi): (f64, f64), why: &str) -> Result<f64>
 /// Validates a spec and fills every default.
 pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
     let engine = resolve_engine(spec.engine.as_deref())?;
-    let run = resolve_run(&spec.run)?;
+    let mut run = resolve_run(&spec.run)?;
     let (link_specs, names) = link_table(spec)?;
     // Flow groups read the packet size of the first link (windows in bytes, ACK sizes): checked
     // first, so that a bad one is blamed on itself.
@@ -77,6 +77,7 @@ pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
             "no flows: give at least one [[flows]] group",
         ));
     }
+    resolve_step(&spec.run, &mut run, &flows)?;
     let links = resolve_links(&link_specs, &names, &mut flows)?;
     check_packet_sizes(&links, &link_specs)?;
     check_rtts_cover_paths(&links, &flows)?;
@@ -194,6 +195,8 @@ fn check_xcp_flows_meet_xcp_routers(links: &[Link], flows: &[Flow]) -> Result<()
     Ok(())
 }
 
+/// The run's length, warm-up and seed; the step and the record interval follow from the flows
+/// ([`resolve_step`]).
 fn resolve_run(r: &RunSpec) -> Result<Run> {
     let duration_s = positive("run.duration", r.duration.map_or(100.0, |t| t.0))?;
     in_range(
@@ -209,9 +212,60 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
             "must be shorter than run.duration",
         ));
     }
-    // Default step 1 ms: RTT/Δ ≥ 80 for the paper's 80–260 ms flows (docs/model.md §1.4).
-    let step_s = positive("run.step", r.step.map_or(1e-3, |t| t.0))?;
-    if step_s > duration_s / 10.0 {
+    Ok(Run {
+        duration_s,
+        warmup_s,
+        from_first_congestion: r.from_first_congestion.unwrap_or(false),
+        step_s: f64::NAN,
+        seed: r.seed.unwrap_or(1),
+        record_interval_s: f64::NAN,
+    })
+}
+
+/// The fluid engine's step: at least [`STEPS_PER_RTT`] per base RTT (docs/model.md §1.4). By
+/// default 1 ms, or the shortest base RTT / 80 when that is shorter (so a scenario whose RTTs
+/// are all at least 80 ms keeps 1 ms exactly); a given step must satisfy the rule. Then the
+/// record interval, at least one step.
+fn resolve_step(r: &RunSpec, run: &mut Run, flows: &[Flow]) -> Result<()> {
+    let (shortest, g) = flows
+        .iter()
+        .map(|f| (f.rtt_s, f.group))
+        .fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a });
+    let largest = shortest / STEPS_PER_RTT;
+    // Within a rounding of the rule: 80 ms / 1 ms passes whatever the last bit of the quotient.
+    let fits = |step: f64| shortest / step >= STEPS_PER_RTT * (1.0 - 1e-9);
+    let step_s = match r.step {
+        None if fits(DEFAULT_STEP_S) => DEFAULT_STEP_S,
+        None => largest,
+        Some(t) => {
+            let step = positive("run.step", t.0)?;
+            if step < MIN_STEP_S {
+                return Err(Error::field(
+                    "run.step",
+                    format!("{step} s is shorter than 1 ns, shorter than anything a network does"),
+                ));
+            }
+            if step > run.duration_s / 10.0 {
+                return Err(Error::field(
+                    "run.step",
+                    "must be at most a tenth of run.duration",
+                ));
+            }
+            if !fits(step) {
+                return Err(Error::field(
+                    "run.step",
+                    format!(
+                        "{step} s is too long for the shortest base RTT, {shortest} s \
+                         (flows[{g}].rtt): the fluid engine needs at least 80 steps per RTT \
+                         (docs/model.md §1.4); use a step of at most {largest} s, or leave \
+                         run.step out to get that"
+                    ),
+                ));
+            }
+            step
+        }
+    };
+    if step_s > run.duration_s / 10.0 {
         return Err(Error::field(
             "run.step",
             "must be at most a tenth of run.duration",
@@ -224,23 +278,18 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
     if record_interval_s < step_s {
         return Err(Error::field(
             "run.record_interval",
-            "must be at least one step",
+            format!("must be at least one step ({step_s} s)"),
         ));
     }
-    if duration_s / record_interval_s > 1e7 {
+    if run.duration_s / record_interval_s > 1e7 {
         return Err(Error::field(
             "run.record_interval",
             "would record more than 10^7 samples",
         ));
     }
-    Ok(Run {
-        duration_s,
-        warmup_s,
-        from_first_congestion: r.from_first_congestion.unwrap_or(false),
-        step_s,
-        seed: r.seed.unwrap_or(1),
-        record_interval_s,
-    })
+    run.step_s = step_s;
+    run.record_interval_s = record_interval_s;
+    Ok(())
 }
 
 /// A link's packet size in bytes (1500 by default); `field` is the link's.
