@@ -128,7 +128,9 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
                 name: spec.name.clone(),
                 capacity_bps: spec.capacity_bps,
                 buffer_pkts: spec.buffer_pkts,
-                utilization: per(l.departed_pkts) / cap,
+                // In [0, 1]: engines report data sent within the window (at most C·span); `min`
+                // only guards the last bit of the two divisions.
+                utilization: (per(l.departed_pkts) / cap).min(1.0),
                 loss_rate: ratio(l.dropped_pkts, l.arrived_pkts),
                 mean_queue_pkts: mean_q,
                 max_queue_pkts: l.max_queue_pkts,

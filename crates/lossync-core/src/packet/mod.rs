@@ -130,6 +130,8 @@ pub struct PacketEngine {
     record_every_ps: f64,
     records: u64,
     last_record_ps: SimTime,
+    /// Per port: its data serialization time at the last sample.
+    last_record_busy_ps: Vec<u64>,
     series: Vec<Vec<f64>>,
     events_processed: u64,
 }
@@ -271,6 +273,7 @@ impl PacketEngine {
             end_ps,
             queue,
             start_ports: vec![PortAcc::default(); ports.len()],
+            last_record_busy_ps: vec![0; ports.len()],
             access,
             pipes,
             ports,
@@ -758,18 +761,22 @@ impl PacketEngine {
 
     fn record(&mut self) {
         let now = self.now_ps;
-        let span_s = s_from_ps(now - self.last_record_ps);
+        let span_ps = now - self.last_record_ps;
+        let span_s = s_from_ps(span_ps);
         let mut cols = self.series.iter_mut();
         let mut push = |v: f64| cols.next().expect("one column per value").push(v);
         push(s_from_ps(now));
-        for port in &mut self.ports {
+        for (port, last_busy) in self.ports.iter_mut().zip(&mut self.last_record_busy_ps) {
+            port.integrate(now);
             push(port.len() as f64);
-            push(if span_s > 0.0 {
-                port.interval_departed as f64 / (port.capacity_pps * span_s)
+            // The time the link spent sending data over the interval: at most all of it.
+            let busy = port.acc.data_busy_ps - *last_busy;
+            push(if span_ps > 0 {
+                busy as f64 / span_ps as f64
             } else {
                 f64::NAN
             });
-            port.interval_departed = 0;
+            *last_busy = port.acc.data_busy_ps;
         }
         for fl in &mut self.flows {
             debug_assert_eq!(fl.sender.pipe_pkts(), fl.sender.recount_pipe());
@@ -807,7 +814,11 @@ impl PacketEngine {
                 let a = &port.acc;
                 LinkRecord {
                     arrived_pkts: (a.arrived - s.arrived) as f64,
-                    departed_pkts: (a.departed - s.departed) as f64,
+                    // The data the link sent in the window, in packets: its exact sending time
+                    // at the link's rate, so that a packet whose transmission straddles an edge
+                    // counts for the part inside (counting departures, a whole packet, could
+                    // put utilization above 1).
+                    departed_pkts: s_from_ps(a.data_busy_ps - s.data_busy_ps) * port.capacity_pps,
                     dropped_pkts: (a.dropped - s.dropped) as f64,
                     // In packet·picoseconds over picoseconds: exact until the division.
                     queue_integral: (a.queue_area - s.queue_area) as f64,

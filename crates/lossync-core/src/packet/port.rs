@@ -25,6 +25,10 @@ pub struct PortAcc {
     pub acks_dropped: u64,
     /// ∫ queue dt in packet·picoseconds, exact (data and ACKs).
     pub queue_area: u128,
+    /// Picoseconds spent serializing data packets (ACKs apart), exact: the link's utilization
+    /// over a window is this over the window's length, at most 1 (the link serializes one
+    /// packet at a time), however the window's edges cut a packet's transmission.
+    pub data_busy_ps: u64,
 }
 
 /// What became of an arrival.
@@ -49,10 +53,10 @@ pub struct Port {
     rng: Rng,
     pub acc: PortAcc,
     queue_changed_ps: SimTime,
+    /// Whether the packet in service (the head) is a data packet.
+    serving_data: bool,
     /// Largest occupancy since the statistics started.
     pub q_max: usize,
-    /// Data departures since the last time-series sample.
-    pub interval_departed: u64,
     /// Flows whose data cross this port and have started (congestion-event candidates).
     pub started_flows: u32,
 }
@@ -91,8 +95,8 @@ impl Port {
             rng: Rng::new(seed, 3000 + index as u64),
             acc: PortAcc::default(),
             queue_changed_ps: 0,
+            serving_data: false,
             q_max: 0,
-            interval_departed: 0,
             started_flows: 0,
         }
     }
@@ -120,10 +124,14 @@ impl Port {
         self.discipline.buffer()
     }
 
-    /// Adds the occupancy over the time since its last change.
+    /// Adds the occupancy, and the time spent serializing data, over the time since the last
+    /// change.
     pub fn integrate(&mut self, now_ps: SimTime) {
         let dt = now_ps - self.queue_changed_ps;
         self.acc.queue_area += self.queue.len() as u128 * dt as u128;
+        if self.serving_data {
+            self.acc.data_busy_ps += dt;
+        }
         self.queue_changed_ps = now_ps;
     }
 
@@ -165,6 +173,7 @@ impl Port {
         self.queue.push_back(pkt);
         self.q_max = self.q_max.max(q + 1);
         if q == 0 {
+            self.serving_data = !pkt.is_ack;
             Admit::Serving(self.classes[class as usize].next_ps())
         } else {
             Admit::Queued
@@ -176,14 +185,13 @@ impl Port {
     pub fn depart(&mut self, now_ps: SimTime) -> (Pkt, Verdict) {
         self.integrate(now_ps);
         let pkt = self.queue.pop_front().expect("a packet in service");
+        // The next one, if any, starts now (the caller's `start_next`).
+        self.serving_data = self.queue.front().is_some_and(|h| !h.is_ack);
         let verdict = self.discipline.dequeue(now_ps, self.queue.len());
         match (pkt.is_ack, verdict) {
             (true, Verdict::Queued) => self.acc.acks_departed += 1,
             (true, Verdict::Dropped(_)) => self.acc.acks_dropped += 1,
-            (false, Verdict::Queued) => {
-                self.acc.departed += 1;
-                self.interval_departed += 1;
-            }
+            (false, Verdict::Queued) => self.acc.departed += 1,
             (false, Verdict::Dropped(_)) => self.acc.dropped += 1,
         }
         (pkt, verdict)
