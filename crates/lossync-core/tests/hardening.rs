@@ -6,8 +6,9 @@
 mod common;
 
 use common::scenario;
-use lossync_core::scenario::{from_json, from_toml};
-use lossync_core::Scenario;
+use lossync_core::packet::memory_estimate;
+use lossync_core::scenario::{from_json, from_toml, Engine};
+use lossync_core::{PacketEngine, Scenario};
 use std::path::Path;
 
 fn parse(text: &str) -> Result<Scenario, String> {
@@ -31,6 +32,9 @@ fn assert_refused(text: &str, want: &str) {
 
 const LINK: &str = "[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { packets = 500 }\n";
 const FLOW: &str = "[[flows]]\ncc = \"reno\"\nrtt = \"100ms\"\n";
+
+// ---------------------------------------------------------------------------------------------
+// 1. The fluid step against the RTT (docs/model.md §1.4: at least 80 steps per RTT).
 
 /// The report: 40 Gb/s, 10 CUBIC flows, 100 µs, one BDP of buffer, the classic fluid model,
 /// default step. With the old 1 ms default (a tenth of a step per RTT) the fluid engine gave a
@@ -130,6 +134,9 @@ fn the_packet_engine_does_not_read_the_step() {
     };
     assert_eq!(run(""), run("step = \"0.1ms\"\n"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// 2. Tagged tables refuse fields they do not use.
 
 #[test]
 fn every_tagged_table_refuses_fields_it_does_not_use() {
@@ -232,6 +239,9 @@ fn a_resolved_scenario_refuses_fields_it_does_not_use() {
     // Unchanged, it reads back.
     assert_eq!(from_json(&good.to_string(), Path::new(".")).unwrap(), sc);
 }
+
+// ---------------------------------------------------------------------------------------------
+// 3. Numbers no network has, and NaN.
 
 #[test]
 fn numbers_outside_their_physical_range_are_refused_by_name() {
@@ -422,6 +432,9 @@ record_interval = "50ms"
     assert!(worst > 0.999, "{worst}");
 }
 
+// ---------------------------------------------------------------------------------------------
+// 4. Errors name the exact field.
+
 #[test]
 fn errors_name_the_exact_field() {
     let red = |q: &str| format!("{LINK}queue = {{ discipline = \"red\", {q} }}\n{FLOW}");
@@ -455,4 +468,96 @@ fn errors_name_the_exact_field() {
         serde_json::to_value(&sc.loss).unwrap()["sync"]["m"],
         serde_json::json!(2)
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. The packet engine's memory, estimated before anything is allocated.
+
+fn packet(flows: &str, run: &str) -> Scenario {
+    let mut sc = scenario(&format!(
+        "engine = \"packet\"\n[dumbbell]\ncapacity = \"10Gbps\"\nbuffer = {{ packets = 1000 }}\n{flows}\n[run]\n{run}\n"
+    ));
+    sc.engine = Engine::Packet;
+    sc
+}
+
+#[track_caller]
+fn assert_packet_refused(sc: &Scenario, want: &str) {
+    let err = PacketEngine::new(sc).err().expect("refused").to_string();
+    assert!(err.starts_with(want), "{err}\nwanted: {want}");
+    assert!(err.contains("GiB available"), "{err}");
+}
+
+#[test]
+fn the_packet_engine_refuses_runs_the_machine_cannot_hold() {
+    // 10^4 flows of 64 connections: state for 640,000 connections (about 7 KB each, most of it
+    // the pre-sized rings of their pipes).
+    let many = packet(
+        "[[flows]]\ncount = 10000\nparallel = 64\ncc = \"reno\"\nrtt = \"100ms\"",
+        "duration = \"10s\"",
+    );
+    let e = memory_estimate(&many);
+    assert_eq!(e.field, "flows[0].parallel");
+    assert!(e.bytes > 640_000.0 * 6e3, "{e:?}");
+    if e.bytes > lossync_core::memory::limit_bytes() {
+        assert_packet_refused(&many, "flows[0].parallel: the packet engine would need");
+    }
+    // A sample every 100 µs of 1.28 million columns: 10^14 bytes.
+    let series = packet(
+        "[[flows]]\ncount = 10000\nparallel = 64\ncc = \"reno\"\nrtt = \"100ms\"",
+        "duration = \"1000s\"\nstep = \"100us\"\nrecord_interval = \"100us\"",
+    );
+    assert_packet_refused(&series, "run.record_interval: the packet engine would need");
+    // Reno adding a whole TCP window per RTT, for 10^4 flows: 2.7·10^11 packets in flight.
+    let burst = packet(
+        &format!(
+            "[[flows]]\ncount = 10000\ncc = {{ variant = \"reno\", a = {} }}\nrtt = \"100ms\"",
+            lossync_core::cc::MAX_WINDOW_PKTS
+        ),
+        "duration = \"10s\"",
+    );
+    assert_packet_refused(&burst, "flows[0].cc.a: the packet engine would need");
+    // A scenario of ordinary size is estimated at what it is.
+    let small = packet(
+        "[[flows]]\ncount = 10\ncc = \"reno\"\nrtt = \"100ms\"",
+        "duration = \"10s\"",
+    );
+    let e = memory_estimate(&small);
+    assert!(e.bytes < 1e9, "{e:?}");
+    assert!(PacketEngine::new(&small).is_ok());
+}
+
+/// A buffer of 10^13 packets (from `packets`, or `bdp_fraction` within its range) is refused
+/// by name before any queue is sized from it, on both directions of a two-way link; one of
+/// 10^19 packets (beyond 2^64 bytes) is out of range, where it used to overflow the sum of the
+/// two directions' slots.
+#[test]
+fn huge_buffers_are_refused_before_allocation() {
+    let two_way = |buffer: &str| {
+        format!(
+            "engine = \"packet\"\n[dumbbell]\ncapacity = \"100Gbps\"\nbuffer = {buffer}\nreverse = true\n\
+             [[flows]]\ncc = \"reno\"\nrtt = \"1s\"\n"
+        )
+    };
+    for buffer in ["{ packets = 1e13 }", "{ bdp_fraction = 1000 }"] {
+        let err = PacketEngine::new(&scenario(&two_way(buffer)))
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            err.starts_with("links[0].buffer: the packet engine would need"),
+            "{err}"
+        );
+    }
+    let text = two_way("{ packets = 1e19 }");
+    match parse(&text) {
+        Err(e) => assert!(
+            e.starts_with("dumbbell.buffer.packets: 1e19 is out of range"),
+            "{e}"
+        ),
+        Ok(sc) => panic!(
+            "accepted; the engine says {:?}",
+            PacketEngine::new(&sc).err()
+        ),
+    }
 }
