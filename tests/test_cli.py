@@ -72,7 +72,7 @@ BAD = [
     ('cc = "reno"', 'cc = "vegas"', 'flows[0].cc.variant: unknown variant "vegas"'),
     ('cc = "reno"', 'cc = { variant = "cubic", beta = 1.5 }', "flows[0].cc.beta: 1.5 is out of range"),
     ('rtt = "100ms"', 'rtt = "100ms"\ncolour = "red"', "flows[0].colour: unknown field `colour`"),
-    ("[run]", '[loss]\nmodel = "sync"\nsync = { kind = "fixed", m = 3 }\n[run]', "loss.sync.m: must be a whole number in 1..=2"),
+    ("[run]", '[loss]\nmodel = "sync"\nsync = { kind = "fixed", m = 3 }\n[run]', "loss.sync.m: must be in 1..=2"),
     ("[run]", '[loss]\nmodel = "sync"\nsync = { kind = "normal", x = 1.5 }\n[run]', "loss.sync.x: must be in (0, 1]"),
     ("[run]", '[loss]\nmodel = "sync"\nsync = { kind = "normal", x = 0 }\n[run]', "loss.sync.x: must be in (0, 1]"),
     ("[run]", '[loss]\nmodel = "sync"\nsync = { kind = "empirical", file = "missing.csv" }\n[run]', "missing.csv"),

@@ -114,6 +114,23 @@ pub fn parse_bytes(s: &str) -> Result<f64, String> {
     Ok(v * scale)
 }
 
+/// A number as people write it, for messages: `1e300`, `65535`, `0.1`, `1e-6`, `1.84467e19`
+/// (not 300 digits; at most 6 significant digits in exponent form).
+pub fn short(x: f64) -> String {
+    if x.is_finite() && x != 0.0 && !(1e-3..1e6).contains(&x.abs()) {
+        let exact = format!("{x:e}");
+        if exact.len() <= 10 {
+            return exact;
+        }
+        let rounded = format!("{x:.5e}");
+        let (mantissa, exponent) = rounded.split_once('e').unwrap_or((&rounded, "0"));
+        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+        format!("{mantissa}e{exponent}")
+    } else {
+        format!("{x}")
+    }
+}
+
 macro_rules! unit_type {
     ($name:ident, $parse:ident, $what:literal) => {
         #[doc = concat!("A ", $what, " read from a number (base unit) or a string with a unit.")]
@@ -182,6 +199,16 @@ mod tests {
         for bad in ["10mbps", "10 Mfoo", "10 M", "10 Gbpss", "10 /s"] {
             assert!(parse_rate_bps(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn numbers_in_messages_are_short() {
+        assert_eq!(short(1e300), "1e300");
+        assert_eq!(short(65535.0), "65535");
+        assert_eq!(short(0.1), "0.1");
+        assert_eq!(short(1e-6), "1e-6");
+        assert_eq!(short(18_446_744_073_709_551_616.0), "1.84467e19");
+        assert_eq!(short(f64::NAN), "NaN");
     }
 
     #[test]

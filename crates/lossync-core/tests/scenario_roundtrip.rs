@@ -157,7 +157,7 @@ holdoff = "25ms"
 duration = "123.4s"
 warmup = "12.5s"
 from_first_congestion = true
-step = "0.7ms"
+step = "0.4ms"
 seed = 987654321
 record_interval = "0.35s"
 "#;

@@ -22,7 +22,7 @@
 //! docs/model.md §3.6. Linux's integer arithmetic (`d` truncated, `cnt` ≥ 1), its delayed-ACK ratio
 //! correction of `cnt`, and its 1/32 s update throttle are not modelled; `d` is real-valued.
 
-use super::{CcContext, CongestionControl, LawParams, Params};
+use super::{CcContext, CongestionControl, LawParams, Params, MAX_WINDOW_PKTS};
 use crate::error::Result;
 use serde::Serialize;
 
@@ -38,6 +38,9 @@ pub const BETA: f64 = 819.0 / 1024.0;
 pub const SMOOTH_PART: f64 = 20.0;
 /// Linux `bictcp_update`: `if (ca->cnt > 20) ca->cnt = 20` before the first loss (5 %/RTT).
 const FIRST_LOSS_MAX_CNT: f64 = 20.0;
+
+/// Linux's constants and module parameters are C ints.
+const MAX_INT: f64 = i32::MAX as f64;
 
 /// BIC's parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -62,11 +65,34 @@ impl LawParams for BicParams {
 
     fn read(p: &mut Params) -> Result<Self> {
         Ok(BicParams {
-            search_divisor: p.f64("search_divisor", SEARCH_DIVISOR, |v| v > 1.0, "> 1")?,
-            s_max: p.f64_or_former("s_max", "max_increment", MAX_INCREMENT, |v| v > 0.0, "> 0")?,
-            low_window: p.f64("low_window", LOW_WINDOW, |v| v >= 0.0, ">= 0")?,
+            // Window-sized parameters are at most TCP's largest window (cc::MAX_WINDOW_PKTS); the
+            // divisors, at most Linux's 32-bit ints (`BICTCP_B`, the `smooth_part` parameter).
+            search_divisor: p.f64(
+                "search_divisor",
+                SEARCH_DIVISOR,
+                |v| v > 1.0 && v <= MAX_INT,
+                "in (1, 2147483647] (Linux: an int)",
+            )?,
+            s_max: p.f64_or_former(
+                "s_max",
+                "max_increment",
+                MAX_INCREMENT,
+                |v| v > 0.0 && v <= MAX_WINDOW_PKTS,
+                "in (0, 2.7e7] packets per RTT (TCP's largest window, cc::MAX_WINDOW_PKTS)",
+            )?,
+            low_window: p.f64(
+                "low_window",
+                LOW_WINDOW,
+                |v| (0.0..=MAX_WINDOW_PKTS).contains(&v),
+                "in [0, 2.7e7] packets (TCP's largest window, cc::MAX_WINDOW_PKTS)",
+            )?,
             beta: p.f64("beta", BETA, |v| v > 0.0 && v < 1.0, "in (0, 1)")?,
-            smooth_part: p.f64("smooth_part", SMOOTH_PART, |v| v > 0.0, "> 0")?,
+            smooth_part: p.f64(
+                "smooth_part",
+                SMOOTH_PART,
+                |v| v > 0.0 && v <= MAX_INT,
+                "in (0, 2147483647] (Linux: an int)",
+            )?,
             fast_convergence: p.bool("fast_convergence", true)?,
         })
     }

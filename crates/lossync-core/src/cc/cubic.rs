@@ -27,6 +27,8 @@ use serde::Serialize;
 pub const C: f64 = 0.4;
 /// RFC 9438 §4.6: `β_cubic = 0.7` (retained fraction).
 pub const BETA: f64 = 0.7;
+/// The largest `C`: Linux's `bic_scale` module parameter (C = bic_scale/1024) is 32 bits.
+const MAX_C: f64 = 4_294_967_296.0 / 1024.0;
 /// RFC 9438 §4.2: the target is at most `1.5·cwnd`.
 const MAX_TARGET_RATIO: f64 = 1.5;
 
@@ -48,7 +50,13 @@ impl LawParams for CubicParams {
 
     fn read(p: &mut Params) -> Result<Self> {
         Ok(CubicParams {
-            c: p.f64("c", C, |v| v > 0.0, "> 0")?,
+            // Linux reads C as `bic_scale`/1024 with a 32-bit `bic_scale` (tcp_cubic.c).
+            c: p.f64(
+                "c",
+                C,
+                |v| v > 0.0 && v <= MAX_C,
+                "in (0, 4194304] segments/s³ (Linux: a 32-bit bic_scale over 1024)",
+            )?,
             beta: p.f64("beta", BETA, |v| v > 0.0 && v < 1.0, "in (0, 1)")?,
             fast_convergence: p.bool("fast_convergence", true)?,
             reno_friendly: p.bool("reno_friendly", true)?,

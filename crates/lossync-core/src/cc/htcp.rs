@@ -56,7 +56,13 @@ impl LawParams for HtcpParams {
 
     fn read(p: &mut Params) -> Result<Self> {
         Ok(HtcpParams {
-            delta_l: p.f64("delta_l", DELTA_L, |v| v >= 0.0, ">= 0")?,
+            // A low-speed period longer than the longest run (10^7 s, scenario::limits) never ends.
+            delta_l: p.f64(
+                "delta_l",
+                DELTA_L,
+                |v| (0.0..=1e7).contains(&v),
+                "in [0, 1e7] seconds (the longest run)",
+            )?,
             adaptive_backoff: p.bool("adaptive_backoff", true)?,
             rtt_scaling: p.bool("rtt_scaling", true)?,
         })

@@ -36,6 +36,15 @@ pub mod xcp;
 
 pub use slow_start::{initial_ssthresh, on_ack as grow_window};
 
+/// TCP's largest window: a 16-bit window field scaled by at most 2^14 (RFC 7323 §2.2–2.3),
+/// 65,535 · 2^14 bytes, about 2^30. Receive windows and initial windows are bounded by it.
+pub const MAX_WINDOW_BYTES: f64 = 65_535.0 * 16_384.0;
+
+/// The largest window in packets a law's parameter may name (a threshold, an increase per RTT):
+/// [`MAX_WINDOW_BYTES`] in the smallest packets a scenario allows, 40 bytes of IPv4 and TCP
+/// headers (RFC 791, RFC 9293). A law knows no packet size, so its bounds use this one.
+pub const MAX_WINDOW_PKTS: f64 = MAX_WINDOW_BYTES / 40.0;
+
 /// The registry: every variant a scenario can name, one line each (its [`CcParams`] case and its
 /// parameter type), in the order `lossync variants` lists them.
 macro_rules! registry {
@@ -133,12 +142,26 @@ impl<'de> serde::Deserialize<'de> for CcParams {
                         "variant" => variant = Some(m.next_value()?),
                         "params" => params = Some(m.next_value::<BTreeMap<String, Value>>()?),
                         other => {
-                            return Err(de::Error::unknown_field(other, &["variant", "params"]))
+                            return Err(crate::error::field_err(
+                                other,
+                                "unknown field, expected `variant` or `params`",
+                            ))
                         }
                     }
                 }
                 let variant = variant.ok_or_else(|| de::Error::missing_field("variant"))?;
-                read(&variant, &params.unwrap_or_default(), "cc").map_err(de::Error::custom)
+                // Errors name the JSON's fields: `params.beta`, `variant`.
+                read(&variant, &params.unwrap_or_default(), "params").map_err(|e| match e {
+                    Error::Scenario { field, reason } => {
+                        let field = if field == "params.variant" {
+                            "variant"
+                        } else {
+                            &field
+                        };
+                        crate::error::field_err(field, reason)
+                    }
+                    other => de::Error::custom(other),
+                })
             }
         }
         d.deserialize_map(V)
@@ -337,7 +360,10 @@ impl<'a> Params<'a> {
         } else {
             Err(Error::field(
                 format!("{}.{name}", self.field),
-                format!("{v} is out of range: must be {range}"),
+                format!(
+                    "{} is out of range: must be {range}",
+                    crate::units::short(v)
+                ),
             ))
         }
     }

@@ -1,7 +1,7 @@
 //! Reno / generalized AIMD: `a` packets per RTT of increase, `W ← (1 − b)·W` per loss event.
 //! RFC 5681 §3.1 (a = 1 per RTT, halving); the AIMD(a, b) family of RFC 8312 §4.2 / RFC 9438 §4.3.
 
-use super::{CcContext, CongestionControl, LawParams, Params};
+use super::{CcContext, CongestionControl, LawParams, Params, MAX_WINDOW_PKTS};
 use crate::error::Result;
 use serde::Serialize;
 
@@ -21,8 +21,14 @@ impl LawParams for RenoParams {
 
     fn read(p: &mut Params) -> Result<Self> {
         Ok(RenoParams {
-            // RFC 5681 §3.1: cwnd += SMSS·SMSS/cwnd per ACK, i.e. one packet per RTT.
-            a: p.f64("a", 1.0, |v| v > 0.0, "> 0")?,
+            // RFC 5681 §3.1: cwnd += SMSS·SMSS/cwnd per ACK, i.e. one packet per RTT. At most
+            // TCP's largest window per RTT (an increase no window can hold means nothing).
+            a: p.f64(
+                "a",
+                1.0,
+                |v| v > 0.0 && v <= MAX_WINDOW_PKTS,
+                "in (0, 2.7e7] packets per RTT (TCP's largest window, cc::MAX_WINDOW_PKTS)",
+            )?,
             // RFC 5681 §3.1 eq. (4): ssthresh = FlightSize/2.
             b: p.f64("b", 0.5, |v| v > 0.0 && v < 1.0, "in (0, 1)")?,
         })

@@ -7,7 +7,7 @@
 //! Linux increments by 1 per `min(cwnd, 50)` ACKs (50 "to account for delayed ack"); we follow
 //! the paper's 0.01 per acknowledged packet (docs/model.md §3.3).
 
-use super::{CcContext, CongestionControl, LawParams, Params};
+use super::{CcContext, CongestionControl, LawParams, Params, MAX_WINDOW_PKTS};
 use crate::error::Result;
 use serde::Serialize;
 
@@ -38,7 +38,12 @@ impl LawParams for ScalableParams {
         Ok(ScalableParams {
             a: p.f64("a", A, |v| v > 0.0 && v <= 1.0, "in (0, 1]")?,
             b: p.f64("b", B, |v| v > 0.0 && v < 1.0, "in (0, 1)")?,
-            low_window: p.f64("low_window", LOW_WINDOW, |v| v >= 0.0, ">= 0 (0 disables)")?,
+            low_window: p.f64(
+                "low_window",
+                LOW_WINDOW,
+                |v| (0.0..=MAX_WINDOW_PKTS).contains(&v),
+                "in [0, 2.7e7] packets (0 disables; TCP's largest window, cc::MAX_WINDOW_PKTS)",
+            )?,
         })
     }
 

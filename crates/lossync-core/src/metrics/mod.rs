@@ -13,14 +13,15 @@ use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 
 /// Jain's fairness index `(Σx)² / (N·Σx²)`, in [1/N, 1] (Jain, Chiu, Hawe, DEC-TR-301, 1984).
-/// All-zero throughputs count as perfectly fair.
+/// All-zero throughputs count as perfectly fair. Equal throughputs give 1 within the rounding
+/// of the sums, which can exceed it by a bit: capped at 1, the index's bound.
 pub fn jain(x: &[f64]) -> f64 {
     let s: f64 = x.iter().sum();
     let s2: f64 = x.iter().map(|v| v * v).sum();
     if s2 == 0.0 {
         1.0
     } else {
-        s * s / (x.len() as f64 * s2)
+        (s * s / (x.len() as f64 * s2)).min(1.0)
     }
 }
 

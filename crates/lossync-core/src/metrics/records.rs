@@ -42,7 +42,9 @@ pub struct Records {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkRecord {
-    /// Data packets over the measurement window.
+    /// Data packets over the measurement window. `departed_pkts` is the data sent over the
+    /// window in packets, at most the link's capacity times the window (the packet engine
+    /// counts the part of a packet's transmission inside the window, not whole departures).
     pub arrived_pkts: f64,
     pub departed_pkts: f64,
     pub dropped_pkts: f64,

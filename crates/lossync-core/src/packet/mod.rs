@@ -48,6 +48,7 @@ pub mod route;
 pub mod sender;
 pub mod topology;
 
+use crate::cc::CcParams;
 use crate::error::{Error, Result};
 use crate::metrics::{self, DropClusters, FlowRecord, LinkRecord, Records, RunResult};
 use crate::queue::{Buffer, Header, Verdict};
@@ -125,62 +126,38 @@ pub struct PacketEngine {
     measuring: bool,
     measured_from_ps: SimTime,
     start_ports: Vec<PortAcc>,
-    /// Each port's `head_sent` when the statistics started.
-    start_head_sent: Vec<f64>,
     start_flows: Vec<FlowAcc>,
     // Time series.
     record_every_ps: f64,
     records: u64,
     last_record_ps: SimTime,
+    /// Per port: its data serialization time at the last sample.
+    last_record_busy_ps: Vec<u64>,
     series: Vec<Vec<f64>>,
     events_processed: u64,
 }
 
 /// Refuses a run whose buffers and packets in flight would need more than
 /// [`MAX_PACKET_SLOTS`], naming the field to change.
-fn check_memory(sc: &Scenario) -> Result<()> {
-    let slots_of_link = |l: &crate::scenario::Link| Buffer::new(l.buffer_pkts).slots;
-    let buffer_slots: Vec<usize> = sc.links.iter().map(slots_of_link).collect();
-    let all_buffers: usize = buffer_slots.iter().sum();
-
-    // Memory: the buffers plus the packets in flight, which all share one link: at most
-    // twice its capacity in flight plus the buffer (a slow-start overshoot), plus the initial
-    // windows, and never more than the receive windows allow.
-    let slots_of = |f: &crate::scenario::Flow| {
-        let l = &sc.links[f.path[0]];
-        (2.0 * (l.capacity_pps * f.rtt_s + buffer_slots[f.path[0]] as f64) + f.initial_window_pkts)
-            .min(f.rwnd_pkts)
-    };
-    let max_rtt_s = sc.flows.iter().map(|f| f.rtt_s).fold(0.0, f64::max);
-    let iw_sum: f64 = sc.flows.iter().map(|f| f.initial_window_pkts).sum();
-    let pipe_limit: f64 = sc
-        .links
-        .iter()
-        .zip(&buffer_slots)
-        .map(|(l, &b)| 2.0 * (l.capacity_pps * max_rtt_s + b as f64))
-        .sum();
-    let in_flight = sc
-        .flows
-        .iter()
-        .map(slots_of)
-        .sum::<f64>()
-        .min(pipe_limit + iw_sum);
-    let slots = all_buffers as f64 + in_flight;
-    if slots > MAX_PACKET_SLOTS {
-        let field = if all_buffers as f64 > MAX_PACKET_SLOTS / 2.0 {
+fn check_slots(sc: &Scenario) -> Result<()> {
+    let slots = Slots::of(sc);
+    let all_buffers: f64 = slots.buffers.iter().sum();
+    let total = all_buffers + slots.in_flight;
+    if total > MAX_PACKET_SLOTS {
+        let field = if all_buffers > MAX_PACKET_SLOTS / 2.0 {
             "links[0].buffer".to_string()
         } else {
             let g = sc
                 .flows
                 .iter()
-                .max_by(|a, b| slots_of(a).total_cmp(&slots_of(b)))
+                .max_by(|a, b| slots.of_flow(sc, a).total_cmp(&slots.of_flow(sc, b)))
                 .map_or(0, |f| f.group);
             format!("flows[{g}].rwnd")
         };
         return Err(Error::field(
             field,
             format!(
-                "the packet engine would need about {slots:.3e} packet slots (the buffer plus \
+                "the packet engine would need about {total:.3e} packet slots (the buffer plus \
                  up to 2·(C·RTT + B) in flight), more than 2^27: lower the capacity, RTT or \
                  buffer, or cap the windows with rwnd"
             ),
@@ -189,18 +166,229 @@ fn check_memory(sc: &Scenario) -> Result<()> {
     Ok(())
 }
 
+/// Packets a run may hold: each link's buffer (its slots), and the packets in flight.
+struct Slots {
+    /// Per link, its buffer in whole packets (in floating point: a buffer of 10^13 packets
+    /// must not overflow a sum).
+    buffers: Vec<f64>,
+    /// Packets in flight, all flows together: each flow at most twice its link's capacity in
+    /// flight plus the buffer (a slow-start overshoot) plus its initial window, and never more
+    /// than its receive window; all of them at most twice each link's pipe and buffer at the
+    /// largest RTT plus the initial windows.
+    in_flight: f64,
+}
+
+impl Slots {
+    fn of(sc: &Scenario) -> Slots {
+        let buffers: Vec<f64> = sc
+            .links
+            .iter()
+            .map(|l| Buffer::new(l.buffer_pkts).slots as f64)
+            .collect();
+        let mut slots = Slots {
+            buffers,
+            in_flight: 0.0,
+        };
+        let max_rtt_s = sc.flows.iter().map(|f| f.rtt_s).fold(0.0, f64::max);
+        let iw_sum: f64 = sc.flows.iter().map(|f| f.initial_window_pkts).sum();
+        let pipe_limit: f64 = sc
+            .links
+            .iter()
+            .zip(&slots.buffers)
+            .map(|(l, &b)| 2.0 * (l.capacity_pps * max_rtt_s + b))
+            .sum();
+        slots.in_flight = sc
+            .flows
+            .iter()
+            .map(|f| slots.of_flow(sc, f))
+            .sum::<f64>()
+            .min(pipe_limit + iw_sum);
+        slots
+    }
+
+    fn of_flow(&self, sc: &Scenario, f: &crate::scenario::Flow) -> f64 {
+        let l = &sc.links[f.path[0]];
+        (2.0 * (l.capacity_pps * f.rtt_s + self.buffers[f.path[0]]) + f.initial_window_pkts)
+            .min(f.rwnd_pkts)
+    }
+}
+
+/// The most a law adds to a window in one RTT beyond doubling it (the overshoot the bound of
+/// [`Slots`] allows), with the parameter that sets it: Reno's `a` packets per RTT, BIC's
+/// `s_max`. The other laws grow by at most the window per RTT (CUBIC's target is at most
+/// 1.5·cwnd, Scalable's `a` ≤ 1 per ACK, HighSpeed's a(w) < w).
+fn law_burst(cc: &CcParams) -> (f64, &'static str) {
+    match cc {
+        CcParams::Reno(p) => (p.a, "a"),
+        CcParams::Bic(p) => (p.s_max, "s_max"),
+        _ => (0.0, ""),
+    }
+}
+
+/// Bytes of a law's state, boxed (the largest, gHSTCP's, with its round statistics).
+const LAW_BYTES: f64 = 512.0;
+
+/// What a packet-engine run would allocate, estimated from its scenario before anything is, and
+/// the field that would change it most.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryEstimate {
+    pub bytes: f64,
+    pub field: String,
+    /// What the largest part is.
+    pub what: String,
+}
+
+/// Estimates the memory of a run on the dumbbell ([`PacketEngine::new`]): per connection its
+/// state, its law, its pipes' rings, scoreboard and receive bitmap as pre-sized
+/// ([`topology::ring_hint`]); every port's queue as large as its buffer; the packets in flight
+/// (a pipe ring slot each way, a scoreboard byte and a bitmap bit); the time series; the drop
+/// log.
+pub fn memory_estimate(sc: &Scenario) -> MemoryEstimate {
+    use std::mem::size_of;
+    let n = sc.flows.len() as f64;
+    let ring_slot = size_of::<(SimTime, Pkt)>() as f64;
+    // Per connection: its state and snapshots, its law, the retransmission FIFO (64 entries),
+    // its routes' hops and pipes, its events (a few in the heap), its mark in each port's drop
+    // clusters.
+    let per_connection = size_of::<FlowState>() as f64
+        + LAW_BYTES
+        + 64.0 * size_of::<(u64, u64)>() as f64
+        + 2.0 * size_of::<FlowAcc>() as f64
+        + 16.0 * size_of::<Hop>() as f64
+        + 2.0 * size_of::<Pipe>() as f64
+        + size_of::<Access>() as f64
+        + 8.0 * 32.0
+        + sc.links.len() as f64 * (size_of::<bool>() + size_of::<u32>()) as f64;
+    let rings: f64 = sc
+        .flows
+        .iter()
+        .map(|f| {
+            let hint = topology::ring_hint(sc, f).max(64);
+            let pow2 = hint.next_power_of_two() as f64;
+            2.0 * hint as f64 * ring_slot + pow2 + pow2 / 8.0
+        })
+        .sum();
+    let connections = n * per_connection + rings;
+
+    let slots = Slots::of(sc);
+    let buffers: f64 = slots.buffers.iter().sum::<f64>() * size_of::<Pkt>() as f64;
+
+    // In flight, with one RTT of the laws' own increase on top.
+    let bursts: Vec<f64> = sc
+        .flows
+        .iter()
+        .map(|f| law_burst(&f.cc).0.min(f.rwnd_pkts))
+        .collect();
+    let burst_sum: f64 = bursts.iter().sum();
+    let in_flight_pkts = slots.in_flight + burst_sum;
+    let in_flight = in_flight_pkts * (2.0 * ring_slot + 2.0 + 0.25);
+
+    let n_records = (sc.run.duration_s / sc.run.record_interval_s).floor() + 1.0;
+    let n_cols = 1.0 + 2.0 * sc.links.len() as f64 + 2.0 * n;
+    let series = n_records * n_cols * 8.0;
+    let drop_log = DROP_LOG_LIMIT as f64 * size_of::<(f64, usize)>() as f64;
+
+    let bytes = connections + buffers + in_flight + series + drop_log;
+    let largest = connections.max(buffers).max(in_flight).max(series);
+    let (field, what) = if largest == series {
+        (
+            "run.record_interval".to_string(),
+            format!("a time series of {n_records} samples of {n_cols} columns"),
+        )
+    } else if largest == connections {
+        // The group with the most connections, and the setting that multiplies them.
+        let groups = sc.flows.last().map_or(0, |f| f.group + 1);
+        let mut conns = vec![0usize; groups];
+        let mut logical = vec![0usize; groups];
+        for (i, f) in sc.flows.iter().enumerate() {
+            conns[f.group] += 1;
+            if i == 0 || sc.flows[i - 1].logical != f.logical {
+                logical[f.group] += 1;
+            }
+        }
+        let g = (0..groups)
+            .max_by_key(|&g| (conns[g], usize::MAX - g))
+            .unwrap_or(0);
+        let setting = if conns[g] > logical[g] {
+            "parallel"
+        } else {
+            "count"
+        };
+        (
+            format!("flows[{g}].{setting}"),
+            format!("the state of {n} connections ({} in flows[{g}])", conns[g]),
+        )
+    } else if largest == buffers {
+        let l = (0..slots.buffers.len())
+            .max_by(|&a, &b| slots.buffers[a].total_cmp(&slots.buffers[b]))
+            .unwrap_or(0);
+        (
+            format!("links[{l}].buffer"),
+            format!(
+                "queues for {:.3e} packets of buffer",
+                slots.buffers.iter().sum::<f64>()
+            ),
+        )
+    } else if burst_sum > slots.in_flight {
+        let i = (0..bursts.len())
+            .max_by(|&a, &b| bursts[a].total_cmp(&bursts[b]))
+            .unwrap_or(0);
+        let f = &sc.flows[i];
+        (
+            format!("flows[{}].cc.{}", f.group, law_burst(&f.cc).1),
+            format!(
+                "{in_flight_pkts:.3e} packets in flight: the law may add {:.3e} packets per RTT",
+                bursts[i]
+            ),
+        )
+    } else {
+        let all_buffers: f64 = slots.buffers.iter().sum();
+        let field = if all_buffers > slots.in_flight / 2.0 {
+            let l = (0..slots.buffers.len())
+                .max_by(|&a, &b| slots.buffers[a].total_cmp(&slots.buffers[b]))
+                .unwrap_or(0);
+            format!("links[{l}].buffer")
+        } else {
+            let g = sc
+                .flows
+                .iter()
+                .max_by(|a, b| slots.of_flow(sc, a).total_cmp(&slots.of_flow(sc, b)))
+                .map_or(0, |f| f.group);
+            format!("flows[{g}].rwnd")
+        };
+        (
+            field,
+            format!("{in_flight_pkts:.3e} packets in flight, up to 2·(C·RTT + B) per link"),
+        )
+    };
+    MemoryEstimate { bytes, field, what }
+}
+
+/// Refuses a run whose [`memory_estimate`] exceeds the memory available ([`crate::memory`]).
+fn check_memory(sc: &Scenario) -> Result<()> {
+    let e = memory_estimate(sc);
+    crate::memory::check("packet", e.bytes, &e.field, &e.what)
+}
+
 impl PacketEngine {
     /// The scenario on its dumbbell ([`topology::dumbbell`]).
     pub fn new(scenario: &Scenario) -> Result<Self> {
         topology::check_dumbbell(scenario)?;
+        check_slots(scenario)?;
         check_memory(scenario)?;
         let topology = topology::dumbbell(scenario)?;
-        Self::with_topology(scenario, topology)
+        Self::build(scenario, topology)
     }
 
     /// The scenario's flows on a topology built by the caller: one route per flow and one port
-    /// per link (whose statistics are the links'), checked with [`Topology::check`].
+    /// per link (whose statistics are the links'), checked with [`Topology::check`]; refused if
+    /// the run would need more memory than the machine has ([`memory_estimate`]).
     pub fn with_topology(scenario: &Scenario, topology: Topology) -> Result<Self> {
+        check_memory(scenario)?;
+        Self::build(scenario, topology)
+    }
+
+    fn build(scenario: &Scenario, topology: Topology) -> Result<Self> {
         let sc = scenario.clone();
         topology.check(&sc)?;
         let Topology {
@@ -273,7 +461,7 @@ impl PacketEngine {
             end_ps,
             queue,
             start_ports: vec![PortAcc::default(); ports.len()],
-            start_head_sent: vec![0.0; ports.len()],
+            last_record_busy_ps: vec![0; ports.len()],
             access,
             pipes,
             ports,
@@ -641,7 +829,7 @@ impl PacketEngine {
             let Hop::Queue { class, .. } = self.routes.hop(head) else {
                 unreachable!("a queued packet is at a queue hop")
             };
-            let t = port.start_next(now, class);
+            let t = port.start_next(class);
             self.queue.push(now + t, Event::ServiceDone(p as u32));
         }
         if verdict != Verdict::Queued {
@@ -753,7 +941,6 @@ impl PacketEngine {
             port.integrate(now);
             port.q_max = port.len();
             self.start_ports[i] = port.acc;
-            self.start_head_sent[i] = port.head_sent(now);
         }
         for f in 0..self.flows.len() {
             self.start_flows[f] = self.flow_acc(f);
@@ -762,18 +949,22 @@ impl PacketEngine {
 
     fn record(&mut self) {
         let now = self.now_ps;
-        let span_s = s_from_ps(now - self.last_record_ps);
+        let span_ps = now - self.last_record_ps;
+        let span_s = s_from_ps(span_ps);
         let mut cols = self.series.iter_mut();
         let mut push = |v: f64| cols.next().expect("one column per value").push(v);
         push(s_from_ps(now));
-        for port in &mut self.ports {
+        for (port, last_busy) in self.ports.iter_mut().zip(&mut self.last_record_busy_ps) {
+            port.integrate(now);
             push(port.len() as f64);
-            let departed = port.take_interval_departures(now);
-            push(if span_s > 0.0 {
-                departed / (port.capacity_pps * span_s)
+            // The time the link spent sending data over the interval: at most all of it.
+            let busy = port.acc.data_busy_ps - *last_busy;
+            push(if span_ps > 0 {
+                busy as f64 / span_ps as f64
             } else {
                 f64::NAN
             });
+            *last_busy = port.acc.data_busy_ps;
         }
         for fl in &mut self.flows {
             debug_assert_eq!(fl.sender.pipe_pkts(), fl.sender.recount_pipe());
@@ -807,14 +998,15 @@ impl PacketEngine {
             .ports
             .iter()
             .zip(&self.start_ports)
-            .zip(&self.start_head_sent)
-            .map(|((port, s), &s_head)| {
+            .map(|(port, s)| {
                 let a = &port.acc;
                 LinkRecord {
                     arrived_pkts: (a.arrived - s.arrived) as f64,
-                    // What the window transmitted: the packets in service at its ends count
-                    // for the part sent within it.
-                    departed_pkts: (a.departed - s.departed) as f64 + port.head_sent(now) - s_head,
+                    // The data the link sent in the window, in packets: its exact sending time
+                    // at the link's rate, so that a packet whose transmission straddles an edge
+                    // counts for the part inside (counting departures, a whole packet, could
+                    // put utilization above 1).
+                    departed_pkts: s_from_ps(a.data_busy_ps - s.data_busy_ps) * port.capacity_pps,
                     dropped_pkts: (a.dropped - s.dropped) as f64,
                     // In packet·picoseconds over picoseconds: exact until the division.
                     queue_integral: (a.queue_area - s.queue_area) as f64,

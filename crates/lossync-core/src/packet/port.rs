@@ -25,6 +25,10 @@ pub struct PortAcc {
     pub acks_dropped: u64,
     /// ∫ queue dt in packet·picoseconds, exact (data and ACKs).
     pub queue_area: u128,
+    /// Picoseconds spent serializing data packets (ACKs apart), exact: the link's utilization
+    /// over a window is this over the window's length, at most 1 (the link serializes one
+    /// packet at a time), however the window's edges cut a packet's transmission.
+    pub data_busy_ps: u64,
 }
 
 /// What became of an arrival.
@@ -49,18 +53,12 @@ pub struct Port {
     rng: Rng,
     pub acc: PortAcc,
     queue_changed_ps: SimTime,
+    /// Whether the packet in service (the head) is a data packet.
+    serving_data: bool,
     /// Largest occupancy since the statistics started.
     pub q_max: usize,
-    /// Data departures since the last time-series sample (see `take_interval_departures`).
-    interval_departed: u64,
-    /// `head_sent` at the last time-series sample.
-    interval_head_sent: f64,
     /// Flows whose data cross this port and have started (congestion-event candidates).
     pub started_flows: u32,
-    /// When the packet in service started and ends its transmission: the part of it sent by a
-    /// given time, so that departures over a window count only what the window transmitted.
-    head_since_ps: SimTime,
-    head_until_ps: SimTime,
 }
 
 impl Port {
@@ -97,12 +95,9 @@ impl Port {
             rng: Rng::new(seed, 3000 + index as u64),
             acc: PortAcc::default(),
             queue_changed_ps: 0,
+            serving_data: false,
             q_max: 0,
-            interval_departed: 0,
             started_flows: 0,
-            interval_head_sent: 0.0,
-            head_since_ps: 0,
-            head_until_ps: 0,
         }
     }
 
@@ -135,10 +130,14 @@ impl Port {
         self.discipline.buffer()
     }
 
-    /// Adds the occupancy over the time since its last change.
+    /// Adds the occupancy, and the time spent serializing data, over the time since the last
+    /// change.
     pub fn integrate(&mut self, now_ps: SimTime) {
         let dt = now_ps - self.queue_changed_ps;
         self.acc.queue_area += self.queue.len() as u128 * dt as u128;
+        if self.serving_data {
+            self.acc.data_busy_ps += dt;
+        }
         self.queue_changed_ps = now_ps;
     }
 
@@ -180,9 +179,8 @@ impl Port {
         self.queue.push_back(pkt);
         self.q_max = self.q_max.max(q + 1);
         if q == 0 {
-            let service = self.classes[class as usize].next_ps();
-            (self.head_since_ps, self.head_until_ps) = (now_ps, now_ps + service);
-            Admit::Serving(service)
+            self.serving_data = !pkt.is_ack;
+            Admit::Serving(self.classes[class as usize].next_ps())
         } else {
             Admit::Queued
         }
@@ -193,14 +191,13 @@ impl Port {
     pub fn depart(&mut self, now_ps: SimTime) -> (Pkt, Verdict) {
         self.integrate(now_ps);
         let pkt = self.queue.pop_front().expect("a packet in service");
+        // The next one, if any, starts now (the caller's `start_next`).
+        self.serving_data = self.queue.front().is_some_and(|h| !h.is_ack);
         let verdict = self.discipline.dequeue(now_ps, self.queue.len());
         match (pkt.is_ack, verdict) {
             (true, Verdict::Queued) => self.acc.acks_departed += 1,
             (true, Verdict::Dropped(_)) => self.acc.acks_dropped += 1,
-            (false, Verdict::Queued) => {
-                self.acc.departed += 1;
-                self.interval_departed += 1;
-            }
+            (false, Verdict::Queued) => self.acc.departed += 1,
             (false, Verdict::Dropped(_)) => self.acc.dropped += 1,
         }
         (pkt, verdict)
@@ -213,34 +210,9 @@ impl Port {
 
     /// Starts serving the head, of serializer class `class`; returns its service time.
     #[inline]
-    pub fn start_next(&mut self, now_ps: SimTime, class: u32) -> SimTime {
+    pub fn start_next(&mut self, class: u32) -> SimTime {
         debug_assert!(!self.queue.is_empty(), "a packet to serve");
-        let service = self.classes[class as usize].next_ps();
-        (self.head_since_ps, self.head_until_ps) = (now_ps, now_ps + service);
-        service
-    }
-
-    /// Data packets transmitted since the last call (the part of the one in service included),
-    /// for the time series' utilization samples.
-    pub fn take_interval_departures(&mut self, now_ps: SimTime) -> f64 {
-        let sent = self.head_sent(now_ps);
-        let departed = self.interval_departed as f64 + sent - self.interval_head_sent;
-        (self.interval_departed, self.interval_head_sent) = (0, sent);
-        departed
-    }
-
-    /// The part of the data packet in service transmitted by `now_ps` (0 when idle or serving
-    /// an ACK): with it, departures over [a, b] are `departed(b) + sent(b) − departed(a) −
-    /// sent(a)`, never more than the window could carry (a whole packet counted at its end
-    /// overshot it by up to one packet).
-    pub fn head_sent(&self, now_ps: SimTime) -> f64 {
-        match self.queue.front() {
-            Some(p) if !p.is_ack && self.head_until_ps > self.head_since_ps => {
-                let done = now_ps.saturating_sub(self.head_since_ps);
-                (done as f64 / (self.head_until_ps - self.head_since_ps) as f64).min(1.0)
-            }
-            _ => 0.0,
-        }
+        self.classes[class as usize].next_ps()
     }
 
     /// A feedback router's control interval ends now; returns the next one's length (`None`

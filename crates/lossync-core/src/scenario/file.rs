@@ -1,7 +1,8 @@
 //! What a scenario file says: the TOML/JSON format, read with serde, every table closed to
-//! unknown fields. Nothing here is validated beyond its shape; `super::resolve` checks values
+//! unknown fields (tagged tables too: [`tagged`]). Nothing here is validated beyond its shape; `super::resolve` checks values
 //! and fills defaults. Field by field documentation: docs/scenario.md.
 
+use crate::error::{field_err, join_path, split_field_error};
 use crate::units::{Bytes, Rate, Time};
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -54,11 +55,11 @@ pub struct BufferSpec {
     pub reference_rtt: Option<Time>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "discipline", rename_all = "snake_case", deny_unknown_fields)]
+/// A queue discipline: `{ discipline = "droptail" }`, `{ discipline = "red", ... }` or
+/// `{ discipline = "xcp", ... }`; each reads only its own fields ([`tagged`]).
+#[derive(Debug, Clone)]
 pub enum QueueSpec {
-    /// A struct variant, not a unit one: serde ignores unknown fields of a tagged unit variant.
-    Droptail {},
+    Droptail,
     Red {
         min_th: f64,
         max_th: f64,
@@ -75,6 +76,127 @@ pub enum QueueSpec {
         target: Option<f64>,
         count_acks: Option<bool>,
     },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RedFields {
+    min_th: f64,
+    max_th: f64,
+    max_p: Option<f64>,
+    weight: Option<f64>,
+    gentle: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct XcpFields {
+    preset: Option<String>,
+    alpha: Option<f64>,
+    beta: Option<f64>,
+    gamma: Option<f64>,
+    target: Option<f64>,
+    count_acks: Option<bool>,
+}
+
+/// The fields of a variant that takes none.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NoFields {}
+
+impl<'de> Deserialize<'de> for QueueSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        const TAG: &str = "discipline";
+        let (kind, rest) = tagged(d, TAG, &["droptail", "red", "xcp"])?;
+        Ok(match kind.as_str() {
+            "droptail" => {
+                let NoFields {} = fields(rest, TAG, &kind)?;
+                QueueSpec::Droptail
+            }
+            "red" => {
+                let f: RedFields = fields(rest, TAG, &kind)?;
+                QueueSpec::Red {
+                    min_th: f.min_th,
+                    max_th: f.max_th,
+                    max_p: f.max_p,
+                    weight: f.weight,
+                    gentle: f.gentle,
+                }
+            }
+            _ => {
+                let f: XcpFields = fields(rest, TAG, &kind)?;
+                QueueSpec::Xcp {
+                    preset: f.preset,
+                    alpha: f.alpha,
+                    beta: f.beta,
+                    gamma: f.gamma,
+                    target: f.target,
+                    count_acks: f.count_acks,
+                }
+            }
+        })
+    }
+}
+
+/// Reads an internally tagged table whole and returns its tag and the other fields. Serde's own
+/// tagged enums accept fields no variant uses (`deny_unknown_fields` does not reach them) and
+/// lose the path of an error inside the table; with [`fields`], each variant reads exactly its
+/// fields and an error names the one it is about.
+pub(crate) fn tagged<'de, D: Deserializer<'de>>(
+    d: D,
+    tag: &'static str,
+    known: &[&str],
+) -> std::result::Result<(String, Value), D::Error> {
+    let Value::Object(mut table) = Value::deserialize(d)? else {
+        return Err(de::Error::custom(format_args!(
+            "expected a table with `{tag}` ({})",
+            known.join(", ")
+        )));
+    };
+    let kind = match table.remove(tag) {
+        None => return Err(de::Error::missing_field(tag)),
+        Some(Value::String(s)) => s,
+        Some(other) => {
+            return Err(field_err(
+                tag,
+                format_args!("must be a string ({}), got {other}", known.join(", ")),
+            ))
+        }
+    };
+    if !known.contains(&kind.as_str()) {
+        return Err(field_err(
+            tag,
+            format_args!("unknown {tag} {kind:?} (known: {})", known.join(", ")),
+        ));
+    }
+    Ok((kind, Value::Object(table)))
+}
+
+/// Reads the fields of variant `kind` (of a table tagged `tag`) from `rest`; an error names its
+/// field ([`field_err`]), and an unknown field says which variant it is unknown to.
+pub(crate) fn fields<T: de::DeserializeOwned, E: de::Error>(
+    rest: Value,
+    tag: &str,
+    kind: &str,
+) -> std::result::Result<T, E> {
+    serde_path_to_error::deserialize(rest).map_err(|e| {
+        let path = e.path().to_string();
+        let msg = e.into_inner().to_string();
+        let (path, msg) = match split_field_error(&msg) {
+            Some((rel, reason)) => (join_path(&path, rel), reason.to_string()),
+            None => (path, msg),
+        };
+        let msg = if msg.starts_with("unknown field") {
+            format!("{msg} (with {tag} = {kind:?})")
+        } else {
+            msg
+        };
+        if path == "." || path.is_empty() {
+            E::custom(msg)
+        } else {
+            field_err(&path, msg)
+        }
+    })
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -202,11 +324,12 @@ pub struct LossSpec {
     pub holdoff: Option<Time>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+/// The synchronization controller: `{ kind = "all" }`, `"fixed"`, `"normal"` or `"empirical"`,
+/// each with only its own fields ([`tagged`]).
+#[derive(Debug, Clone)]
 pub enum SyncSpec {
-    /// A struct variant, not a unit one: serde ignores unknown fields of a tagged unit variant.
-    All {},
+    All,
+    /// `m` as written (a whole number is checked when resolved).
     Fixed {
         m: f64,
     },
@@ -221,6 +344,59 @@ pub enum SyncSpec {
         file: Option<String>,
         probabilities: Option<Vec<(usize, f64)>>,
     },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FixedFields {
+    m: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NormalFields {
+    x: f64,
+    mean: Option<f64>,
+    std: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmpiricalFields {
+    file: Option<String>,
+    probabilities: Option<Vec<(usize, f64)>>,
+}
+
+impl<'de> Deserialize<'de> for SyncSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        const TAG: &str = "kind";
+        let (kind, rest) = tagged(d, TAG, &["all", "fixed", "normal", "empirical"])?;
+        Ok(match kind.as_str() {
+            "all" => {
+                let NoFields {} = fields(rest, TAG, &kind)?;
+                SyncSpec::All
+            }
+            "fixed" => {
+                let f: FixedFields = fields(rest, TAG, &kind)?;
+                SyncSpec::Fixed { m: f.m }
+            }
+            "normal" => {
+                let f: NormalFields = fields(rest, TAG, &kind)?;
+                SyncSpec::Normal {
+                    x: f.x,
+                    mean: f.mean,
+                    std: f.std,
+                }
+            }
+            _ => {
+                let f: EmpiricalFields = fields(rest, TAG, &kind)?;
+                SyncSpec::Empirical {
+                    file: f.file,
+                    probabilities: f.probabilities,
+                }
+            }
+        })
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -346,12 +522,18 @@ impl<'de> Deserialize<'de> for StartSpec {
                         if v.len() != 2 {
                             return Err(de::Error::custom("uniform takes [from, to]"));
                         }
-                        if m.next_key::<String>()?.is_some() {
-                            return Err(de::Error::custom("only `uniform` is allowed here"));
+                        if let Some(k) = m.next_key::<String>()? {
+                            return Err(field_err(
+                                &k,
+                                "unknown field (a start table takes only `uniform`)",
+                            ));
                         }
                         Ok(StartSpec::Uniform(v[0].0, v[1].0))
                     }
-                    Some(k) => Err(de::Error::unknown_field(k, &["uniform"])),
+                    Some(k) => Err(field_err(
+                        k,
+                        "unknown field (a start table takes only `uniform`)",
+                    )),
                     None => Err(de::Error::missing_field("uniform")),
                 }
             }

@@ -6,6 +6,7 @@
 
 pub mod empirical;
 pub mod file;
+pub mod limits;
 pub mod model;
 pub mod resolve;
 pub mod write;
@@ -32,7 +33,32 @@ pub fn from_toml(text: &str, base_dir: &Path) -> Result<Scenario> {
             None => Error::field("scenario", msg),
         }
     })?;
+    // JSON has no NaN or infinity: converted to JSON, TOML's `nan` and `inf` would become `null`,
+    // which an optional field reads as "not given" (its default). Refused here, by name.
+    if let Ok(table) = toml::from_str::<toml::Table>(text) {
+        for (key, v) in &table {
+            non_finite(key, v)?;
+        }
+    }
     from_value(value, base_dir)
+}
+
+/// Refuses a float that is NaN or infinite anywhere under `v` (at `path`).
+fn non_finite(path: &str, v: &toml::Value) -> Result<()> {
+    match v {
+        toml::Value::Float(x) if !x.is_finite() => Err(Error::field(
+            path,
+            format!("{x} is not a number a scenario can use (give a finite number)"),
+        )),
+        toml::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| non_finite(&format!("{path}[{i}]"), v)),
+        toml::Value::Table(t) => t
+            .iter()
+            .try_for_each(|(k, v)| non_finite(&format!("{path}.{k}"), v)),
+        _ => Ok(()),
+    }
 }
 
 /// Reads a scenario from JSON text (what the Python front end sends after applying overrides):
@@ -65,14 +91,21 @@ fn is_resolved(value: &Value) -> bool {
         .is_some_and(|l| l.get("capacity_bps").is_some())
 }
 
+/// The error's field is serde's path, extended by the field a table read whole names
+/// ([`crate::error::field_err`]).
 fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> Error {
     let path = e.path().to_string();
-    let field = if path == "." {
+    let msg = e.into_inner().to_string();
+    let (path, msg) = match crate::error::split_field_error(&msg) {
+        Some((rel, reason)) => (crate::error::join_path(&path, rel), reason.to_string()),
+        None => (path, msg),
+    };
+    let field = if path == "." || path.is_empty() {
         "scenario".to_string()
     } else {
         path
     };
-    Error::field(field, e.into_inner().to_string())
+    Error::field(field, msg)
 }
 #[cfg(test)]
 mod tests {
@@ -188,12 +221,12 @@ mod tests {
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[[flows]]\ncc = {{ variant = \"reno\", c = 1 }}\nrtt = 0.1\n"), "flows[1].cc.c: unknown parameter (this variant takes: a, b)"),
             (format!("{LINK}[[flows]]\ncc = \"vegas\"\nrtt = 0.1\n"), "flows[0].cc.variant: unknown variant \"vegas\""),
             // Tagged tables whose kind takes no fields refuse fields too (they were ignored).
-            (format!("{LINK}queue = {{ discipline = \"droptail\", max_th = 5 }}\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n"), "dumbbell.queue: unknown field `max_th`"),
-            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"all\", x = 0.3 }}\n"), "loss.sync: unknown field `x`"),
+            (format!("{LINK}queue = {{ discipline = \"droptail\", max_th = 5 }}\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n"), "dumbbell.queue.max_th: unknown field `max_th`"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"all\", x = 0.3 }}\n"), "loss.sync.x: unknown field `x`"),
             // The field at fault, not a later one that trips over it.
-            ("[dumbbell]\ncapacity = \"1Gbps\"\npacket_size = 0\nbuffer = { packets = 10 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n".to_string(), "dumbbell.packet_size: must be a positive number"),
+            ("[dumbbell]\ncapacity = \"1Gbps\"\npacket_size = 0\nbuffer = { packets = 10 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n".to_string(), "dumbbell.packet_size: 0 is out of range"),
             (format!("{LINK}[[flows]]\ncount = 3\ncc = \"reno\"\nrtt = 0.1\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"fixed\", m = 2.5 }}\n"), "loss.sync.m: must be a whole number"),
-            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ninitial_window = 1e300\n"), "flows[0].initial_window: 1e300 packets is more than any TCP window"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ninitial_window = 1e300\n"), "flows[0].initial_window: 1e300 is out of range"),
         ];
         for (text, want) in cases {
             let err = parse(&text).unwrap_err().to_string();

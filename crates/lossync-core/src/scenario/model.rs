@@ -6,6 +6,7 @@
 //! file and resolves that again, so every check applies); quantities derived from others
 //! (`capacity_pps`, `reverse_of`, `ack_path`, `logical`) are recomputed, not read.
 
+use super::file::{fields, tagged, NoFields};
 use crate::cc::CcParams;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -44,8 +45,8 @@ pub struct Link {
     pub reverse_of: Option<usize>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "discipline", rename_all = "snake_case", from = "QueueRepr")]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "discipline", rename_all = "snake_case")]
 pub enum Queue {
     Droptail,
     /// Floyd & Jacobson, "Random Early Detection Gateways", IEEE/ACM ToN 1993.
@@ -61,58 +62,58 @@ pub enum Queue {
     Xcp(crate::queue::xcp::XcpParams),
 }
 
-/// How a [`Queue`] reads back (the XCP router's parameters by name).
 #[derive(Deserialize)]
-#[serde(tag = "discipline", rename_all = "snake_case", deny_unknown_fields)]
-enum QueueRepr {
-    Droptail,
-    Red {
-        min_th: f64,
-        max_th: f64,
-        max_p: f64,
-        weight: f64,
-        gentle: bool,
-    },
-    Xcp {
-        alpha: f64,
-        beta: f64,
-        gamma: f64,
-        target: f64,
-        count_acks: bool,
-    },
+#[serde(deny_unknown_fields)]
+struct RedFields {
+    min_th: f64,
+    max_th: f64,
+    max_p: f64,
+    weight: f64,
+    gentle: bool,
 }
 
-impl From<QueueRepr> for Queue {
-    fn from(q: QueueRepr) -> Queue {
-        match q {
-            QueueRepr::Droptail => Queue::Droptail,
-            QueueRepr::Red {
-                min_th,
-                max_th,
-                max_p,
-                weight,
-                gentle,
-            } => Queue::Red {
-                min_th,
-                max_th,
-                max_p,
-                weight,
-                gentle,
-            },
-            QueueRepr::Xcp {
-                alpha,
-                beta,
-                gamma,
-                target,
-                count_acks,
-            } => Queue::Xcp(crate::queue::xcp::XcpParams {
-                alpha,
-                beta,
-                gamma,
-                target,
-                count_acks,
-            }),
-        }
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct XcpFields {
+    alpha: f64,
+    beta: f64,
+    gamma: f64,
+    target: f64,
+    count_acks: bool,
+}
+
+/// Reads a [`Queue`] as it serializes (the XCP router's parameters by name), each discipline
+/// with exactly its fields.
+impl<'de> Deserialize<'de> for Queue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        const TAG: &str = "discipline";
+        let (kind, rest) = tagged(d, TAG, &["droptail", "red", "xcp"])?;
+        Ok(match kind.as_str() {
+            "droptail" => {
+                let NoFields {} = fields(rest, TAG, &kind)?;
+                Queue::Droptail
+            }
+            "red" => {
+                let f: RedFields = fields(rest, TAG, &kind)?;
+                Queue::Red {
+                    min_th: f.min_th,
+                    max_th: f.max_th,
+                    max_p: f.max_p,
+                    weight: f.weight,
+                    gentle: f.gentle,
+                }
+            }
+            _ => {
+                let f: XcpFields = fields(rest, TAG, &kind)?;
+                Queue::Xcp(crate::queue::xcp::XcpParams {
+                    alpha: f.alpha,
+                    beta: f.beta,
+                    gamma: f.gamma,
+                    target: f.target,
+                    count_acks: f.count_acks,
+                })
+            }
+        })
     }
 }
 
@@ -176,8 +177,8 @@ pub struct Pacing {
     pub ca_ratio: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "model", rename_all = "snake_case")]
 pub enum LossModel {
     /// The classic fluid model (docs/model.md §1): overflow loss split among all flows by rate, and
     /// every lost packet signals its sender (continuous loss indication).
@@ -197,8 +198,8 @@ pub enum LossModel {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Sync {
     All,
     Fixed {
@@ -218,6 +219,94 @@ pub enum Sync {
         file: Option<String>,
         probabilities: Vec<(usize, f64)>,
     },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SyncModelFields {
+    sync: Sync,
+    policy: DropPolicy,
+    reductions_per_event: f64,
+    holdoff_s: Option<f64>,
+}
+
+impl<'de> Deserialize<'de> for LossModel {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        const TAG: &str = "model";
+        let (kind, rest) = tagged(d, TAG, &["proportional", "tcp", "sync"])?;
+        Ok(match kind.as_str() {
+            "proportional" => {
+                let NoFields {} = fields(rest, TAG, &kind)?;
+                LossModel::Proportional
+            }
+            "tcp" => {
+                let NoFields {} = fields(rest, TAG, &kind)?;
+                LossModel::Tcp
+            }
+            _ => {
+                let f: SyncModelFields = fields(rest, TAG, &kind)?;
+                LossModel::Sync {
+                    sync: f.sync,
+                    policy: f.policy,
+                    reductions_per_event: f.reductions_per_event,
+                    holdoff_s: f.holdoff_s,
+                }
+            }
+        })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FixedFields {
+    m: usize,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NormalFields {
+    x: f64,
+    mean: Option<f64>,
+    std: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmpiricalFields {
+    file: Option<String>,
+    probabilities: Vec<(usize, f64)>,
+}
+
+impl<'de> Deserialize<'de> for Sync {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        const TAG: &str = "kind";
+        let (kind, rest) = tagged(d, TAG, &["all", "fixed", "normal", "empirical"])?;
+        Ok(match kind.as_str() {
+            "all" => {
+                let NoFields {} = fields(rest, TAG, &kind)?;
+                Sync::All
+            }
+            "fixed" => {
+                let f: FixedFields = fields(rest, TAG, &kind)?;
+                Sync::Fixed { m: f.m }
+            }
+            "normal" => {
+                let f: NormalFields = fields(rest, TAG, &kind)?;
+                Sync::Normal {
+                    x: f.x,
+                    mean: f.mean,
+                    std: f.std,
+                }
+            }
+            _ => {
+                let f: EmpiricalFields = fields(rest, TAG, &kind)?;
+                Sync::Empirical {
+                    file: f.file,
+                    probabilities: f.probabilities,
+                }
+            }
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,16 +3,12 @@
 
 use super::empirical::read_m_distribution;
 use super::file::*;
+use super::limits::*;
 use super::model::*;
 use crate::cc::{self, CcParams};
 use crate::error::{Error, Result};
-use crate::units::Bytes;
+use crate::units::{short, Bytes};
 use std::path::Path;
-
-/// No TCP window exceeds 2^30 bytes (window scale at most 14, RFC 7323 §2.3), so none exceeds
-/// 2^30 packets of any size: a bound that keeps window arithmetic (sums of squares for Jain's
-/// index) far from overflow without limiting any real scenario.
-const MAX_WINDOW_PKTS: f64 = 1_073_741_824.0;
 
 fn positive(field: &str, v: f64) -> Result<f64> {
     if v.is_finite() && v > 0.0 {
@@ -47,17 +43,32 @@ fn probability(field: &str, v: f64) -> Result<f64> {
     }
 }
 
+/// A number in `[lo, hi]`, refused otherwise with the range and `why` it is that.
+fn in_range(field: &str, v: f64, (lo, hi): (f64, f64), why: &str) -> Result<f64> {
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(Error::field(
+            field,
+            format!(
+                "{} is out of range: must be in [{}, {}] ({why})",
+                short(v),
+                short(lo),
+                short(hi)
+            ),
+        ))
+    }
+}
+
 /// Validates a spec and fills every default.
 pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
     let engine = resolve_engine(spec.engine.as_deref())?;
     let mut run = resolve_run(&spec.run)?;
     let (link_specs, names) = link_table(spec)?;
-    // Packet sizes first: flows compare their ACK size with them.
+    // Flow groups read the packet size of the first link (windows in bytes, ACK sizes): checked
+    // first, so that a bad one is blamed on itself.
     for (field, l) in &link_specs {
-        positive(
-            &format!("{field}.packet_size"),
-            l.packet_size.map_or(1500.0, |b| b.0),
-        )?;
+        link_packet_size(field, l)?;
     }
     let mut flows = resolve_flows(spec, &names, &link_specs, run.seed)?;
     if flows.is_empty() {
@@ -66,8 +77,8 @@ pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
             "no flows: give at least one [[flows]] group",
         ));
     }
+    resolve_step(&spec.run, &mut run, &flows)?;
     let links = resolve_links(&link_specs, &names, &mut flows)?;
-    choose_step(&mut run, spec.run.step.is_some(), &flows, engine)?;
     check_packet_sizes(&links, &link_specs)?;
     check_rtts_cover_paths(&links, &flows)?;
     check_xcp_flows_meet_xcp_routers(&links, &flows)?;
@@ -184,8 +195,16 @@ fn check_xcp_flows_meet_xcp_routers(links: &[Link], flows: &[Flow]) -> Result<()
     Ok(())
 }
 
+/// The run's length, warm-up and seed; the step and the record interval follow from the flows
+/// ([`resolve_step`]).
 fn resolve_run(r: &RunSpec) -> Result<Run> {
     let duration_s = positive("run.duration", r.duration.map_or(100.0, |t| t.0))?;
+    in_range(
+        "run.duration",
+        duration_s,
+        (0.0, MAX_DURATION_S),
+        "116 days; the packet engine's 64-bit picosecond clock ends at 213",
+    )?;
     let warmup_s = non_negative("run.warmup", r.warmup.map_or(0.0, |t| t.0))?;
     if warmup_s >= duration_s {
         return Err(Error::field(
@@ -193,9 +212,72 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
             "must be shorter than run.duration",
         ));
     }
-    // The default step is chosen from the flows' RTTs once they are known (`choose_step`).
-    let step_s = positive("run.step", r.step.map_or(DEFAULT_STEP_S, |t| t.0))?;
-    if step_s > duration_s / 10.0 {
+    Ok(Run {
+        duration_s,
+        warmup_s,
+        from_first_congestion: r.from_first_congestion.unwrap_or(false),
+        step_s: f64::NAN,
+        seed: r.seed.unwrap_or(1),
+        record_interval_s: f64::NAN,
+    })
+}
+
+/// The fluid engine's step: at least [`STEPS_PER_RTT`] per base RTT (docs/model.md §1.4). By
+/// default 1 ms, or the shortest base RTT / 80 rounded down to the 1-2-5 series when that is shorter (so a scenario whose RTTs
+/// are all at least 80 ms keeps 1 ms exactly); a given step must satisfy the rule. Then the
+/// record interval, at least one step.
+/// The largest of 1, 0.5, 0.2, 0.1, 0.05, ... ms not above `step`: a round step divides round
+/// durations and record intervals into whole steps (60 ms / 80 = 0.75 ms left a 200 s run
+/// 0.05 s short of its end), and the rule holds all the more.
+fn round_step_down(step: f64) -> f64 {
+    let decade = 10f64.powf(step.log10().floor());
+    let mantissa = [5.0, 2.0, 1.0]
+        .into_iter()
+        .find(|&m| m * decade <= step * (1.0 + 1e-12))
+        .unwrap_or(1.0);
+    mantissa * decade
+}
+
+fn resolve_step(r: &RunSpec, run: &mut Run, flows: &[Flow]) -> Result<()> {
+    let (shortest, g) = flows
+        .iter()
+        .map(|f| (f.rtt_s, f.group))
+        .fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a });
+    let largest = shortest / STEPS_PER_RTT;
+    // Within a rounding of the rule: 80 ms / 1 ms passes whatever the last bit of the quotient.
+    let fits = |step: f64| shortest / step >= STEPS_PER_RTT * (1.0 - 1e-9);
+    let step_s = match r.step {
+        None if fits(DEFAULT_STEP_S) => DEFAULT_STEP_S,
+        None => round_step_down(largest),
+        Some(t) => {
+            let step = positive("run.step", t.0)?;
+            if step < MIN_STEP_S {
+                return Err(Error::field(
+                    "run.step",
+                    format!("{step} s is shorter than 1 ns, shorter than anything a network does"),
+                ));
+            }
+            if step > run.duration_s / 10.0 {
+                return Err(Error::field(
+                    "run.step",
+                    "must be at most a tenth of run.duration",
+                ));
+            }
+            if !fits(step) {
+                return Err(Error::field(
+                    "run.step",
+                    format!(
+                        "{step} s is too long for the shortest base RTT, {shortest} s \
+                         (flows[{g}].rtt): the fluid engine needs at least 80 steps per RTT \
+                         (docs/model.md §1.4); use a step of at most {largest} s, or leave \
+                         run.step out to get that"
+                    ),
+                ));
+            }
+            step
+        }
+    };
+    if step_s > run.duration_s / 10.0 {
         return Err(Error::field(
             "run.step",
             "must be at most a tenth of run.duration",
@@ -208,57 +290,28 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
     if record_interval_s < step_s {
         return Err(Error::field(
             "run.record_interval",
-            "must be at least one step",
+            format!("must be at least one step ({step_s} s)"),
         ));
     }
-    if duration_s / record_interval_s > 1e7 {
+    if run.duration_s / record_interval_s > 1e7 {
         return Err(Error::field(
             "run.record_interval",
             "would record more than 10^7 samples",
         ));
     }
-    Ok(Run {
-        duration_s,
-        warmup_s,
-        from_first_congestion: r.from_first_congestion.unwrap_or(false),
-        step_s,
-        seed: r.seed.unwrap_or(1),
-        record_interval_s,
-    })
+    run.step_s = step_s;
+    run.record_interval_s = record_interval_s;
+    Ok(())
 }
 
-/// The longest default step, 1 ms: RTT/Δ ≥ 80 for the paper's 80–260 ms flows.
-const DEFAULT_STEP_S: f64 = 1e-3;
-/// The fluid engine's accuracy rule: at least 80 steps per RTT (docs/model.md §1.4).
-const STEPS_PER_RTT: f64 = 80.0;
-
-/// Without `run.step`, the largest step of the 1-2-5 series (1 ms, 0.5 ms, 0.2 ms, ...) that
-/// gives the shortest base RTT 80 steps; a given step that gives it fewer is refused for the
-/// fluid engine with the step to use (a step near the RTT once gave utilization -7.5e14).
-fn choose_step(run: &mut Run, given: bool, flows: &[Flow], engine: Engine) -> Result<()> {
-    let min_rtt_s = flows.iter().map(|f| f.rtt_s).fold(f64::INFINITY, f64::min);
-    let largest = min_rtt_s / STEPS_PER_RTT;
-    if given {
-        if engine == Engine::Fluid && run.step_s > largest * (1.0 + 1e-9) {
-            return Err(Error::field(
-                "run.step",
-                format!(
-                    "{:.3e} s is more than 1/{STEPS_PER_RTT} of the shortest RTT ({:.3e} s): use at most {:.3e} s (docs/model.md §1.4)",
-                    run.step_s, min_rtt_s, largest
-                ),
-            ));
-        }
-        return Ok(());
-    }
-    let mut step = DEFAULT_STEP_S;
-    let mut k = 0;
-    while step > largest && step > 1e-9 {
-        // 1, 0.5, 0.2, 0.1, 0.05, ... ms
-        k += 1;
-        step = DEFAULT_STEP_S * [1.0, 0.5, 0.2][k % 3] / 10f64.powi((k / 3) as i32);
-    }
-    run.step_s = step;
-    Ok(())
+/// A link's packet size in bytes (1500 by default); `field` is the link's.
+fn link_packet_size(field: &str, l: &LinkSpec) -> Result<f64> {
+    in_range(
+        &format!("{field}.packet_size"),
+        l.packet_size.map_or(1500.0, |b| b.0),
+        PACKET_BYTES,
+        "bytes: at least the IPv4 and TCP headers, at most the largest IPv4 datagram",
+    )
 }
 
 /// The links as given, then the reverse directions (asked for with `reverse`, or needed by a
@@ -361,14 +414,23 @@ fn resolve_links(
     Ok(links)
 }
 
+/// A rate in bits/s within [`RATE_BPS`].
+fn rate(field: &str, bps: f64) -> Result<f64> {
+    positive(field, bps)?;
+    in_range(field, bps, RATE_BPS, "bits/s: at most 1 Pb/s")
+}
+
 fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Result<Link> {
-    let capacity_bps = positive(&format!("{field}.capacity"), l.capacity.0)?;
-    let packet_size_bytes = positive(
-        &format!("{field}.packet_size"),
-        l.packet_size.map_or(1500.0, |b| b.0),
-    )?;
+    let capacity_bps = rate(&format!("{field}.capacity"), l.capacity.0)?;
+    let packet_size_bytes = link_packet_size(field, l)?;
     let capacity_pps = capacity_bps / (8.0 * packet_size_bytes);
     let delay_s = non_negative(&format!("{field}.delay"), l.delay.map_or(0.0, |t| t.0))?;
+    in_range(
+        &format!("{field}.delay"),
+        delay_s,
+        (0.0, RTT_S.1 / 2.0),
+        "seconds: half the longest base RTT, 60 s",
+    )?;
     let loss_rate = probability(&format!("{field}.loss_rate"), l.loss_rate.unwrap_or(0.0))?;
     if loss_rate >= 1.0 {
         return Err(Error::field(
@@ -424,14 +486,28 @@ fn resolve_buffer(
             "only goes with bdp_fraction",
         ));
     }
+    let why = "at most 2^64 bytes";
     let buffer_pkts = if let Some(p) = b.packets {
-        non_negative(&format!("{bf}.packets"), p)?
+        let f = format!("{bf}.packets");
+        let max = MAX_BUFFER_BYTES / packet_size_bytes;
+        in_range(&f, non_negative(&f, p)?, (0.0, max), why)?
     } else if let Some(by) = b.bytes {
-        non_negative(&format!("{bf}.bytes"), by.0)? / packet_size_bytes
+        let f = format!("{bf}.bytes");
+        in_range(&f, non_negative(&f, by.0)?, (0.0, MAX_BUFFER_BYTES), why)? / packet_size_bytes
     } else {
-        let frac = non_negative(&format!("{bf}.bdp_fraction"), b.bdp_fraction.unwrap_or(0.0))?;
+        let f = format!("{bf}.bdp_fraction");
+        let frac = non_negative(&f, b.bdp_fraction.unwrap_or(0.0))?;
+        in_range(
+            &f,
+            frac,
+            (0.0, MAX_BDP_FRACTION),
+            "bandwidth-delay products: buffers hold seconds of traffic at most",
+        )?;
         let rtt = match b.reference_rtt {
-            Some(t) => positive(&format!("{bf}.reference_rtt"), t.0)?,
+            Some(t) => {
+                let f = format!("{bf}.reference_rtt");
+                in_range(&f, positive(&f, t.0)?, RTT_S, RTT_WHY)?
+            }
             None if crossing.is_empty() => {
                 return Err(Error::field(
                     format!("{bf}.reference_rtt"),
@@ -456,7 +532,7 @@ fn resolve_buffer(
 /// The queue discipline (drop-tail by default); `qf` is its field.
 fn resolve_queue(queue: Option<&QueueSpec>, qf: &str, buffer_pkts: f64) -> Result<Queue> {
     Ok(match queue {
-        None | Some(QueueSpec::Droptail {}) => Queue::Droptail,
+        None | Some(QueueSpec::Droptail) => Queue::Droptail,
         Some(QueueSpec::Red {
             min_th,
             max_th,
@@ -508,8 +584,8 @@ fn resolve_queue(queue: Option<&QueueSpec>, qf: &str, buffer_pkts: f64) -> Resul
                 }
             };
             let p = crate::queue::xcp::XcpParams {
-                alpha: positive(&format!("{qf}.alpha"), alpha.unwrap_or(base.alpha))?,
-                beta: positive(&format!("{qf}.beta"), beta.unwrap_or(base.beta))?,
+                alpha: xcp_gain(&format!("{qf}.alpha"), alpha.unwrap_or(base.alpha))?,
+                beta: xcp_gain(&format!("{qf}.beta"), beta.unwrap_or(base.beta))?,
                 gamma: probability(&format!("{qf}.gamma"), gamma.unwrap_or(base.gamma))?,
                 target: positive(&format!("{qf}.target"), target.unwrap_or(base.target))?,
                 count_acks: count_acks.unwrap_or(true),
@@ -520,6 +596,29 @@ fn resolve_queue(queue: Option<&QueueSpec>, qf: &str, buffer_pkts: f64) -> Resul
             Queue::Xcp(p)
         }
     })
+}
+
+/// XCP's gain α or β, in (0, [`MAX_XCP_GAIN`]].
+fn xcp_gain(field: &str, v: f64) -> Result<f64> {
+    in_range(
+        field,
+        positive(field, v)?,
+        (0.0, MAX_XCP_GAIN),
+        "a fraction of the spare bandwidth or of the queue per control interval",
+    )
+}
+
+const RTT_WHY: &str = "seconds: from 1 µs to the 60 s upper bound of TCP's retransmission timer";
+
+/// A window in packets, in (0, [`MAX_WINDOW_BYTES`] / packet size].
+fn window(field: &str, pkts: f64, packet_size: f64) -> Result<f64> {
+    positive(field, pkts)?;
+    in_range(
+        field,
+        pkts,
+        (0.0, MAX_WINDOW_BYTES / packet_size),
+        "packets: TCP's largest window is 65535·2^14 bytes, RFC 7323",
+    )
 }
 
 /// Every flow group, expanded to one [`Flow`] per connection (ACK paths are filled in by
@@ -540,23 +639,18 @@ fn resolve_flows(
         let starts = flow_starts(fs.start.as_ref(), n, &format!("{field}.start"), seed, g)?;
         let rwnd_pkts = flow_rwnd(fs.rwnd.as_ref(), packet_size, &field)?;
         let path = flow_path(fs.path.as_deref(), spec.dumbbell.is_some(), names, &field)?;
-        let initial_window_pkts = positive(
+        let initial_window_pkts = window(
             &format!("{field}.initial_window"),
             fs.initial_window.unwrap_or(10.0),
+            packet_size,
         )?;
-        if initial_window_pkts > MAX_WINDOW_PKTS {
-            return Err(Error::field(
-                format!("{field}.initial_window"),
-                format!("{initial_window_pkts:e} packets is more than any TCP window (at most 2^30 bytes, RFC 7323 §2.3)"),
-            ));
-        }
         let pacing = flow_pacing(fs.pacing.as_ref(), &field)?;
         let reverse = flow_direction(fs.direction.as_deref(), &field)?;
         let delayed_ack = flow_delayed_ack(fs.delayed_ack.as_ref(), &field)?;
         let ack_size_bytes = flow_ack_size(fs.ack_size, packet_size, &field)?;
         let access_capacity_bps = fs
             .access_capacity
-            .map(|r| positive(&format!("{field}.access_capacity"), r.0))
+            .map(|r| rate(&format!("{field}.access_capacity"), r.0))
             .transpose()?;
         let parallel = flow_parallel(fs.parallel, &field)?;
         let group_name = fs
@@ -599,10 +693,15 @@ fn flow_count(count: Option<i64>, field: &str) -> Result<usize> {
     Ok(count as usize)
 }
 
+/// A base RTT within [`RTT_S`].
+fn rtt(field: &str, v: f64) -> Result<f64> {
+    in_range(field, positive(field, v)?, RTT_S, RTT_WHY)
+}
+
 /// One RTT per flow of the group; `field` is the group's `rtt`.
-fn flow_rtts(rtt: &RttSpec, n: usize, rf: &str) -> Result<Vec<f64>> {
-    Ok(match rtt {
-        RttSpec::One(r) => vec![positive(rf, *r)?; n],
+fn flow_rtts(rtt_spec: &RttSpec, n: usize, rf: &str) -> Result<Vec<f64>> {
+    Ok(match rtt_spec {
+        RttSpec::One(r) => vec![rtt(rf, *r)?; n],
         RttSpec::List(v) => {
             if v.len() != n {
                 return Err(Error::field(
@@ -610,10 +709,13 @@ fn flow_rtts(rtt: &RttSpec, n: usize, rf: &str) -> Result<Vec<f64>> {
                     format!("lists {} RTTs for {n} flows", v.len()),
                 ));
             }
-            v.iter().map(|&r| positive(rf, r)).collect::<Result<_>>()?
+            v.iter()
+                .enumerate()
+                .map(|(i, &r)| rtt(&format!("{rf}[{i}]"), r))
+                .collect::<Result<_>>()?
         }
         RttSpec::Range(a, b) => {
-            let (a, b) = (positive(rf, *a)?, positive(rf, *b)?);
+            let (a, b) = (rtt(rf, *a)?, rtt(rf, *b)?);
             if b < a {
                 return Err(Error::field(rf, "range must go from low to high"));
             }
@@ -630,6 +732,16 @@ fn flow_rtts(rtt: &RttSpec, n: usize, rf: &str) -> Result<Vec<f64>> {
     })
 }
 
+/// A start time, within the longest run.
+fn start_time(field: &str, t: f64) -> Result<f64> {
+    in_range(
+        field,
+        non_negative(field, t)?,
+        (0.0, MAX_DURATION_S),
+        "seconds: the longest run",
+    )
+}
+
 /// One start time per flow of group `g`; `sf` is the group's `start`. Uniform draws use stream
 /// 1000 + g of the run's seed, so they do not depend on other groups.
 fn flow_starts(
@@ -641,7 +753,7 @@ fn flow_starts(
 ) -> Result<Vec<f64>> {
     Ok(match start {
         None => vec![0.0; n],
-        Some(StartSpec::At(t)) => vec![non_negative(sf, *t)?; n],
+        Some(StartSpec::At(t)) => vec![start_time(sf, *t)?; n],
         Some(StartSpec::List(v)) => {
             if v.len() != n {
                 return Err(Error::field(
@@ -650,11 +762,12 @@ fn flow_starts(
                 ));
             }
             v.iter()
-                .map(|&t| non_negative(sf, t))
+                .enumerate()
+                .map(|(i, &t)| start_time(&format!("{sf}[{i}]"), t))
                 .collect::<Result<_>>()?
         }
         Some(StartSpec::Uniform(a, b)) => {
-            let (a, b) = (non_negative(sf, *a)?, non_negative(sf, *b)?);
+            let (a, b) = (start_time(sf, *a)?, start_time(sf, *b)?);
             if b < a {
                 return Err(Error::field(
                     sf,
@@ -672,8 +785,11 @@ fn flow_rwnd(rwnd: Option<&WindowSpec>, packet_size: f64, field: &str) -> Result
     let rwnd_pkts = match rwnd {
         None => f64::INFINITY,
         Some(w) => match (w.packets, w.bytes) {
-            (Some(p), None) => positive(&format!("{field}.rwnd.packets"), p)?,
-            (None, Some(b)) => positive(&format!("{field}.rwnd.bytes"), b.0)? / packet_size,
+            (Some(p), None) => window(&format!("{field}.rwnd.packets"), p, packet_size)?,
+            (None, Some(b)) => {
+                let f = format!("{field}.rwnd.bytes");
+                window(&f, positive(&f, b.0)? / packet_size, packet_size)?
+            }
             _ => {
                 return Err(Error::field(
                     format!("{field}.rwnd"),
@@ -738,16 +854,21 @@ fn flow_pacing(pacing: Option<&PacingSpec>, field: &str) -> Result<Option<Pacing
             ss_ratio: 2.0,
             ca_ratio: 1.2,
         }),
-        Some(BoolOr::Table(r)) => Some(Pacing {
-            ss_ratio: positive(
-                &format!("{field}.pacing.ss_ratio"),
-                r.ss_ratio.unwrap_or(2.0),
-            )?,
-            ca_ratio: positive(
-                &format!("{field}.pacing.ca_ratio"),
-                r.ca_ratio.unwrap_or(1.2),
-            )?,
-        }),
+        Some(BoolOr::Table(r)) => {
+            let ratio = |name: &str, v: f64| {
+                let f = format!("{field}.pacing.{name}");
+                in_range(
+                    &f,
+                    positive(&f, v)?,
+                    (0.0, MAX_PACING_RATIO),
+                    "Linux allows 0 to 1000 percent",
+                )
+            };
+            Some(Pacing {
+                ss_ratio: ratio("ss_ratio", r.ss_ratio.unwrap_or(2.0))?,
+                ca_ratio: ratio("ca_ratio", r.ca_ratio.unwrap_or(1.2))?,
+            })
+        }
     })
 }
 
@@ -782,10 +903,15 @@ fn flow_delayed_ack(d: Option<&DelayedAckSpec>, field: &str) -> Result<Option<De
             }
             Some(DelayedAck {
                 count: count as u32,
-                timeout_s: positive(
-                    &format!("{field}.delayed_ack.timeout"),
-                    d.timeout.map_or(0.2, |t| t.0),
-                )?,
+                timeout_s: {
+                    let f = format!("{field}.delayed_ack.timeout");
+                    in_range(
+                        &f,
+                        positive(&f, d.timeout.map_or(0.2, |t| t.0))?,
+                        (0.0, MAX_DELACK_TIMEOUT_S),
+                        "seconds: an ACK is due within 500 ms, RFC 1122 §4.2.3.2",
+                    )?
+                },
             })
         }
     })
@@ -793,7 +919,14 @@ fn flow_delayed_ack(d: Option<&DelayedAckSpec>, field: &str) -> Result<Option<De
 
 /// 40 B by default: IPv4 and TCP headers without options (RFC 791, RFC 9293).
 fn flow_ack_size(ack_size: Option<Bytes>, packet_size: f64, field: &str) -> Result<f64> {
-    let ack_size_bytes = positive(&format!("{field}.ack_size"), ack_size.map_or(40.0, |b| b.0))?;
+    let f = format!("{field}.ack_size");
+    let ack_size_bytes = positive(&f, ack_size.map_or(40.0, |b| b.0))?;
+    if ack_size_bytes < PACKET_BYTES.0 {
+        return Err(Error::field(
+            f,
+            format!("{ack_size_bytes} B is less than the IPv4 and TCP headers (40 B)"),
+        ));
+    }
     if ack_size_bytes > packet_size {
         return Err(Error::field(
             format!("{field}.ack_size"),
@@ -853,12 +986,17 @@ fn resolve_loss(
         }
         "sync" => {
             // The smallest number of flows on any link bounds a fixed m.
-            let n_min = (0..links.len())
+            let at_links: Vec<usize> = (0..links.len())
                 .map(|i| flows.iter().filter(|f| f.path.contains(&i)).count())
                 .filter(|&n| n > 0)
-                .min()
-                .unwrap_or(0);
-            let sync = resolve_sync(l.sync.clone().unwrap_or(SyncSpec::All {}), n_min, base_dir)?;
+                .collect();
+            let n_min = at_links.iter().copied().min().unwrap_or(0);
+            let n_max = at_links.iter().copied().max().unwrap_or(0);
+            let sync = resolve_sync(
+                l.sync.clone().unwrap_or(SyncSpec::All),
+                (n_min, n_max),
+                base_dir,
+            )?;
             let policy = resolve_policy(l.policy.as_deref())?;
             let reductions_per_event = l.reductions_per_event.unwrap_or(1.0);
             if !(reductions_per_event.is_finite()
@@ -872,7 +1010,12 @@ fn resolve_loss(
             }
             let holdoff_s = match l.holdoff {
                 None => None,
-                Some(t) => Some(non_negative("loss.holdoff", t.0)?),
+                Some(t) => Some(in_range(
+                    "loss.holdoff",
+                    non_negative("loss.holdoff", t.0)?,
+                    (0.0, MAX_DURATION_S),
+                    "seconds: the longest run",
+                )?),
             };
             Ok(LossModel::Sync {
                 sync,
@@ -888,16 +1031,22 @@ fn resolve_loss(
     }
 }
 
-/// The synchronization controller; `n_min` is the fewest flows at any link (bounds m).
-fn resolve_sync(sync: SyncSpec, n_min: usize, base_dir: &Path) -> Result<Sync> {
+/// The synchronization controller; `n_min` and `n_max` are the fewest and the most flows at any
+/// link (m is at most the first; a normal draw's mean and deviation, at most the second).
+fn resolve_sync(sync: SyncSpec, (n_min, n_max): (usize, usize), base_dir: &Path) -> Result<Sync> {
     Ok(match sync {
-        SyncSpec::All {} => Sync::All,
+        SyncSpec::All => Sync::All,
         SyncSpec::Fixed { m } => {
-            // Read as a number so that 2.5 is refused here, by name, not by the parser.
-            if m.fract() != 0.0 || m < 1.0 || m > n_min as f64 {
+            if m.fract() != 0.0 {
                 return Err(Error::field(
                     "loss.sync.m",
-                    format!("must be a whole number in 1..={n_min} (the number of flows at the link), got {m}"),
+                    format!("must be a whole number of flows, got {m}"),
+                ));
+            }
+            if !(1.0..=n_min as f64).contains(&m) {
+                return Err(Error::field(
+                    "loss.sync.m",
+                    format!("must be in 1..={n_min} (the number of flows at the link), got {m}"),
                 ));
             }
             Sync::Fixed { m: m as usize }
@@ -909,11 +1058,15 @@ fn resolve_sync(sync: SyncSpec, n_min: usize, base_dir: &Path) -> Result<Sync> {
                     format!("must be in (0, 1], got {x}"),
                 ));
             }
+            // m is drawn in 1..=N: a mean or a deviation above N says nothing more.
+            let why = "at most the number of flows at a link";
             if let Some(m) = mean {
                 positive("loss.sync.mean", m)?;
+                in_range("loss.sync.mean", m, (0.0, n_max as f64), why)?;
             }
             if let Some(s) = std {
                 non_negative("loss.sync.std", s)?;
+                in_range("loss.sync.std", s, (0.0, n_max as f64), why)?;
             }
             Sync::Normal { x, mean, std }
         }
