@@ -159,7 +159,10 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
                 rtt_s: spec.rtt_s,
                 throughput_pps: pps,
                 throughput_bps: pps * 8.0 * sc.links[spec.path[0]].packet_size_bytes,
-                loss_rate: ratio(f.dropped_pkts, f.sent_pkts),
+                // Of the packets whose fate the window saw, the share lost (iperf's lost/(lost +
+                // received)): drops over sends mixed packets sent before the window with the
+                // window's sends, and exceeded 1 for a starved flow.
+                loss_rate: ratio(f.dropped_pkts, f.dropped_pkts + f.delivered_pkts),
                 mean_cwnd_pkts: per(f.cwnd_integral_pkt_s),
                 reductions: f.reductions,
                 connections: 1,
