@@ -51,7 +51,18 @@ impl LossRing {
     /// the step whose slot is `now`.
     #[inline]
     fn signal(&mut self, now: usize, dt: f64, rtt_s: f64, flow: usize, amount: f64) {
-        let delay = round_to_usize(rtt_s / dt).clamp(1, self.slots - 1);
+        self.add(now, self.delay(rtt_s, dt), flow, amount);
+    }
+
+    /// One RTT `rtt_s` in steps, as the ring holds it.
+    #[inline]
+    fn delay(&self, rtt_s: f64, dt: f64) -> usize {
+        round_to_usize(rtt_s / dt).clamp(1, self.slots - 1)
+    }
+
+    /// Adds `amount` for `flow` `delay` steps (from [`LossRing::delay`]) after the slot `now`.
+    #[inline]
+    fn add(&mut self, now: usize, delay: usize, flow: usize, amount: f64) {
         // now < slots and delay < slots: one wrap at most.
         let mut slot = now + delay;
         if slot >= self.slots {
@@ -106,6 +117,9 @@ struct TcpFlow {
     excess: f64,
     /// A paced sender's ratios (Linux's pacing rate = ratio · cwnd / srtt).
     pacing: Option<crate::scenario::Pacing>,
+    /// The ACK ring's delay when its ACKs cross no queue (its base RTT, fixed); 0: they do, the
+    /// delay is computed per step.
+    ack_delay: usize,
     /// Expected drops since its last loss event, overflow and early apart, and the thresholds at
     /// which they make one (see `TcpFlow::draw_thresholds`).
     overflow_drops: f64,
@@ -354,11 +368,15 @@ impl LinkState {
                 f.acc.delivered += dep;
                 // ACKs return after the propagation (all of it on the way back) and the queues
                 // they cross.
-                let mut back = f.base_rtt_s;
-                for &l in &ack_links[f.ack_off..f.ack_off + f.ack_hops] {
-                    back += delays[l];
+                let mut delay = tcp.flows[m.flow].ack_delay;
+                if delay == 0 {
+                    let mut back = f.base_rtt_s;
+                    for &l in &ack_links[f.ack_off..f.ack_off + f.ack_hops] {
+                        back += delays[l];
+                    }
+                    delay = tcp.acks.delay(back, dt);
                 }
-                tcp.acks.signal(now, dt, back, m.flow, dep);
+                tcp.acks.add(now, delay, m.flow, dep);
             } else {
                 hop_in[f.hop_off + m.hop + 1] = dep / dt;
             }
@@ -578,6 +596,12 @@ impl FluidEngine {
                         .iter()
                         .map(|f| TcpFlow {
                             pacing: f.pacing,
+                            // As `departures_tcp` would compute it (back = base RTT exactly).
+                            ack_delay: if f.ack_path.is_empty() {
+                                round_to_usize(f.rtt_s / dt).clamp(1, ring_len - 1)
+                            } else {
+                                0
+                            },
                             ..TcpFlow::default()
                         })
                         .collect(),
