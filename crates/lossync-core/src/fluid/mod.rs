@@ -26,19 +26,20 @@ use sync::SyncModule;
 
 /// Loss signals in flight to the senders: one slot per step, each slot holding the reductions due
 /// to every flow at that step (slot-major, so a step reads one contiguous row).
+/// Generic over the entry: the `tcp` model's ring holds a [`TcpDue`] per step and flow.
 #[derive(Debug)]
-struct LossRing {
+struct LossRing<T = f64> {
     slots: usize,
     flows: usize,
-    data: Vec<f64>,
+    data: Vec<T>,
 }
 
-impl LossRing {
+impl<T: Copy + Default> LossRing<T> {
     fn new(slots: usize, flows: usize) -> Self {
         LossRing {
             slots,
             flows,
-            data: vec![0.0; slots * flows],
+            data: vec![T::default(); slots * flows],
         }
     }
 
@@ -47,35 +48,37 @@ impl LossRing {
         n % self.slots
     }
 
-    /// Schedules `amount` reductions for `flow`, to arrive one RTT (`rtt_s`, its RTT now) after
-    /// the step whose slot is `now`.
-    #[inline]
-    fn signal(&mut self, now: usize, dt: f64, rtt_s: f64, flow: usize, amount: f64) {
-        self.add(now, self.delay(rtt_s, dt), flow, amount);
-    }
-
     /// One RTT `rtt_s` in steps, as the ring holds it.
     #[inline]
     fn delay(&self, rtt_s: f64, dt: f64) -> usize {
         round_to_usize(rtt_s / dt).clamp(1, self.slots - 1)
     }
 
-    /// Adds `amount` for `flow` `delay` steps (from [`LossRing::delay`]) after the slot `now`.
+    /// The entry of `flow` `delay` steps (from [`LossRing::delay`]) after the slot `now`.
     #[inline]
-    fn add(&mut self, now: usize, delay: usize, flow: usize, amount: f64) {
+    fn at(&mut self, now: usize, delay: usize, flow: usize) -> &mut T {
         // now < slots and delay < slots: one wrap at most.
         let mut slot = now + delay;
         if slot >= self.slots {
             slot -= self.slots;
         }
-        self.data[slot * self.flows + flow] += amount;
+        &mut self.data[slot * self.flows + flow]
     }
 
-    /// The row of reductions due at the step whose slot is `now` (to be read and cleared).
+    /// The row due at the step whose slot is `now` (to be read and cleared).
     #[inline]
-    fn due(&mut self, now: usize) -> &mut [f64] {
+    fn due(&mut self, now: usize) -> &mut [T] {
         let start = now * self.flows;
         &mut self.data[start..start + self.flows]
+    }
+}
+
+impl LossRing {
+    /// Schedules `amount` reductions for `flow`, to arrive one RTT (`rtt_s`, its RTT now) after
+    /// the step whose slot is `now`.
+    #[inline]
+    fn signal(&mut self, now: usize, dt: f64, rtt_s: f64, flow: usize, amount: f64) {
+        *self.at(now, self.delay(rtt_s, dt), flow) += amount;
     }
 }
 
@@ -92,12 +95,23 @@ fn round_to_usize(x: f64) -> usize {
     }
 }
 
+/// What reaches a `tcp` sender at one step: ACKs, losses detected, and loss events to react to
+/// (one entry, so a sender reads one place instead of three rings).
+#[derive(Debug, Clone, Copy, Default)]
+struct TcpDue {
+    acked: f64,
+    lost: f64,
+    reductions: f64,
+}
+
 /// The `tcp` loss model's delay lines, shaped like the loss ring; empty (nothing allocated) under
 /// the other models, so the step reaches them without an `Option` check.
 #[derive(Debug)]
 struct TcpRings {
-    acks: LossRing,
-    lost: LossRing,
+    /// ACKs on their way back (they clock the senders), dropped packets on their way to detection
+    /// (they leave the data in flight when the sender learns of them), and loss events on their
+    /// way to the sender (the engine's loss ring stays empty under `tcp`).
+    due: LossRing<TcpDue>,
     /// Draws of the loss thresholds (stream 4000).
     rng: Rng,
     /// Per flow (apart from `FlowState`, so the other loss models' loops stay as lean as before).
@@ -342,7 +356,6 @@ impl LinkState {
         &mut self,
         flows: &mut [FlowState],
         hop_in: &mut [f64],
-        ring: &mut LossRing,
         tcp: &mut TcpRings,
         delays: &[f64],
         ack_links: &[usize],
@@ -374,9 +387,9 @@ impl LinkState {
                     for &l in &ack_links[f.ack_off..f.ack_off + f.ack_hops] {
                         back += delays[l];
                     }
-                    delay = tcp.acks.delay(back, dt);
+                    delay = tcp.due.delay(back, dt);
                 }
-                tcp.acks.add(now, delay, m.flow, dep);
+                tcp.due.at(now, delay, m.flow).acked += dep;
             } else {
                 hop_in[f.hop_off + m.hop + 1] = dep / dt;
             }
@@ -386,7 +399,9 @@ impl LinkState {
             let drops = dropped[k];
             if drops > 0.0 {
                 f.acc.dropped += drops;
-                tcp.lost.signal(now, dt, f.rtt_s, m.flow, drops);
+                // Detected, and reacted to if a loss event begins, one RTT later.
+                let delay = tcp.due.delay(f.rtt_s, dt);
+                tcp.due.at(now, delay, m.flow).lost += drops;
                 // A loss event starts at most once per window of data (one reaction per RTT),
                 // when the drops since the last one reach a threshold.
                 let tf = &mut tcp.flows[m.flow];
@@ -400,7 +415,7 @@ impl LinkState {
                 {
                     tf.draw_thresholds(&mut tcp.rng);
                     tf.loss_until_s = t + f.rtt_s;
-                    ring.signal(now, dt, f.rtt_s, m.flow, 1.0);
+                    tcp.due.at(now, delay, m.flow).reductions += 1.0;
                     loss_event[k] = true;
                     any_loss_event = true;
                 }
@@ -424,9 +439,9 @@ pub struct FluidEngine {
     /// ACKs queue behind data in these links (their queueing delay adds to the RTT; their
     /// bytes are not counted as load).
     ack_links: Vec<usize>,
+    /// Reductions on their way to the senders (empty under `tcp`: its ring has them).
     ring: LossRing,
-    /// `tcp` loss model: ACKs on their way back (they clock the senders) and dropped packets on
-    /// their way to detection (they leave the data in flight when the sender learns of them).
+    /// `tcp` loss model: what reaches the senders, and its per-flow state.
     tcp: TcpRings,
     /// The loss model is `tcp`.
     tcp_model: bool,
@@ -584,13 +599,12 @@ impl FluidEngine {
             hop_in: vec![0.0; path_links.len()],
             path_links,
             ack_links,
-            ring: LossRing::new(ring_len, sc.flows.len()),
+            ring: LossRing::new(ring_len, if tcp_model { 0 } else { sc.flows.len() }),
             link_delay_s: vec![0.0; sc.links.len()],
             tcp: {
                 let n = if tcp_model { sc.flows.len() } else { 0 };
                 TcpRings {
-                    acks: LossRing::new(ring_len, n),
-                    lost: LossRing::new(ring_len, n),
+                    due: LossRing::new(ring_len, n),
                     rng: Rng::new(sc.run.seed, 4000),
                     flows: sc.flows[..n]
                         .iter()
@@ -717,11 +731,8 @@ impl FluidEngine {
         // 1. Senders: RTT and rate. ACK-clocked senders (`tcp`) first take this step's ACKs,
         //    detected losses and reductions, then send what their window allows.
         if TCP {
-            let acks = tcp.acks.due(now);
-            let lost = tcp.lost.due(now);
-            let reductions = ring.due(now);
-            for (i, f) in flows.iter_mut().enumerate() {
-                let tf = &mut tcp.flows[i];
+            let due = tcp.due.due(now);
+            for ((f, tf), due) in flows.iter_mut().zip(&mut tcp.flows).zip(due) {
                 if !f.started {
                     if t + 0.5 * dt < f.start_s {
                         continue;
@@ -731,9 +742,11 @@ impl FluidEngine {
                 }
                 let rtt = path_rtt(f, delays, path_links, ack_links);
                 f.rtt_s = rtt;
-                let acked = std::mem::take(&mut acks[i]);
-                let lost = std::mem::take(&mut lost[i]);
-                let r = std::mem::take(&mut reductions[i]);
+                let TcpDue {
+                    acked,
+                    lost,
+                    reductions: r,
+                } = std::mem::take(due);
                 tf.inflight = (tf.inflight - acked - lost).max(0.0);
                 ctx.rtt_s = rtt;
                 if has_xcp {
@@ -828,9 +841,7 @@ impl FluidEngine {
             let kept = avail - overflow;
             let share = if kept > 0.0 { out / kept } else { 0.0 };
             let any_loss_event = if TCP {
-                link.departures_tcp(
-                    flows, hop_in, ring, tcp, delays, ack_links, now, t, dt, share,
-                )
+                link.departures_tcp(flows, hop_in, tcp, delays, ack_links, now, t, dt, share)
             } else {
                 link.departures(flows, hop_in, ring, now, dt, share);
                 false
