@@ -26,41 +26,92 @@ use sync::SyncModule;
 
 /// Loss signals in flight to the senders: one slot per step, each slot holding the reductions due
 /// to every flow at that step (slot-major, so a step reads one contiguous row).
+/// Generic over the entry: the `tcp` model's ring holds a [`TcpDue`] per step and flow.
 #[derive(Debug)]
-struct LossRing {
+struct LossRing<T = f64> {
     slots: usize,
     flows: usize,
-    data: Vec<f64>,
+    data: Vec<T>,
 }
 
-impl LossRing {
+impl<T: Copy + Default> LossRing<T> {
     fn new(slots: usize, flows: usize) -> Self {
         LossRing {
             slots,
             flows,
-            data: vec![0.0; slots * flows],
+            data: vec![T::default(); slots * flows],
         }
     }
 
-    /// Schedules `amount` reductions for `flow`, to arrive one RTT (`rtt_s`, its RTT now) after
-    /// step `n`.
-    fn signal(&mut self, n: usize, dt: f64, rtt_s: f64, flow: usize, amount: f64) {
-        let delay = ((rtt_s / dt).round() as usize).clamp(1, self.slots - 1);
-        self.data[((n + delay) % self.slots) * self.flows + flow] += amount;
+    /// The slot of step `n` (one division per step, not per signal).
+    fn slot(&self, n: usize) -> usize {
+        n % self.slots
     }
 
-    /// The row of reductions due at step `n` (to be read and cleared).
-    fn due(&mut self, n: usize) -> &mut [f64] {
-        let start = (n % self.slots) * self.flows;
+    /// One RTT `rtt_s` in steps, as the ring holds it.
+    #[inline]
+    fn delay(&self, rtt_s: f64, dt: f64) -> usize {
+        round_to_usize(rtt_s / dt).clamp(1, self.slots - 1)
+    }
+
+    /// The entry of `flow` `delay` steps (from [`LossRing::delay`]) after the slot `now`.
+    #[inline]
+    fn at(&mut self, now: usize, delay: usize, flow: usize) -> &mut T {
+        // now < slots and delay < slots: one wrap at most.
+        let mut slot = now + delay;
+        if slot >= self.slots {
+            slot -= self.slots;
+        }
+        &mut self.data[slot * self.flows + flow]
+    }
+
+    /// The row due at the step whose slot is `now` (to be read and cleared).
+    #[inline]
+    fn due(&mut self, now: usize) -> &mut [T] {
+        let start = now * self.flows;
         &mut self.data[start..start + self.flows]
     }
 }
 
-/// The `tcp` loss model's delay lines, shaped like the loss ring.
+impl LossRing {
+    /// Schedules `amount` reductions for `flow`, to arrive one RTT (`rtt_s`, its RTT now) after
+    /// the step whose slot is `now`.
+    #[inline]
+    fn signal(&mut self, now: usize, dt: f64, rtt_s: f64, flow: usize, amount: f64) {
+        *self.at(now, self.delay(rtt_s, dt), flow) += amount;
+    }
+}
+
+/// `x.round() as usize` for every `x` (NaN, negatives, infinities included), without the call to
+/// libm's `round` (baseline x86-64 has no rounding instruction): the tcp model signals every ACK.
+#[inline]
+fn round_to_usize(x: f64) -> usize {
+    let i = x as usize;
+    // Exact: a double's fractional part is a double.
+    if x - i as f64 >= 0.5 {
+        i.saturating_add(1)
+    } else {
+        i
+    }
+}
+
+/// What reaches a `tcp` sender at one step: ACKs, losses detected, and loss events to react to
+/// (one entry, so a sender reads one place instead of three rings).
+#[derive(Debug, Clone, Copy, Default)]
+struct TcpDue {
+    acked: f64,
+    lost: f64,
+    reductions: f64,
+}
+
+/// The `tcp` loss model's delay lines, shaped like the loss ring; empty (nothing allocated) under
+/// the other models, so the step reaches them without an `Option` check.
 #[derive(Debug)]
 struct TcpRings {
-    acks: LossRing,
-    lost: LossRing,
+    /// ACKs on their way back (they clock the senders), dropped packets on their way to detection
+    /// (they leave the data in flight when the sender learns of them), and loss events on their
+    /// way to the sender (the engine's loss ring stays empty under `tcp`).
+    due: LossRing<TcpDue>,
     /// Draws of the loss thresholds (stream 4000).
     rng: Rng,
     /// Per flow (apart from `FlowState`, so the other loss models' loops stay as lean as before).
@@ -80,26 +131,28 @@ struct TcpFlow {
     excess: f64,
     /// A paced sender's ratios (Linux's pacing rate = ratio · cwnd / srtt).
     pacing: Option<crate::scenario::Pacing>,
+    /// The ACK ring's delay when its ACKs cross no queue (its base RTT, fixed); 0: they do, the
+    /// delay is computed per step.
+    ack_delay: usize,
     /// Expected drops since its last loss event, overflow and early apart, and the thresholds at
-    /// which they make one (see `TcpRings::draw_thresholds`).
+    /// which they make one (see `TcpFlow::draw_thresholds`).
     overflow_drops: f64,
     early_drops: f64,
     overflow_threshold: f64,
     early_threshold: f64,
 }
 
-impl TcpRings {
+impl TcpFlow {
     /// New thresholds for a flow whose loss event has just begun (or that starts). A drop-tail
     /// overflow refuses the packets a flow sends beyond its ACK clock, which come once per
     /// increment at a phase of their own: with `D` expected overflow drops the flow has lost a
     /// packet with probability min(1, D), a uniform threshold. Early drops (random loss, RED)
     /// hit packets independently: probability 1 − e^(−D), an exponential threshold.
-    fn draw_thresholds(&mut self, i: usize) {
-        let f = &mut self.flows[i];
-        f.overflow_drops = 0.0;
-        f.early_drops = 0.0;
-        f.overflow_threshold = self.rng.uniform();
-        f.early_threshold = -(1.0 - self.rng.uniform()).ln();
+    fn draw_thresholds(&mut self, rng: &mut Rng) {
+        self.overflow_drops = 0.0;
+        self.early_drops = 0.0;
+        self.overflow_threshold = rng.uniform();
+        self.early_threshold = -(1.0 - rng.uniform()).ln();
     }
 }
 
@@ -164,8 +217,6 @@ struct LinkState {
     discipline: Box<dyn Discipline>,
     members: Vec<Member>,
     q: f64,
-    /// Queueing delay `q/C` at the start of the step.
-    delay_s: f64,
     /// Per member: its backlog (the queue is a fluid mixture: departures are shared in proportion
     /// to the backlog).
     q_member: Vec<f64>,
@@ -207,6 +258,177 @@ struct EventState {
     lost: Vec<bool>,
 }
 
+impl LinkState {
+    /// This step's arrivals per member (first hop: the sender's rate; later hops: the previous
+    /// hop's departures) and its early drops; returns the sums of rates, of admitted packets and
+    /// of early drops (summed, not arrivals − admissions: that difference rounds below zero when
+    /// nothing is dropped, and gave negative loss rates).
+    #[inline]
+    fn arrivals(
+        &mut self,
+        flows: &[FlowState],
+        hop_in: &[f64],
+        dt: f64,
+        p_early: f64,
+    ) -> (f64, f64, f64) {
+        // Slices of one length, taken once: no bounds checks, no reloads of the vectors.
+        let n = self.members.len();
+        let rate = &mut self.rate[..n];
+        let admitted = &mut self.admitted[..n];
+        let dropped = &mut self.dropped[..n];
+        let overflowed = &mut self.overflowed[..n];
+        let mut arriving_sum = 0.0;
+        let mut admitted_sum = 0.0;
+        let mut early_sum = 0.0;
+        for (k, m) in self.members.iter().enumerate() {
+            let f = &flows[m.flow];
+            let r = if m.hop == 0 {
+                f.x
+            } else {
+                hop_in[f.hop_off + m.hop]
+            };
+            let arriving = r * dt;
+            let early = arriving * p_early;
+            rate[k] = r;
+            admitted[k] = arriving - early;
+            dropped[k] = early;
+            overflowed[k] = 0.0;
+            arriving_sum += r;
+            admitted_sum += arriving - early;
+            early_sum += early;
+        }
+        (arriving_sum, admitted_sum, early_sum)
+    }
+
+    /// Departures (a `share` of each member's backlog) and drops, `sync` and `proportional`:
+    /// continuous loss indications, every early drop, and in `proportional` mode every overflow
+    /// drop, is one loss signal to its sender (docs/model.md §1.2).
+    #[inline]
+    fn departures(
+        &mut self,
+        flows: &mut [FlowState],
+        hop_in: &mut [f64],
+        ring: &mut LossRing,
+        now: usize,
+        dt: f64,
+        share: f64,
+    ) {
+        let n = self.members.len();
+        let q_member = &mut self.q_member[..n];
+        let admitted = &self.admitted[..n];
+        let overflowed = &self.overflowed[..n];
+        let rate = &self.rate[..n];
+        let dropped = &self.dropped[..n];
+        let proportional = self.sync.is_none();
+        for (k, m) in self.members.iter().enumerate() {
+            let content = q_member[k] + admitted[k] - overflowed[k];
+            let dep = content * share;
+            q_member[k] = content - dep;
+            let f = &mut flows[m.flow];
+            if m.last {
+                f.acc.delivered += dep;
+            } else {
+                hop_in[f.hop_off + m.hop + 1] = dep / dt;
+            }
+            if m.hop == 0 {
+                f.acc.sent += rate[k] * dt;
+            }
+            let drops = dropped[k];
+            if drops > 0.0 {
+                if self.event.active {
+                    self.event.lost[k] = true;
+                }
+                f.acc.dropped += drops;
+                let signals = if proportional {
+                    drops
+                } else {
+                    drops - overflowed[k]
+                };
+                if signals > 0.0 {
+                    ring.signal(now, dt, f.rtt_s, m.flow, signals);
+                }
+            }
+        }
+    }
+
+    /// Departures and drops under `tcp`: deliveries send ACKs back, drops are detected one RTT
+    /// later, and a flow's drops make a loss event when they reach its threshold. Returns
+    /// whether some member's loss event began (marked in `loss_event`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn departures_tcp(
+        &mut self,
+        flows: &mut [FlowState],
+        hop_in: &mut [f64],
+        tcp: &mut TcpRings,
+        delays: &[f64],
+        ack_links: &[usize],
+        now: usize,
+        t: f64,
+        dt: f64,
+        share: f64,
+    ) -> bool {
+        let n = self.members.len();
+        let q_member = &mut self.q_member[..n];
+        let admitted = &self.admitted[..n];
+        let overflowed = &self.overflowed[..n];
+        let rate = &self.rate[..n];
+        let dropped = &self.dropped[..n];
+        let loss_event = &mut self.loss_event[..n];
+        let mut any_loss_event = false;
+        for (k, m) in self.members.iter().enumerate() {
+            let content = q_member[k] + admitted[k] - overflowed[k];
+            let dep = content * share;
+            q_member[k] = content - dep;
+            let f = &mut flows[m.flow];
+            if m.last {
+                f.acc.delivered += dep;
+                // ACKs return after the propagation (all of it on the way back) and the queues
+                // they cross.
+                let mut delay = tcp.flows[m.flow].ack_delay;
+                if delay == 0 {
+                    let mut back = f.base_rtt_s;
+                    for &l in &ack_links[f.ack_off..f.ack_off + f.ack_hops] {
+                        back += delays[l];
+                    }
+                    delay = tcp.due.delay(back, dt);
+                }
+                tcp.due.at(now, delay, m.flow).acked += dep;
+            } else {
+                hop_in[f.hop_off + m.hop + 1] = dep / dt;
+            }
+            if m.hop == 0 {
+                f.acc.sent += rate[k] * dt;
+            }
+            let drops = dropped[k];
+            if drops > 0.0 {
+                f.acc.dropped += drops;
+                // Detected, and reacted to if a loss event begins, one RTT later.
+                let delay = tcp.due.delay(f.rtt_s, dt);
+                tcp.due.at(now, delay, m.flow).lost += drops;
+                // A loss event starts at most once per window of data (one reaction per RTT),
+                // when the drops since the last one reach a threshold.
+                let tf = &mut tcp.flows[m.flow];
+                if t >= tf.loss_until_s {
+                    tf.overflow_drops += overflowed[k];
+                    tf.early_drops += drops - overflowed[k];
+                }
+                if t >= tf.loss_until_s
+                    && (tf.overflow_drops >= tf.overflow_threshold
+                        || tf.early_drops >= tf.early_threshold)
+                {
+                    tf.draw_thresholds(&mut tcp.rng);
+                    tf.loss_until_s = t + f.rtt_s;
+                    tcp.due.at(now, delay, m.flow).reductions += 1.0;
+                    loss_event[k] = true;
+                    any_loss_event = true;
+                }
+            }
+        }
+        any_loss_event
+    }
+}
+
 /// A fluid run in progress. Build with [`FluidEngine::new`], drive with [`FluidEngine::advance`]
 /// (in chunks, so a caller can show progress), then [`FluidEngine::finish`].
 pub struct FluidEngine {
@@ -221,11 +443,14 @@ pub struct FluidEngine {
     /// ACKs queue behind data in these links (their queueing delay adds to the RTT; their
     /// bytes are not counted as load).
     ack_links: Vec<usize>,
+    /// Reductions on their way to the senders (empty under `tcp`: its ring has them).
     ring: LossRing,
-    /// `tcp` loss model: ACKs on their way back (they clock the senders) and dropped packets on
-    /// their way to detection (they leave the data in flight when the sender learns of them).
-    tcp: Option<TcpRings>,
-    /// Each link's queueing delay at the start of the step (read while another link is updated).
+    /// `tcp` loss model: what reaches the senders, and its per-flow state.
+    tcp: TcpRings,
+    /// The loss model is `tcp`.
+    tcp_model: bool,
+    /// Each link's queueing delay `q/C` at the start of the step (read while another link is
+    /// updated).
     link_delay_s: Vec<f64>,
     reductions_per_event: f64,
     /// Past the warm-up (events are counted from here on).
@@ -338,7 +563,6 @@ impl FluidEngine {
                 ),
                 members,
                 q: 0.0,
-                delay_s: 0.0,
                 q_member: vec![0.0; n],
                 rate: vec![0.0; n],
                 admitted: vec![0.0; n],
@@ -371,6 +595,7 @@ impl FluidEngine {
         let record_every = ((sc.run.record_interval_s / dt).round() as u64).max(1);
         let n_records = (total_steps / record_every + 1) as usize;
         let n_cols = 1 + 2 * sc.links.len() + 2 * sc.flows.len();
+        let tcp_model = matches!(sc.loss, LossModel::Tcp);
         Ok(FluidEngine {
             dt,
             step_index: 0,
@@ -378,21 +603,29 @@ impl FluidEngine {
             hop_in: vec![0.0; path_links.len()],
             path_links,
             ack_links,
-            ring: LossRing::new(ring_len, sc.flows.len()),
+            ring: LossRing::new(ring_len, if tcp_model { 0 } else { sc.flows.len() }),
             link_delay_s: vec![0.0; sc.links.len()],
-            tcp: matches!(sc.loss, LossModel::Tcp).then(|| TcpRings {
-                acks: LossRing::new(ring_len, sc.flows.len()),
-                lost: LossRing::new(ring_len, sc.flows.len()),
-                rng: Rng::new(sc.run.seed, 4000),
-                flows: sc
-                    .flows
-                    .iter()
-                    .map(|f| TcpFlow {
-                        pacing: f.pacing,
-                        ..TcpFlow::default()
-                    })
-                    .collect(),
-            }),
+            tcp: {
+                let n = if tcp_model { sc.flows.len() } else { 0 };
+                TcpRings {
+                    due: LossRing::new(ring_len, n),
+                    rng: Rng::new(sc.run.seed, 4000),
+                    flows: sc.flows[..n]
+                        .iter()
+                        .map(|f| TcpFlow {
+                            pacing: f.pacing,
+                            // As `departures_tcp` would compute it (back = base RTT exactly).
+                            ack_delay: if f.ack_path.is_empty() {
+                                round_to_usize(f.rtt_s / dt).clamp(1, ring_len - 1)
+                            } else {
+                                0
+                            },
+                            ..TcpFlow::default()
+                        })
+                        .collect(),
+                }
+            },
+            tcp_model,
             reductions_per_event,
             warm: false,
             measuring: false,
@@ -428,18 +661,11 @@ impl FluidEngine {
     /// Runs until simulated time `until_s` (or the end of the run).
     pub fn advance(&mut self, until_s: f64) {
         let until = ((until_s / self.dt).round() as u64).min(self.total_steps);
-        // One instance of `step` per kind of sender, so that the rate-based loss models pay
-        // nothing for the ACK-clocked one's branches (they cost 10% when tested per flow).
-        let ack_clocked = self.tcp.is_some();
         while self.step_index < until {
             if self.step_index == self.next_record_step {
                 self.record();
             }
-            if ack_clocked {
-                self.step::<true>();
-            } else {
-                self.step::<false>();
-            }
+            self.step();
         }
     }
 
@@ -462,93 +688,106 @@ impl FluidEngine {
         }
     }
 
-    /// One step; `TCP`: the `tcp` loss model's ACK-clocked senders (`self.tcp` is `Some`).
-    fn step<const TCP: bool>(&mut self) {
+    fn step(&mut self) {
+        if self.tcp_model {
+            self.step_model::<true>();
+        } else {
+            self.step_model::<false>();
+        }
+    }
+
+    /// One step; `TCP`: the loss model is `tcp`. A constant, so the other models' loops carry
+    /// none of its branches (they cost the sync case 12% when they were tested per flow).
+    fn step_model<const TCP: bool>(&mut self) {
         let dt = self.dt;
         let t = self.step_index as f64 * dt;
-        let n = self.step_index as usize;
         if !self.warm && t + 0.5 * dt >= self.scenario.run.warmup_s {
             self.warm = true;
             self.start_measuring(t);
             self.measuring = !self.scenario.run.from_first_congestion;
         }
         let warm = self.warm;
+        let measuring = self.measuring;
         let reductions_per_event = self.reductions_per_event;
         let has_xcp = self.has_xcp;
-        let (flows, links, hop_in, ring, path_links, ack_links) = (
-            &mut self.flows,
-            &mut self.links,
-            &mut self.hop_in,
+        // Every ring has the same length: one slot index for all of them.
+        let now = self.ring.slot(self.step_index as usize);
+        let (flows, links, hop_in, ring, path_links, ack_links, tcp) = (
+            &mut self.flows[..],
+            &mut self.links[..],
+            &mut self.hop_in[..],
             &mut self.ring,
-            &self.path_links,
-            &self.ack_links,
+            &self.path_links[..],
+            &self.ack_links[..],
+            &mut self.tcp,
         );
+        for (l, d) in links.iter().zip(self.link_delay_s.iter_mut()) {
+            *d = l.q / l.capacity_pps;
+        }
+        let delays = &self.link_delay_s[..];
+        // The context of this step's law calls; only the RTT (and XCP's feedback) change per flow.
+        let mut ctx = CcContext {
+            now_s: t,
+            rtt_s: 0.0,
+            feedback_pkts: 0.0,
+        };
 
         // 1. Senders: RTT and rate. ACK-clocked senders (`tcp`) first take this step's ACKs,
         //    detected losses and reductions, then send what their window allows.
-        for (l, d) in links.iter_mut().zip(self.link_delay_s.iter_mut()) {
-            l.delay_s = l.q / l.capacity_pps;
-            if TCP {
-                *d = l.delay_s;
-            }
-        }
-        let delays = &self.link_delay_s;
-        let mut tcp = if TCP { self.tcp.as_mut() } else { None };
-        for (i, f) in flows.iter_mut().enumerate() {
-            if !f.started {
-                if t + 0.5 * dt < f.start_s {
-                    continue;
-                }
-                f.started = true;
-                if let Some(rings) = tcp.as_deref_mut() {
-                    rings.draw_thresholds(i);
-                }
-            }
-            let mut rtt = f.base_rtt_s;
-            for &l in &path_links[f.hop_off..f.hop_off + f.hops] {
-                rtt += links[l].delay_s;
-            }
-            for &l in &ack_links[f.ack_off..f.ack_off + f.ack_hops] {
-                rtt += links[l].delay_s;
-            }
-            f.rtt_s = rtt;
-            match tcp.as_deref_mut() {
-                None => f.x = (f.w / rtt).min(f.access_pps),
-                Some(rings) => {
-                    let acked = std::mem::take(&mut rings.acks.due(n)[i]);
-                    let lost = std::mem::take(&mut rings.lost.due(n)[i]);
-                    let r = std::mem::take(&mut ring.due(n)[i]);
-                    let tf = &mut rings.flows[i];
-                    tf.inflight = (tf.inflight - acked - lost).max(0.0);
-                    let ctx = CcContext {
-                        now_s: t,
-                        rtt_s: rtt,
-                        feedback_pkts: if has_xcp {
-                            path_feedback(f, links, &path_links[f.hop_off..f.hop_off + f.hops])
-                        } else {
-                            0.0
-                        },
-                    };
-                    update_window(f, &ctx, r, acked);
-                    // The ACK clock: send what the window allows beyond the data in flight, at
-                    // most what the access link carries in a step.
-                    let tf = &mut rings.flows[i];
-                    let mut send = (f.w - tf.inflight).max(0.0).min(f.access_pps * dt);
-                    tf.excess = (send - acked - lost).max(0.0);
-                    if let Some(p) = tf.pacing {
-                        // A paced sender spreads its window over the RTT: no burst, so its growth
-                        // meets a full queue like any other arrival (no excess to charge first).
-                        let ratio = if f.w < f.ssthresh {
-                            p.ss_ratio
-                        } else {
-                            p.ca_ratio
-                        };
-                        send = send.min(ratio * f.w / rtt * dt);
-                        tf.excess = 0.0;
+        if TCP {
+            let due = tcp.due.due(now);
+            for ((f, tf), due) in flows.iter_mut().zip(&mut tcp.flows).zip(due) {
+                if !f.started {
+                    if t + 0.5 * dt < f.start_s {
+                        continue;
                     }
-                    tf.inflight += send;
-                    f.x = send / dt;
+                    f.started = true;
+                    tf.draw_thresholds(&mut tcp.rng);
                 }
+                let rtt = path_rtt(f, delays, path_links, ack_links);
+                f.rtt_s = rtt;
+                let TcpDue {
+                    acked,
+                    lost,
+                    reductions: r,
+                } = std::mem::take(due);
+                tf.inflight = (tf.inflight - acked - lost).max(0.0);
+                ctx.rtt_s = rtt;
+                if has_xcp {
+                    ctx.feedback_pkts = path_feedback(f, links, path_links);
+                }
+                update_window(f, &ctx, r, acked);
+                // The ACK clock: send what the window allows beyond the data in flight, at
+                // most what the access link carries in a step.
+                let mut send = (f.w - tf.inflight).max(0.0).min(f.access_pps * dt);
+                tf.excess = (send - acked - lost).max(0.0);
+                if let Some(p) = tf.pacing {
+                    // A paced sender spreads its window over the RTT: no burst, so its growth
+                    // meets a full queue like any other arrival (no excess to charge first).
+                    let ratio = if f.w < f.ssthresh {
+                        p.ss_ratio
+                    } else {
+                        p.ca_ratio
+                    };
+                    send = send.min(ratio * f.w / rtt * dt);
+                    tf.excess = 0.0;
+                }
+                tf.inflight += send;
+                f.x = send / dt;
+                // The window is final for this step (nothing below changes it under `tcp`).
+                f.acc.cwnd_integral += f.w * dt;
+            }
+        } else {
+            for f in flows.iter_mut() {
+                if !f.started {
+                    if t + 0.5 * dt < f.start_s {
+                        continue;
+                    }
+                    f.started = true;
+                }
+                let rtt = path_rtt(f, delays, path_links, ack_links);
+                f.rtt_s = rtt;
+                f.x = (f.w / rtt).min(f.access_pps);
             }
         }
 
@@ -558,28 +797,7 @@ impl FluidEngine {
             let c = link.capacity_pps;
             let p_disc = link.discipline.early_drop_probability(link.q, dt, c);
             let p_early = 1.0 - (1.0 - link.loss_rate) * (1.0 - p_disc);
-            let mut arriving_sum = 0.0;
-            let mut admitted_sum = 0.0;
-            // Summed, not arriving − admitted: that difference rounds below zero when nothing
-            // is dropped, and gave negative loss rates.
-            let mut early_sum = 0.0;
-            for (k, m) in link.members.iter().enumerate() {
-                let f = &flows[m.flow];
-                let rate = if m.hop == 0 {
-                    f.x
-                } else {
-                    hop_in[f.hop_off + m.hop]
-                };
-                let arriving = rate * dt;
-                let early = arriving * p_early;
-                link.rate[k] = rate;
-                link.admitted[k] = arriving - early;
-                link.dropped[k] = early;
-                link.overflowed[k] = 0.0;
-                arriving_sum += rate;
-                admitted_sum += arriving - early;
-                early_sum += early;
-            }
+            let (arriving_sum, admitted_sum, early_sum) = link.arrivals(flows, hop_in, dt, p_early);
             if has_xcp {
                 for (m, &r) in link.members.iter().zip(&link.rate) {
                     let f = &flows[m.flow];
@@ -604,8 +822,8 @@ impl FluidEngine {
                     close_event(link, &mut self.event_log);
                 }
                 if overflow > 0.0 && !link.event.active {
-                    congestion_began |= warm && !self.measuring;
-                    open_event(link, flows, ring, n, dt, t, warm, reductions_per_event);
+                    congestion_began |= warm && !measuring;
+                    open_event(link, flows, ring, now, dt, t, warm, reductions_per_event);
                 }
             }
             if overflow > 0.0 {
@@ -613,84 +831,30 @@ impl FluidEngine {
                     link,
                     flows,
                     ring,
-                    n,
+                    now,
                     dt,
                     overflow,
                     admitted_sum,
                     reductions_per_event,
-                    tcp.as_deref().map(|r| r.flows.as_slice()),
+                    TCP.then_some(&tcp.flows[..]),
                 );
             }
 
             // Queue and departures.
             let kept = avail - overflow;
             let share = if kept > 0.0 { out / kept } else { 0.0 };
-            for (k, m) in link.members.iter().enumerate() {
-                let content = link.q_member[k] + link.admitted[k] - link.overflowed[k];
-                let dep = content * share;
-                link.q_member[k] = content - dep;
-                let f = &mut flows[m.flow];
-                if m.last {
-                    f.acc.delivered += dep;
-                    if let Some(rings) = tcp.as_deref_mut() {
-                        // ACKs return after the propagation (all of it on the way back) and
-                        // the queues they cross.
-                        let mut back = f.base_rtt_s;
-                        for &l in &ack_links[f.ack_off..f.ack_off + f.ack_hops] {
-                            back += delays[l];
-                        }
-                        rings.acks.signal(n, dt, back, m.flow, dep);
-                    }
-                } else {
-                    hop_in[f.hop_off + m.hop + 1] = dep / dt;
-                }
-                if m.hop == 0 {
-                    f.acc.sent += link.rate[k] * dt;
-                }
-                let drops = link.dropped[k];
-                if TCP && drops > 0.0 {
-                    f.acc.dropped += drops;
-                    let rings = tcp.as_deref_mut().expect("tcp rings");
-                    rings.lost.signal(n, dt, f.rtt_s, m.flow, drops);
-                    // A loss event starts at most once per window of data (one reaction per
-                    // RTT), when the drops since the last one reach a threshold.
-                    let tf = &mut rings.flows[m.flow];
-                    if t >= tf.loss_until_s {
-                        tf.overflow_drops += link.overflowed[k];
-                        tf.early_drops += drops - link.overflowed[k];
-                    }
-                    if t >= tf.loss_until_s
-                        && (tf.overflow_drops >= tf.overflow_threshold
-                            || tf.early_drops >= tf.early_threshold)
-                    {
-                        rings.draw_thresholds(m.flow);
-                        rings.flows[m.flow].loss_until_s = t + f.rtt_s;
-                        ring.signal(n, dt, f.rtt_s, m.flow, 1.0);
-                        link.loss_event[k] = true;
-                    }
-                } else if drops > 0.0 {
-                    if link.event.active {
-                        link.event.lost[k] = true;
-                    }
-                    f.acc.dropped += drops;
-                    // Continuous loss indications: every early drop, and in `proportional` mode
-                    // every overflow drop, is one loss signal to its sender (docs/model.md §1.2).
-                    let signals = if link.sync.is_some() {
-                        drops - link.overflowed[k]
-                    } else {
-                        drops
-                    };
-                    if signals > 0.0 {
-                        ring.signal(n, dt, f.rtt_s, m.flow, signals);
-                    }
-                }
-            }
-            if TCP && link.loss_event.contains(&true) {
+            let any_loss_event = if TCP {
+                link.departures_tcp(flows, hop_in, tcp, delays, ack_links, now, t, dt, share)
+            } else {
+                link.departures(flows, hop_in, ring, now, dt, share);
+                false
+            };
+            if TCP && any_loss_event {
                 // A congestion event is a cluster of loss events, as the packet engine's metric
                 // clusters drops: one begins here unless one is under way.
                 if !link.event.active {
-                    congestion_began |= warm && !self.measuring;
-                    open_event(link, flows, ring, n, dt, t, warm, reductions_per_event);
+                    congestion_began |= warm && !measuring;
+                    open_event(link, flows, ring, now, dt, t, warm, reductions_per_event);
                 }
                 for k in 0..link.members.len() {
                     if std::mem::take(&mut link.loss_event[k]) {
@@ -710,29 +874,20 @@ impl FluidEngine {
         }
 
         // 3–4. Rate-based senders: apply the reductions that arrive now, then grow.
-        let ack_clocked = TCP;
-        let due = ring.due(n);
-        for (f, slot) in flows.iter_mut().zip(due.iter_mut()) {
-            if !f.started {
-                continue;
-            }
-            if ack_clocked {
+        if !TCP {
+            let due = ring.due(now);
+            for (f, slot) in flows.iter_mut().zip(due.iter_mut()) {
+                if !f.started {
+                    continue;
+                }
+                let r = std::mem::take(slot);
+                ctx.rtt_s = f.rtt_s;
+                if has_xcp {
+                    ctx.feedback_pkts = path_feedback(f, links, path_links);
+                }
+                update_window(f, &ctx, r, f.x * dt);
                 f.acc.cwnd_integral += f.w * dt;
-                continue;
             }
-            let r = std::mem::take(slot);
-            let feedback_pkts = if has_xcp {
-                path_feedback(f, links, &path_links[f.hop_off..f.hop_off + f.hops])
-            } else {
-                0.0
-            };
-            let ctx = CcContext {
-                now_s: t,
-                rtt_s: f.rtt_s,
-                feedback_pkts,
-            };
-            update_window(f, &ctx, r, f.x * dt);
-            f.acc.cwnd_integral += f.w * dt;
         }
         if congestion_began {
             self.start_measuring(t);
@@ -885,9 +1040,9 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
 
 /// XCP: the smallest feedback of the XCP routers on the path, per packet acked (the fluid model
 /// applies it at once, without the RTT a header takes to come back); 0 without one.
-fn path_feedback(f: &FlowState, links: &[LinkState], path: &[usize]) -> f64 {
+fn path_feedback(f: &FlowState, links: &[LinkState], path_links: &[usize]) -> f64 {
     let mut feedback_pkts = f64::INFINITY;
-    for &l in path {
+    for &l in &path_links[f.hop_off..f.hop_off + f.hops] {
         if let Some(fb) = links[l].discipline.feedback() {
             feedback_pkts = feedback_pkts.min(fb.per_packet(f.w, f.rtt_s));
         }
@@ -899,9 +1054,23 @@ fn path_feedback(f: &FlowState, links: &[LinkState], path: &[usize]) -> f64 {
     }
 }
 
+/// A sender's RTT: propagation plus the queueing delays (`delays`, per link) of its path and of
+/// the links its ACKs queue in.
+#[inline]
+fn path_rtt(f: &FlowState, delays: &[f64], path_links: &[usize], ack_links: &[usize]) -> f64 {
+    let mut rtt = f.base_rtt_s;
+    for &l in &path_links[f.hop_off..f.hop_off + f.hops] {
+        rtt += delays[l];
+    }
+    for &l in &ack_links[f.ack_off..f.ack_off + f.ack_hops] {
+        rtt += delays[l];
+    }
+    rtt
+}
+
 /// A sender applies `reductions` that reach it now, then grows by `acked` packets: slow start
 /// below ssthresh (RFC 5681 §3.1), else its law.
-#[inline(always)]
+#[inline]
 fn update_window(f: &mut FlowState, ctx: &CcContext, reductions: f64, acked: f64) {
     if reductions > 0.0 {
         f.w = f.cc.on_loss(ctx, f.w, reductions).max(1.0);
@@ -909,8 +1078,15 @@ fn update_window(f: &mut FlowState, ctx: &CcContext, reductions: f64, acked: f64
         f.acc.reductions += reductions;
     }
     // Fluid ACKs have no boundaries: no byte-counting limit.
-    let (w, ssthresh, rwnd) = (f.w, f.ssthresh, f.rwnd);
-    f.w = cc::grow_window(f.cc.as_mut(), ctx, w, ssthresh, acked, f64::INFINITY, rwnd);
+    f.w = cc::grow_window(
+        f.cc.as_mut(),
+        ctx,
+        f.w,
+        f.ssthresh,
+        acked,
+        f64::INFINITY,
+        f.rwnd,
+    );
 }
 
 /// Refuses a scenario whose engine state would not fit in memory, before allocating it: the loss
@@ -984,7 +1160,7 @@ fn open_event(
     link: &mut LinkState,
     flows: &[FlowState],
     ring: &mut LossRing,
-    n: usize,
+    now: usize,
     dt: f64,
     t: f64,
     measured: bool,
@@ -1015,7 +1191,7 @@ fn open_event(
                 ev.selected[k] = true;
                 let fi = link.members[k].flow;
                 slowest = slowest.max(flows[fi].rtt_s);
-                ring.signal(n, dt, flows[fi].rtt_s, fi, reductions);
+                ring.signal(now, dt, flows[fi].rtt_s, fi, reductions);
             }
             if let Some(&last) = ev.order.get(m_k.saturating_sub(1)) {
                 s.advance_round_robin(last);
@@ -1041,7 +1217,7 @@ fn assign_overflow(
     link: &mut LinkState,
     flows: &[FlowState],
     ring: &mut LossRing,
-    n: usize,
+    now: usize,
     dt: f64,
     overflow: f64,
     admitted_sum: f64,
@@ -1109,7 +1285,7 @@ fn assign_overflow(
             rest -= take;
             ev.selected[k] = true;
             let fi = link.members[k].flow;
-            ring.signal(n, dt, flows[fi].rtt_s, fi, reductions);
+            ring.signal(now, dt, flows[fi].rtt_s, fi, reductions);
         }
     }
     for k in 0..members {
@@ -1131,4 +1307,52 @@ fn close_event(link: &mut LinkState, log: &mut Vec<EventRecord>) {
         signalled: ev.selected.iter().filter(|&&b| b).count() as u32,
         lost: ev.lost.iter().filter(|&&b| b).count() as u32,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_to_usize_is_round_as_usize() {
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            0.49999999999999994,
+            -0.4,
+            -0.5,
+            -3.7,
+            4503599627370495.5,
+            9007199254740993.0,
+            1.8e19,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        let mut rng = Rng::new(1, 1);
+        xs.extend((0..100_000).map(|_| 1000.0 * rng.uniform()));
+        xs.extend((0..1000).map(|i| i as f64 * 0.5));
+        for x in xs {
+            assert_eq!(round_to_usize(x), x.round() as usize, "{x}");
+        }
+    }
+
+    #[test]
+    fn signals_land_one_rtt_later_across_the_wrap() {
+        let mut ring = LossRing::new(5, 2);
+        for n in 0..12 {
+            let now = ring.slot(n);
+            // 2.6 steps round to 3; 100 steps clamp to the ring's 4.
+            ring.signal(now, 1.0, 2.6, 0, 1.0);
+            ring.signal(now, 1.0, 100.0, 1, 1.0);
+            let due = ring.due(now);
+            let want = |delay: usize| if n >= delay { 1.0 } else { 0.0 };
+            assert_eq!(std::mem::take(&mut due[0]), want(3), "n={n}");
+            assert_eq!(std::mem::take(&mut due[1]), want(4), "n={n}");
+        }
+    }
 }
