@@ -43,10 +43,14 @@ def run_core(text: str, base_dir: str | Path, progress: bool | None = None) -> R
 
         bar = tqdm(total=round(duration, 6), unit="sim s", leave=False, desc="simulating")
     step = duration * FIRST_CHUNK
+    until = 0.0
     try:
-        while sim.now_s < duration:
+        # On `until`, not the engine's clock: a step that does not divide the duration leaves
+        # the clock a fraction of a step short of it.
+        while until < duration:
+            until = min(duration, until + step)
             started = time.perf_counter()
-            sim.advance(min(duration, sim.now_s + step))
+            sim.advance(until)
             wall = time.perf_counter() - started
             # Aim the next chunk at CHUNK_WALL_S, at most doubling it at a time.
             step *= min(2.0, max(0.25, CHUNK_WALL_S / max(wall, 1e-6)))
