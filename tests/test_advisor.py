@@ -39,10 +39,10 @@ def test_synchronized_reno_needs_the_closed_form_buffer(count, capacity, bdp, du
 
 def test_cli_prints_the_table_and_the_rules():
     r = subprocess.run(
-        [sys.executable, "-m", "lossync.cli", "size-buffer", "--capacity", "100Mbps", "--flows", "1:reno:100ms", "--sync", "all",
+        [sys.executable, "-m", "lossync", "size-buffer", "--capacity", "100Mbps", "--flows", "1:reno:100ms", "--sync", "all",
          "--duration", "1000s", "--seeds", "1", "--target", "0.9", "--set", "flows.0.initial_window=400"],
         capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "rule of thumb" in r.stdout and "Appenzeller" in r.stdout and "closed form" in r.stdout
-    bad = subprocess.run([sys.executable, "-m", "lossync.cli", "size-buffer", "--flows", "ten:reno:100ms"], capture_output=True, text=True)
+    bad = subprocess.run([sys.executable, "-m", "lossync", "size-buffer", "--flows", "ten:reno:100ms"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--flows ten:reno:100ms" in bad.stderr

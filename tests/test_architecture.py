@@ -15,9 +15,9 @@ LAYERS = [
     ["lossync.scenario", "lossync.stats"],
     ["lossync.results", "lossync.plot"],
     ["lossync.engines"],
-    ["lossync.sweep", "lossync.compare"],
+    ["lossync.sweeps", "lossync.compare"],
     ["lossync.advisor", "lossync.studies"],
-    ["lossync.cli", "lossync"],
+    ["lossync.cli", "lossync", "lossync.__main__"],
 ]
 
 

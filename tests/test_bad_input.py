@@ -35,7 +35,7 @@ SCENARIO_CASES = [
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "lossync.cli", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "lossync", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
 def _scenario(tmp_path, content):

@@ -24,7 +24,7 @@ duration = "20s"
 
 def lossync(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "lossync.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+        [sys.executable, "-m", "lossync", *args], capture_output=True, text=True, cwd=cwd, timeout=300
     )
 
 
@@ -43,7 +43,7 @@ def test_run_prints_a_summary_and_writes_outputs(tmp_path, examples):
     # The resolved scenario written beside it reproduces the summary (wall time aside).
     again = lossync("run", str(out / "scenario.toml"), "--json")
     assert again.returncode == 0, again.stderr
-    del summary["provenance"]
+    del summary["provenance"], summary["files"]
     assert json.loads(again.stdout) == summary
 
 
@@ -126,7 +126,7 @@ def test_run_prints_the_summary_warnings_on_stderr(tmp_path):
     doc = tmp_path / "small.toml"
     doc.write_text('[dumbbell]\ncapacity = "1Gbps"\nbuffer = { bdp_fraction = 0.05 }\n'
                    '[[flows]]\ncount = 2\ncc = "cubic"\nrtt = "50ms"\n[run]\nduration = "30s"\nwarmup = "5s"\n')
-    r = subprocess.run([sys.executable, "-m", "lossync.cli", "run", str(doc), "--json"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "lossync", "run", str(doc), "--json"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "lossync: warning: links[0].buffer: 5.0% of the BDP" in r.stderr
     assert json.loads(r.stdout)["warnings"]

@@ -50,14 +50,14 @@ rtt = "40ms"
 duration = "60s"
 warmup = "20s"
 ''')
-    r = subprocess.run([sys.executable, "-m", "lossync.cli", "compare", str(f), "--engines", "fluid:tcp,packet", "--json"],
+    r = subprocess.run([sys.executable, "-m", "lossync", "compare", str(f), "--engines", "fluid:tcp,packet", "--json"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert list(doc) == ["fluid:tcp", "packet"]
     assert doc["fluid:tcp"]["d.utilization"] == pytest.approx(doc["fluid:tcp"]["utilization"] - doc["packet"]["utilization"])
-    text = subprocess.run([sys.executable, "-m", "lossync.cli", "compare", str(f)], capture_output=True, text=True, timeout=300)
+    text = subprocess.run([sys.executable, "-m", "lossync", "compare", str(f)], capture_output=True, text=True, timeout=300)
     assert text.returncode == 0 and "difference from packet" in text.stdout
-    bad = subprocess.run([sys.executable, "-m", "lossync.cli", "compare", str(f), "--engines", "fluid,warp"],
+    bad = subprocess.run([sys.executable, "-m", "lossync", "compare", str(f), "--engines", "fluid,warp"],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and bad.stderr.strip() == "lossync: error: engines: unknown engine 'warp' (known: fluid, packet, ns3)"

@@ -33,7 +33,7 @@ def test_measured_synchronization_drives_the_fluid_model(tmp_path):
         "[run]", 'duration = "300s"', 'warmup = "60s"',
     ]) + "\n")
     m_csv, drops_csv = tmp_path / "m.csv", tmp_path / "drops.csv"
-    r = subprocess.run([sys.executable, "-m", "lossync.cli", "run", str(f), "--sync-out", str(m_csv), "--drops", str(drops_csv)],
+    r = subprocess.run([sys.executable, "-m", "lossync", "run", str(f), "--sync-out", str(m_csv), "--drops", str(drops_csv)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     measured = pd.read_csv(m_csv)

@@ -48,7 +48,7 @@ def test_shell_snippets_run_as_written(tmp_path):
             continue
         argv = shlex.split(cmd)
         assert argv[0] == "lossync", cmd
-        r = subprocess.run([sys.executable, "-m", "lossync.cli", *argv[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        r = subprocess.run([sys.executable, "-m", "lossync", *argv[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, f"{cmd}\n{r.stderr}"
         assert "Traceback" not in r.stderr, cmd
         ran += 1

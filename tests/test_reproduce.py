@@ -30,7 +30,7 @@ VERDICTS = {
 
 
 def test_list_names_every_study():
-    r = subprocess.run([sys.executable, "-m", "lossync.cli", "reproduce", "--list"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "lossync", "reproduce", "--list"], capture_output=True, text=True)
     assert r.returncode == 0
     assert [line.split()[0] for line in r.stdout.splitlines()] == EXPECTED
     assert list(STUDIES) == EXPECTED
@@ -52,5 +52,5 @@ def test_quick_reproduction_writes_data_figure_and_report(tmp_path, name):
 
 
 def test_unknown_study_is_a_clear_error():
-    r = subprocess.run([sys.executable, "-m", "lossync.cli", "reproduce", "fig99"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "lossync", "reproduce", "fig99"], capture_output=True, text=True)
     assert r.returncode == 2 and "unknown study 'fig99'" in r.stderr

@@ -52,7 +52,7 @@ def test_t_quantiles():
 
 
 def cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "lossync.cli", *args], capture_output=True, text=True, timeout=600, **kw)
+    return subprocess.run([sys.executable, "-m", "lossync", *args], capture_output=True, text=True, timeout=600, **kw)
 
 
 def write_spec(tmp_path, **extra):
@@ -91,7 +91,7 @@ def _start_long_sweep(tmp_path, workers):
     long_runs = ["run.duration=2000", "run.from_first_congestion=false", "dumbbell.capacity=1Gbps", "flows.0.count=4"]
     f = write_spec(tmp_path, seeds=12, set=long_runs)
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "lossync.cli", "sweep", str(f), "--out", str(out), "--workers", str(workers)],
+    proc = subprocess.Popen([sys.executable, "-m", "lossync", "sweep", str(f), "--out", str(out), "--workers", str(workers)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while _runs(out) < 3 and time.time() < deadline and proc.poll() is None:
@@ -179,3 +179,8 @@ def test_no_process_outlives_a_killed_sweep(tmp_path):
         time.sleep(0.1)
         alive = [c for c in children if Path(f"/proc/{c}").exists() and "Z" not in Path(f"/proc/{c}/stat").read_text().split()[2]]
     assert not alive, f"still running after the sweep was killed: {alive}"
+    # Resumed, it completes, with nothing of the killed sweep left beside its rows (such as a row
+    # it was writing when killed).
+    (out / "runs" / ".0123abcd.parquet.x1y2.tmp").write_bytes(b"PAR1")
+    _assert_complete_after_resume(f, out, 48)
+    assert [p.name for p in (out / "runs").iterdir() if p.suffix != ".parquet" or p.name.startswith(".")] == []

@@ -7,40 +7,38 @@ it, and how much the synchronization of their losses changes the answer.
 """
 
 from ._core import __version__
-from .engines import run
-from .errors import InputFileError, LossyncError, ScenarioError
-from .results import Result
-from .scenario import default_scenario_path, load_scenario, resolve, variants
-from .stats import summarize
-from .sweep import load_results, sweep
 
-__all__ = [
-    "InputFileError",
-    "LossyncError",
-    "Result",
-    "ScenarioError",
-    "__version__",
-    "default_scenario_path",
-    "load_results",
-    "load_scenario",
-    "reproduce",
-    "resolve",
-    "run",
-    "size_buffer",
-    "summarize",
-    "sweep",
-    "variants",
-]
+# Public names and the modules that define them, imported on first use (PEP 562): `import lossync`
+# stays light (no pandas or matplotlib until asked for), so the command line starts quickly and a
+# Ctrl-C while it starts is handled by `lossync.__main__`.
+_PUBLIC = {
+    "InputFileError": "errors",
+    "LossyncError": "errors",
+    "Result": "results",
+    "ScenarioError": "errors",
+    "default_scenario_path": "scenario",
+    "load_results": "sweeps",
+    "load_scenario": "scenario",
+    "reproduce": "studies",
+    "resolve": "scenario",
+    "run": "engines",
+    "size_buffer": "advisor",
+    "summarize": "stats",
+    "sweep": "sweeps",
+    "variants": "scenario",
+}
+__all__ = sorted([*_PUBLIC, "__version__"])
 
 
 def __getattr__(name: str):
-    # The advisor and the studies load matplotlib; import them only when asked for (PEP 562).
-    if name == "size_buffer":
-        from .advisor import size_buffer
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'lossync' has no attribute {name!r}")
+    from importlib import import_module
 
-        return size_buffer
-    if name == "reproduce":
-        from .studies import reproduce
+    value = getattr(import_module(f".{_PUBLIC[name]}", __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
 
-        return reproduce
-    raise AttributeError(f"module 'lossync' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

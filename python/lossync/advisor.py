@@ -19,7 +19,7 @@ import pandas as pd
 from .errors import LossyncError, ScenarioError
 from .scenario import ScenarioLike, find_scenario, load_scenario, resolve
 from .stats import METRICS, t975
-from .sweep import run_point
+from .sweeps import run_point
 
 
 def retained_fraction(variant: str, params: dict[str, Any], w: float) -> float:

@@ -180,7 +180,7 @@ def validate(scenario: Path, overrides: tuple[str, ...]) -> None:
 def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: int | None, resume: bool) -> None:
     """Run a sweep: a base scenario, axes, seeds. One Parquet row per (point, seed) in OUT/runs/."""
     from .stats import axes_of
-    from .sweep import sweep
+    from .sweeps import sweep
 
     # Default: beside the sweep file, or in the working folder for a shipped example named.
     out_dir = out_dir or (spec.with_suffix("") if spec.exists() else Path(spec.stem))
@@ -216,7 +216,7 @@ def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: 
 
     from .stats import LINK_METRICS, METRICS
     from .stats import summarize as summarize_results
-    from .sweep import load_results
+    from .sweeps import load_results
 
     if csv_out is not None:
         _writable_dir("--csv", csv_out.parent)
@@ -254,7 +254,7 @@ def _mean_ci(mean: float, ci: float) -> str:
 def plot(results: Path, x: str, y: str, hue: str | None, output: Path | None) -> None:
     """Line figure of a sweep's metric against an axis, with 95% confidence intervals."""
     from .plot import sweep_figure
-    from .sweep import load_results
+    from .sweeps import load_results
 
     frame = load_results(results)
     for option, name in (("--x", x), ("--hue", hue)):

@@ -3,19 +3,23 @@
 `atomic_write` writes a file under a temporary name in the same folder and renames it into place
 (POSIX rename is atomic within a file system), with the mode the user's umask gives a new file
 (temporary files are created 0600). `write_result_set` does the same for a set of files that
-belong together, such as a run's summary, series and figure: all are written first; the old
-completion marker is removed, the files are renamed in, and the marker comes last, so a folder
-whose marker exists holds one complete result.
+belong together, such as a run's summary, series and figure: all are written first into a
+staging folder; the old completion marker is removed, the files are renamed in, and the marker
+comes last, naming each file with its SHA-256, so a folder whose marker exists holds one complete
+result, and a file that does not belong to it is detected (`check_result_set`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from .errors import InputFileError
 
 Writer = Callable[[Path], Any]
 
@@ -58,27 +62,67 @@ def write_text(path: str | Path, text: str) -> Path:
     return atomic_write(path, lambda p: p.write_text(text))
 
 
-def write_result_set(folder: str | Path, files: Mapping[str, Writer], marker: str, known: tuple[str, ...] = ()) -> list[Path]:
-    """Writes `files` (name -> writer) into `folder` as one result. `marker` (one of the names)
-    is renamed in last and is removed first, so it exists only beside a complete set; files
-    named in `known` that this set does not write (an earlier run's figure, say) are removed."""
-    assert marker in files
+def sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+STAGING_PREFIX = ".partial-"
+
+
+def _remove_dead_staging(out: Path) -> None:
+    """Removes staging folders left by a writer that was killed (SIGKILL leaves no chance to
+    clean up). A staging folder is named after its writer's pid, so a live writer's is kept."""
+    for stale in out.glob(f"{STAGING_PREFIX}*"):
+        try:
+            pid = int(stale.name[len(STAGING_PREFIX):].split("-")[0])
+            os.kill(pid, 0)
+        except (ValueError, ProcessLookupError):
+            shutil.rmtree(stale, ignore_errors=True)
+        except PermissionError:  # a live process of another user
+            pass
+
+
+def write_result_set(folder: str | Path, files: Mapping[str, Writer], marker: str,
+                     write_marker: Callable[[Path, dict[str, str]], Any], known: tuple[str, ...] = ()) -> list[Path]:
+    """Writes `files` (name -> writer) into `folder` as one result, completed by `marker`:
+    `write_marker(path, digests)` gets the SHA-256 of every other file, so the marker names the
+    exact files it completes ([`check_result_set`]). The marker is removed first and renamed in
+    last, so it exists only beside a complete set; files named in `known` that this set does not
+    write (an earlier run's figure, say) are removed."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=out))
+    _remove_dead_staging(out)
+    staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out))
     try:
         mode = file_mode()
         for name, write in files.items():
             write(staging / name)
+        digests = {name: sha256(staging / name) for name in files}
+        write_marker(staging / marker, digests)
+        for name in [*files, marker]:
             os.chmod(staging / name, mode)
         (out / marker).unlink(missing_ok=True)
         for name in known:
-            if name not in files:
+            if name not in files and name != marker:
                 (out / name).unlink(missing_ok=True)
         for name in files:
-            if name != marker:
-                os.replace(staging / name, out / name)
+            os.replace(staging / name, out / name)
         os.replace(staging / marker, out / marker)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return [out / name for name in files]
+    return [out / name for name in [*files, marker]]
+
+
+def check_result_set(folder: str | Path, digests: Mapping[str, str]) -> None:
+    """Raises InputFileError unless every file the marker names is in `folder` with its digest."""
+    out = Path(folder)
+    for name, digest in digests.items():
+        path = out / name
+        if not path.is_file():
+            raise InputFileError(str(path), "missing: this result set is incomplete")
+        if sha256(path) != digest:
+            raise InputFileError(str(path), "does not match its summary (written by another run, or changed since)")

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from . import _core
-from .io import write_result_set
+from .errors import InputFileError
+from .io import check_result_set, write_result_set
 
 EVENT_COLUMNS = ["link", "start_s", "candidates", "signalled", "lost"]
 #: What `Result.write` may put in a folder; summary.json is written last and marks it complete.
@@ -22,7 +23,7 @@ RESULT_FILES = ("scenario.toml", "series.parquet", "events.csv", "figure.png", "
 class Result:
     """The outcome of one run.
 
-    summary: the headline metrics and per-link / per-flow tables, as a dict (see docs/metrics.md).
+    summary: the headline metrics and per-link / per-flow tables, as a dict (docs/model.md §5).
     series: time series, one row per recording instant: `time_s`, `queue_pkts.<link>`,
         `utilization.<link>`, `cwnd_pkts.<flow>`, `rate_pps.<flow>`.
     events: one row per congestion event in the measurement window: `link`, `start_s`,
@@ -46,6 +47,7 @@ class Result:
         series = pd.DataFrame(dict(columns))
         events = pd.DataFrame(json.loads(events_json), columns=EVENT_COLUMNS)
         result = cls(json.loads(summary_json), series, events, scenario)
+        result.summary.setdefault("partial", False)  # true only for an interrupted run (engines.core)
         if drops is not None:
             result.drops = pd.DataFrame({"time_s": drops[0], "flow": drops[1]})
         return result
@@ -86,8 +88,8 @@ class Result:
         """Writes summary.json (with the resolved scenario for provenance), scenario.toml (the
         resolved scenario, which re-runs to this result), series.parquet, events.csv and
         figure.png into `out_dir`, as one set: summary.json appears last, only beside files of
-        the same run; an interrupted write leaves no summary.json and no temporary file."""
-        doc = dict(self.summary, provenance=self.provenance())
+        the same run, and names each with its SHA-256 (`files`), so `Result.read` can tell a
+        complete set; an interrupted or killed write leaves no summary.json."""
         files = {
             "scenario.toml": lambda p: p.write_text(self.scenario_toml()),
             "series.parquet": lambda p: self.series.to_parquet(p, index=False),
@@ -96,11 +98,33 @@ class Result:
         if figure:
             fig = self.plot()
             files["figure.png"] = lambda p: fig.savefig(p, dpi=120, format="png")
-        files["summary.json"] = lambda p: p.write_text(json.dumps(doc, indent=2) + "\n")
+
+        def write_summary(path: Path, digests: dict[str, str]) -> None:
+            doc = dict(self.summary, provenance=self.provenance(), files=digests)
+            path.write_text(json.dumps(doc, indent=2) + "\n")
+
         try:
-            return write_result_set(out_dir, files, marker="summary.json", known=RESULT_FILES)
+            return write_result_set(out_dir, files, "summary.json", write_summary, known=RESULT_FILES)
         finally:
             if figure:
                 import matplotlib.pyplot as plt
 
                 plt.close(fig)
+
+    @classmethod
+    def read(cls, out_dir: str | Path) -> Result:
+        """The result `write` put in `out_dir`. Refused (InputFileError) if the set is incomplete:
+        no summary.json (the write was interrupted), or a file missing or not the one the summary
+        names."""
+        out = Path(out_dir)
+        marker = out / "summary.json"
+        if not marker.is_file():
+            raise InputFileError(str(marker), "missing: no complete result here (the run was interrupted, or never wrote here)")
+        try:
+            doc = json.loads(marker.read_text())
+            digests, provenance = doc.pop("files"), doc.pop("provenance")
+        except (ValueError, KeyError) as e:
+            raise InputFileError(str(marker), f"not a lossync summary ({type(e).__name__}: {e})") from None
+        check_result_set(out, digests)
+        events = pd.read_csv(out / "events.csv") if "events.csv" in digests else pd.DataFrame(columns=EVENT_COLUMNS)
+        return cls(doc, pd.read_parquet(out / "series.parquet"), events, provenance["scenario"])

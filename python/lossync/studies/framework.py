@@ -21,7 +21,7 @@ from ..errors import LossyncError
 from ..io import atomic_write
 from ..plot import plt
 from ..stats import summarize
-from ..sweep import sweep
+from ..sweeps import sweep
 
 PAPER = "Kumar, Xue, Park, 'Impact of Loss Synchronization on Reliable High Speed Networks', JCNC 2014"
 #: Short names of the variants, as the seed papers write them.

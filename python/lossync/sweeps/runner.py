@@ -180,6 +180,8 @@ def sweep(
             if spec_file.exists() and spec_file.read_text() != spec_text:
                 raise LossyncError(f"{out}: holds results of a different sweep; resuming needs the same sweep")
         runs.mkdir(parents=True, exist_ok=True)
+        for stale in runs.glob(".*.tmp"):  # rows a killed sweep was writing; we hold the lock
+            stale.unlink(missing_ok=True)
         write_text(spec_file, spec_text)
 
         done = set()

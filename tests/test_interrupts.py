@@ -1,0 +1,150 @@
+"""A result set is whole or visibly not there: interrupting `run --out` anywhere, by an exception
+at every step of the write or by SIGKILL / SIGINT at random moments of the process, never leaves a
+folder that `Result.read` accepts with files of two runs, and leaves no process or debris behind."""
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import lossync
+from lossync import io
+from lossync.errors import InputFileError
+
+
+def scenario(seed):
+    return {
+        "dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": 0.25}},
+        "flows": [{"count": 3, "cc": "reno", "rtt": "60ms..140ms"}],
+        "run": {"duration": "100s", "record_interval": "1s", "seed": seed},
+    }
+
+
+def assert_whole(folder, seeds):
+    """`folder` holds no result, or one complete result of one of `seeds` (all its files)."""
+    try:
+        r = lossync.Result.read(folder)
+    except InputFileError:
+        assert not (Path(folder) / "summary.json").exists() or pytest.fail("summary.json present but unreadable")
+        return None
+    assert r.summary["seed"] in seeds
+    assert r.scenario["run"]["seed"] == r.summary["seed"]
+    assert f"seed = {r.summary['seed']}" in (Path(folder) / "scenario.toml").read_text()
+    return r.summary["seed"]
+
+
+def test_read_gives_back_what_write_wrote(tmp_path):
+    r = lossync.run(scenario(1))
+    r.write(tmp_path, figure=False)
+    back = lossync.Result.read(tmp_path)
+    assert back.summary == json.loads(json.dumps(r.summary))
+    pd.testing.assert_frame_equal(back.series, r.series)
+    pd.testing.assert_frame_equal(back.events, r.events, check_dtype=False)
+    assert back.scenario == json.loads(json.dumps(r.scenario))
+
+
+def test_read_refuses_a_set_with_another_runs_file(tmp_path):
+    lossync.run(scenario(1)).write(tmp_path / "a", figure=False)
+    lossync.run(scenario(2)).write(tmp_path / "b", figure=False)
+    shutil.copy(tmp_path / "b" / "series.parquet", tmp_path / "a" / "series.parquet")
+    with pytest.raises(InputFileError, match="series.parquet: does not match its summary"):
+        lossync.Result.read(tmp_path / "a")
+    (tmp_path / "b" / "events.csv").unlink()
+    with pytest.raises(InputFileError, match="events.csv: missing"):
+        lossync.Result.read(tmp_path / "b")
+
+
+@pytest.mark.parametrize("where", ["write", "replace", "unlink"])
+def test_an_exception_at_any_step_of_a_rewrite_leaves_the_old_result_or_none(tmp_path, monkeypatch, where):
+    old, new = lossync.run(scenario(1)), lossync.run(scenario(2))
+    steps = 0
+    while True:
+        shutil.rmtree(tmp_path / "out", ignore_errors=True)
+        old.write(tmp_path / "out")
+        calls = 0
+
+        def fail_after(real):
+            def wrapped(*a, **k):
+                nonlocal calls
+                calls += 1
+                if calls > steps:
+                    raise KeyboardInterrupt
+                return real(*a, **k)
+            return wrapped
+
+        with monkeypatch.context() as m:
+            if where == "write":
+                m.setattr(Path, "write_text", fail_after(Path.write_text))
+            elif where == "replace":
+                m.setattr(io.os, "replace", fail_after(os.replace))
+            else:
+                m.setattr(Path, "unlink", fail_after(Path.unlink))
+            try:
+                new.write(tmp_path / "out", figure=where != "unlink")  # without: the old figure is removed
+                finished = True
+            except KeyboardInterrupt:
+                finished = False
+        seed = assert_whole(tmp_path / "out", {1, 2})
+        assert not list((tmp_path / "out").glob(".partial-*")), "staging left behind"
+        assert seed == (2 if finished else seed)
+        if finished:
+            break
+        steps += 1
+    assert steps >= 2  # the failure was injected at several steps before the write went through
+
+
+def run_cli(args):
+    return subprocess.Popen([sys.executable, "-m", "lossync", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def children_of(pid):
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return [int(c) for c in out.split()]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+def test_killing_run_out_at_random_moments_never_leaves_a_mixed_result(tmp_path, sig):
+    f = tmp_path / "s.toml"
+    f.write_text('dumbbell = { capacity = "100Mbps", buffer = { bdp_fraction = 0.25 } }\n'
+                 'flows = [{ count = 3, cc = "reno", rtt = "60ms..140ms" }]\n'
+                 'run = { duration = "400s", record_interval = "0.1s" }\n')
+    out = tmp_path / "out"
+    args = ["run", str(f), "--out", str(out)]
+    started = time.monotonic()
+    first = run_cli([*args, "--seed", "1"])
+    assert first.communicate(timeout=120) and first.returncode == 0
+    whole = time.monotonic() - started
+    # Moments spread over the whole life of the process: start-up, simulation, writing.
+    moments = random.Random(20261123).sample(range(1, 100), 10)
+    seen = set()
+    for i, percent in enumerate(sorted(moments)):
+        proc = run_cli([*args, "--seed", str(2 + i)])
+        time.sleep(whole * percent / 100)
+        kids = children_of(proc.pid)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        assert "Traceback" not in err, err
+        assert all(not Path(f"/proc/{k}").exists() for k in kids), "a child outlived the run"
+        seed = assert_whole(out, {1, *range(2, 3 + i)})
+        if seed is not None and seed == 2 + i:
+            # A result of this run is either the whole simulation, or says it is partial.
+            s = lossync.Result.read(out).summary
+            if s["partial"]:
+                assert sig == signal.SIGINT and s["duration_s"] < 400 and any(w.startswith("interrupted:") for w in s["warnings"])
+            else:
+                assert s["duration_s"] == 400
+        seen.add((proc.returncode, seed == 2 + i))
+    # A finished run afterwards removes what killed writers left (their staging folders).
+    last = run_cli([*args, "--seed", "99"])
+    assert last.communicate(timeout=120) and last.returncode == 0
+    assert assert_whole(out, {99}) == 99
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")], "debris left in the result folder"
+    assert len(seen) >= 2, f"every kill landed in the same phase: {seen}"
