@@ -71,11 +71,11 @@ def test_an_exception_at_any_step_of_a_rewrite_leaves_the_old_result_or_none(tmp
         old.write(tmp_path / "out")
         calls = 0
 
-        def fail_after(real):
+        def fail_after(real, limit=steps):
             def wrapped(*a, **k):
                 nonlocal calls
                 calls += 1
-                if calls > steps:
+                if calls > limit:
                     raise KeyboardInterrupt
                 return real(*a, **k)
             return wrapped

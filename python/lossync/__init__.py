@@ -6,7 +6,7 @@ it, and how much the synchronization of their losses changes the answer.
     >>> result.summary["utilization"], result.series.head()
 """
 
-from ._core import __version__
+from ._core import __version__ as __version__
 
 # Public names and the modules that define them, imported on first use (PEP 562): `import lossync`
 # stays light (no pandas or matplotlib until asked for), so the command line starts quickly and a
