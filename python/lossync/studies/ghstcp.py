@@ -144,5 +144,5 @@ register(Study(
      Claim("Scenario 2: “gHSTCP can utilize this redundant link bandwidth very well. Whereas, HSTCP or parallel TCP "
            "pillages vast resources from Flow-2”", _scenario2_spare)],
     source=SOURCE, engine="packet",
-    fidelity=("full fidelity: 5 seeds × 300 s", "quick: 2 seeds × 60 s, indicative only"),
+    fidelity=("5 seeds × 300 s", "2 seeds × 60 s"),
 ))

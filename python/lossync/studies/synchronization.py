@@ -368,6 +368,7 @@ register(Study(
     _pair_figure,
     [Claim("“STCP occupies the major bandwidth” when both flows are synchronized", _claim_share_above("full synchronization", "STCP", 0.5)),
      Claim("“In the case of dropping only one flow with highest sending rate … the fairness improves”", _claim_improves("jain"))],
+    fidelity=("one deterministic 200 s run per case", "one 200 s run per case, as in full fidelity"),
 ))
 register(Study(
     "fig3", "Fig. 3: two Scalable TCP flows with low and high RTT",
@@ -378,6 +379,7 @@ register(Study(
     [Claim("“the flow with low RTT consumes the major bandwidth and the other flow starves” (full synchronization)", _claim_share_above("full synchronization", "low-RTT", 0.5)),
      Claim("“when we enforce only one flow to lose … a good improvement in fairness”", _claim_improves("jain")),
      Claim("“… as well as link utilization”", _claim_improves("utilization"))],
+    fidelity=("one deterministic 200 s run per case", "one 200 s run per case, as in full fidelity"),
 ))
 register(Study(
     "fig4", "Fig. 4: two Scalable TCP flows, the second starting 10 s later",
@@ -386,6 +388,7 @@ register(Study(
     _pair_figure,
     [Claim("“When losses are synchronized, STCP starting after 10 seconds gets lesser bandwidth”", _claim_share_above("full synchronization", "early", 0.5)),
      Claim("“improvement in fairness when we enforce the partial synchronization”", _claim_improves("jain"))],
+    fidelity=("one deterministic 200 s run per case", "one 200 s run per case, as in full fidelity"),
 ))
 register(Study(
     "fig8", "Fig. 8: the validation setup (HSTCP, 1 Gbps, 1 KB packets)",
@@ -400,6 +403,7 @@ register(Study(
            lambda r: (lambda u: (f"U at 0.1 × 12,500, X=0.3: {u:.3f}", u > 0.9))(_u(r, model="sync X=0.3", buffer_fraction=0.1))),
      Claim("“when all the flows are synchronized, fluid model does not match with the NS2 simulation result”; X = 0.6, 0.3 "
            "match better (our packet engine in place of NS2)", _fig8_match)],
+    fidelity=("fluid 10 seeds × 3000 s; packet 3 × 600 s", "fluid 2 seeds × 300 s; packet 1 × 150 s")
 ))
 register(Study(
     "fig9", "Fig. 9: utilization vs buffer size at 10 Gbps",
@@ -407,10 +411,10 @@ register(Study(
     "X = 0.3, 0.6, 1 (m_k from the bounded normal with the default mean and deviation), highest-rate policy.",
     _run_fig9, _fig9_figure,
     [Claim("“as buffer size increases link utilization improves”", _monotone_in_buffer),
-     Claim("“de-synchronization improves the link utilization”", _desync_helps),
+     Claim("“de-synchronization improves the link utilization”", _desync_helps, quick_decides=False),
      Claim("HSTCP: > 90% with buffers below 10% of BDP (slides: at 0.05 BDP)", _hstcp_90_below_10),
      Claim("CUBIC: “less than 90% link utilization for all the three values of X” (at 0.05 BDP)", _cubic_below_90),
-     Claim("CUBIC, buffers > 20% BDP: less synchronization helps, but “X = 0.6 does not show any improvement than X = 1”", _cubic_x06_no_better),
+     Claim("CUBIC, buffers > 20% BDP: less synchronization helps, but “X = 0.6 does not show any improvement than X = 1”", _cubic_x06_no_better, quick_decides=False),
      Claim("“HSTCP performs better than CUBIC TCP with various buffer sizes” (ties within 0.5 point count)", _ordering("highspeed", "cubic", 0.005)),
      Claim("“AIMD outperforms CUBIC” (ties within 0.5 point count)", _ordering("reno", "cubic", 0.005)),
      Claim("“AIMD … is comparable to HSTCP” (within 3 points in every cell)", _comparable("reno", "highspeed", 0.03)),

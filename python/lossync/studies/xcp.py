@@ -147,7 +147,7 @@ register(Study(
                       _t(d, "paced conservative", "max_queue_pkts")
                       < 0.5 * min(_t(d, c, "max_queue_pkts") for c in XCP_CONFIGS if c != "paced conservative")))],
     source=SOURCE, engine="packet",
-    fidelity=("full fidelity: one 100 s run per configuration", "quick: 30 s runs, indicative only"),
+    fidelity=("one 100 s run per configuration", "one 30 s run per configuration"),
 ))
 
 
@@ -278,10 +278,10 @@ register(Study(
     "NewReno is not a separate law here (recovery is SACK-based for every variant).",
     run_buffers, buffers_figure,
     [Claim("“Pacing solves the stability problem, so there is no packet loss” (rule-of-thumb buffer)", _claim_pacing_removes_loss),
-     Claim("“Using pacing and conservative parameter set together drastically decreases buffer requirements”", _claim_paced_conservative_smallest),
+     Claim("“Using pacing and conservative parameter set together drastically decreases buffer requirements”", _claim_paced_conservative_smallest, quick_decides=False),
      Claim("“Paced XCP and TCP versions have higher utilization in general”", _claim_paced_utilization),
      Claim("“Non-paced TCP and XCP have high utilization with small buffering only when the number of flows is high "
-           "enough according to Appenzeller's B = RTT × BW/√n” (non-paced TCP above 90% exactly where B ≥ RTT·C/√n)", _claim_sqrt_n)],
+           "enough according to Appenzeller's B = RTT × BW/√n” (non-paced TCP above 90% exactly where B ≥ RTT·C/√n)", _claim_sqrt_n, quick_decides=False)],
     source=SOURCE, engine="packet",
-    fidelity=("full fidelity: n up to 800, 100 s", "quick: n = 2, 10, 50, 20 s, indicative only"),
+    fidelity=("n up to 800, 100 s runs", "n = 2, 10, 50, 20 s runs"),
 ))
