@@ -4,7 +4,7 @@
 # calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet -e '.[test]'
+python3 -m pip install --quiet '.[test]'  # as a user installs it (not -e): the tests check what is installed
 python3 -m ruff check python tests scripts
 cargo test -p lossync-core
 python3 -m pytest -q

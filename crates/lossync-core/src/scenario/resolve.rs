@@ -209,7 +209,7 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
     if warmup_s >= duration_s {
         return Err(Error::field(
             "run.warmup",
-            "must be shorter than run.duration",
+            format!("{warmup_s} s must be shorter than run.duration ({duration_s} s)"),
         ));
     }
     Ok(Run {
