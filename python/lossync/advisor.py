@@ -1,7 +1,7 @@
 """The buffer-sizing advisor: the smallest bottleneck buffer that reaches each target utilization,
 found by bisection over simulations, beside the classic rules (docs/model.md §4.1–4.2).
 
-    lossync size-buffer --capacity 10Gbps --flows 10:highspeed:80ms..260ms --sync x=0.3
+    lossync size-buffer --capacity 10Gbps --flows 10:highspeed:80ms..260ms --verify
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import json
 import math
 import multiprocessing
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -90,6 +91,10 @@ def _probe(pool, base: dict, base_dir: str, fraction: float, seeds: list[int]) -
     return Probe(fraction, mean, ci, rows)
 
 
+#: Packet-engine runs that check a fluid answer (`verify`): seeds and run length.
+VERIFY_SEEDS, VERIFY_DURATION_S, VERIFY_WARMUP_S = 2, 120.0, 40.0
+
+
 def size_buffer(
     scenario: ScenarioLike,
     targets: tuple[float, ...] = (0.9, 0.95, 0.99),
@@ -97,10 +102,20 @@ def size_buffer(
     max_fraction: float = 2.0,
     tolerance: float = 0.002,
     workers: int | None = None,
+    engine: str | None = None,
+    verify: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """For each target utilization, the smallest buffer (as a fraction of the dumbbell's BDP at its
     reference RTT) whose mean utilization over `seeds` runs reaches it, found by bisection to within
-    `tolerance` (relative, or 1e-4 of the BDP absolute). Returns (table, rules of thumb)."""
+    `tolerance` (relative, or 1e-4 of the BDP absolute). Returns (table, rules of thumb); the rules
+    also say which engine and loss model answered (`engine`, `loss_model`).
+
+    engine: the scenario's own (default fluid), or "fluid" / "packet".
+    verify: also run the packet engine at each buffer found (VERIFY_SEEDS runs of
+        VERIFY_DURATION_S) and report its utilization beside the answer (`packet_utilization`).
+    progress: called with one line per probed buffer size (the CLI prints them to stderr).
+    """
     for t in targets:
         if not 0 < t <= 1:
             raise ScenarioError("--target", f"{t} is not a utilization in (0, 1]")
@@ -112,6 +127,10 @@ def size_buffer(
         doc, base_dir = load_scenario(scenario), str(find_scenario(scenario).resolve().parent)
     if "dumbbell" not in doc:
         raise ScenarioError("dumbbell", "the advisor sizes the buffer of a dumbbell's bottleneck")
+    if engine is not None:
+        if engine not in ("fluid", "packet"):
+            raise ScenarioError("--engine", f"{engine!r}: the advisor runs the fluid or the packet engine")
+        doc["engine"] = engine
     doc["dumbbell"].setdefault("buffer", {})
     doc["dumbbell"]["buffer"] = {"bdp_fraction": 1.0, **{k: v for k, v in doc["dumbbell"]["buffer"].items() if k == "reference_rtt"}}
     sc = resolve(doc)
@@ -127,7 +146,10 @@ def size_buffer(
 
         def probe(f: float) -> Probe:
             if f not in cache:
-                cache[f] = _probe(pool, doc, base_dir, f, list(range(1, seeds + 1)))
+                cache[f] = p = _probe(pool, doc, base_dir, f, list(range(1, seeds + 1)))
+                if progress:
+                    ci = "" if math.isnan(p.ci95) else f" ± {p.ci95:.4f}"
+                    progress(f"probe {len(cache):>2}: buffer {f:.4f} BDP ({f * bdp:,.0f} packets): U {p.utilization:.4f}{ci}")
             return cache[f]
 
         for target in sorted(targets):
@@ -157,6 +179,8 @@ def size_buffer(
                 "jain": sum(x["jain"] for x in r) / len(r),
                 "note": "",
             })
+        if verify:
+            _verify(pool, doc, base_dir, rows, progress)
     # The rules, at the same reference RTT and capacity (docs/model.md §4.1).
     fair_w = bdp / n
     gammas = [retained_fraction(f["variant"], f["params"], fair_w) for f in flows]
@@ -170,13 +194,30 @@ def size_buffer(
         "retained_gamma": gamma,
         "closed_form": {t: closed_form_buffer(t, gamma) for t in sorted(targets)},
         "closed_form_full_utilization": (1 - gamma) / gamma,
+        "engine": sc["engine"],
+        "loss_model": sc["loss"]["model"] if sc["engine"] == "fluid" else "packets (real drops)",
     }
     return pd.DataFrame(rows), rules
 
 
-def build_scenario(capacity: str, flows: list[str], sync: str, duration: str, packet_size: int = 1500) -> dict[str, Any]:
+def _verify(pool, doc: dict, base_dir: str, rows: list[dict[str, Any]], progress: Callable[[str], None] | None) -> None:
+    """Adds each answer's packet-engine utilization (`packet_utilization`, `packet_ci95`)."""
+    packet = json.loads(json.dumps(doc))
+    packet["engine"] = "packet"
+    packet["run"] = dict(packet.get("run", {}), duration=VERIFY_DURATION_S, warmup=VERIFY_WARMUP_S, from_first_congestion=False)
+    for row in rows:
+        if math.isnan(row["bdp_fraction"]):
+            continue
+        p = _probe(pool, packet, base_dir, row["bdp_fraction"], list(range(1, VERIFY_SEEDS + 1)))
+        row["packet_utilization"], row["packet_ci95"] = p.utilization, p.ci95
+        if progress:
+            progress(f"verify: buffer {row['bdp_fraction']:.4f} BDP: packet engine U {p.utilization:.4f}")
+
+
+def build_scenario(capacity: str, flows: list[str], sync: str = "tcp", duration: str = "3000s", packet_size: int = 1500) -> dict[str, Any]:
     """A dumbbell from command-line words: flows as COUNT:VARIANT:RTT (RTT may be a range
-    80ms..260ms); sync as `all`, `x=0.3`, `m=3`, `file=m.csv` or `proportional`."""
+    80ms..260ms); the fluid loss model as `tcp` (the default, docs/fluid.md), `proportional`, or
+    the paper's synchronization module: `all`, `x=0.3`, `m=3`, `file=m.csv`."""
     groups = []
     for item in flows:
         parts = item.split(":")
@@ -190,8 +231,8 @@ def build_scenario(capacity: str, flows: list[str], sync: str, duration: str, pa
     if not groups:
         raise ScenarioError("--flows", "give at least one COUNT:VARIANT:RTT")
     kind, _, value = sync.partition("=")
-    if sync == "proportional":
-        loss: dict[str, Any] = {"model": "proportional"}
+    if sync in ("tcp", "proportional"):
+        loss: dict[str, Any] = {"model": sync}
     elif sync == "all":
         loss = {"model": "sync", "sync": {"kind": "all"}}
     elif kind == "x":
@@ -201,7 +242,7 @@ def build_scenario(capacity: str, flows: list[str], sync: str, duration: str, pa
     elif kind == "file":
         loss = {"model": "sync", "sync": {"kind": "empirical", "file": value}}
     else:
-        raise ScenarioError(f"--sync {sync}", "use all, x=0.3, m=3, file=m.csv or proportional")
+        raise ScenarioError(f"--loss {sync}", "use tcp, proportional, all, x=0.3, m=3 or file=m.csv")
     return {
         "dumbbell": {"capacity": capacity, "packet_size": packet_size, "buffer": {"bdp_fraction": 1.0}},
         "flows": groups,

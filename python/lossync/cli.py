@@ -297,30 +297,45 @@ def reproduce(name: str | None, list_them: bool, quick: bool, engine: str | None
 @click.argument("scenario", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--capacity", default="10Gbps", show_default=True, help="Bottleneck rate (without SCENARIO).")
 @click.option("--flows", "flows", multiple=True, metavar="COUNT:VARIANT:RTT", help="A flow group, e.g. 10:highspeed:80ms..260ms (repeatable; without SCENARIO).")
-@click.option("--sync", default="x=0.6", show_default=True, help="Synchronization: all, x=0.3, m=3, file=m.csv or proportional (without SCENARIO).")
-@click.option("--duration", default="3000s", show_default=True, help="Run length (without SCENARIO).")
+@click.option("--loss", "--sync", "loss", default="tcp", show_default=True,
+              help="Fluid loss model (without SCENARIO): tcp (faithful, docs/fluid.md), proportional, or the paper's module: all, x=0.3, m=3, file=m.csv.")
+@click.option("--duration", default=None, help="Run length (without SCENARIO; default 3000s fluid, 120s packet).")
+@click.option("--engine", type=click.Choice(["fluid", "packet"]), default=None, help="The engine that answers (default: the scenario's, fluid).")
+@click.option("--verify", is_flag=True, help="Run the packet engine at each buffer found and print its utilization beside the answer.")
 @click.option("--target", "targets", multiple=True, type=float, help="Target utilization (repeatable; default 0.9 0.95 0.99).")
 @click.option("--seeds", default=5, show_default=True, help="Runs per probed buffer size.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field.")
-def size_buffer_cmd(scenario, capacity, flows, sync, duration, targets, seeds, overrides) -> None:
+def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, targets, seeds, overrides) -> None:
     """The smallest buffer reaching each target utilization, by bisection over simulations, beside
     the rule of thumb, Appenzeller's RTT·C/√n and the synchronized closed form."""
-    from .advisor import build_scenario, size_buffer
+    from .advisor import VERIFY_DURATION_S, VERIFY_SEEDS, build_scenario, size_buffer
     from .scenario import apply_overrides, load_scenario
 
-    doc = load_scenario(scenario) if scenario else build_scenario(capacity, list(flows), sync, duration)
+    duration = duration or ("120s" if engine == "packet" else "3000s")
+    doc = load_scenario(scenario) if scenario else build_scenario(capacity, list(flows), loss, duration)
     apply_overrides(doc, overrides)
-    table, rules = size_buffer(doc, tuple(targets) or (0.9, 0.95, 0.99), seeds=seeds)
+    table, rules = size_buffer(doc, tuple(targets) or (0.9, 0.95, 0.99), seeds=seeds, engine=engine, verify=verify,
+                               progress=lambda line: click.echo(f"  {line}", err=True))
     bdp = rules["bdp_pkts"]
-    click.echo(f"BDP {bdp:,.0f} packets at a reference RTT of {rules['reference_rtt_s'] * 1e3:.1f} ms; {rules['flows']} flows; {seeds} seeds per probe\n")
-    click.echo(f"  {'target':>7}{'buffer pkts':>14}{'of BDP':>9}{'U mean':>9}{'± ci95':>8}{'q delay':>10}{'loss':>10}{'Jain':>7}")
+    click.echo(f"BDP {bdp:,.0f} packets at a reference RTT of {rules['reference_rtt_s'] * 1e3:.1f} ms; {rules['flows']} flows; {seeds} seeds per probe")
+    click.echo(f"answered by the {rules['engine']} engine, loss model {rules['loss_model']}"
+               + (f"; checked by the packet engine ({VERIFY_SEEDS} runs × {VERIFY_DURATION_S:g} s per answer)" if verify else "") + "\n")
+    check = verify and "packet_utilization" in table
+    click.echo(f"  {'target':>7}{'buffer pkts':>14}{'of BDP':>9}{'U mean':>9}{'± ci95':>8}{'q delay':>10}{'loss':>10}{'Jain':>7}"
+               + (f"{'U packet':>10}{'diff':>8}" if check else ""))
     for _, r in table.iterrows():
         if r["note"]:
             click.echo(f"  {r['target']:>7.3f}  {r['note']}")
             continue
         ci = "" if math.isnan(r["utilization_ci95"]) else f"{r['utilization_ci95']:.4f}"
+        extra = f"{r['packet_utilization']:>10.4f}{r['packet_utilization'] - r['utilization']:>+8.3f}" if check else ""
         click.echo(f"  {r['target']:>7.3f}{r['buffer_pkts']:>14,.0f}{r['bdp_fraction']:>9.4f}{r['utilization']:>9.4f}{ci:>8}"
-                   f"{r['mean_queueing_delay_s'] * 1e3:>8.2f}ms{r['loss_rate']:>10.2e}{r['jain']:>7.3f}")
+                   f"{r['mean_queueing_delay_s'] * 1e3:>8.2f}ms{r['loss_rate']:>10.2e}{r['jain']:>7.3f}{extra}")
+    if check:
+        short = table[table["packet_utilization"] < table["target"]]
+        if len(short):
+            click.echo(f"  warning: the packet engine does not reach the target at {len(short)} of the buffers found; "
+                       "trust the packet engine's figure (docs/validation/fidelity.md)")
     click.echo("\n  rules:")
     click.echo(f"    rule of thumb RTT·C          {rules['rule_of_thumb_pkts']:>12,.0f} packets (1 BDP)")
     click.echo(f"    Appenzeller RTT·C/√n         {rules['appenzeller_pkts']:>12,.0f} packets ({1 / math.sqrt(rules['flows']):.3f} BDP)")
