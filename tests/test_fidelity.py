@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+import lossync
+from lossync.compare import compare
+
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("fidelity", ROOT / "scripts" / "fidelity.py")
 fidelity = importlib.util.module_from_spec(_spec)
@@ -37,3 +40,19 @@ def test_issue_11_tolerances_on_the_slice(slice_frame):
     ad = tcp["du"].abs()
     assert (ad <= 0.03).mean() >= 0.9
     assert (ad[tcp["buffer"] >= 0.1] <= 0.05).all()
+
+
+DUMBBELLS = [p.stem for p in sorted((ROOT / "examples").glob("*.toml"))
+             if not p.name.startswith("sweep-") and "dumbbell" in lossync.load_scenario(p)]
+
+
+@pytest.mark.parametrize("name", DUMBBELLS)
+def test_every_shipped_dumbbell_default_fluid_is_within_3_points_of_the_packet_engine(name):
+    # Issue 11 acceptance 4: the example with the default (faithful) loss model, shortened for CI
+    # (10 Gb/s: 120 s, otherwise 300 s; statistics after the first third).
+    fast = lossync.resolve(name)["links"][0]["capacity_bps"] >= 10e9
+    duration = 120 if fast else 300
+    table = compare(name, ["fluid:tcp", "packet"], [f"run.duration={duration}", f"run.warmup={duration // 3}",
+                                                    "run.from_first_congestion=false"])
+    u = table["utilization"]
+    assert abs(u["fluid:tcp"] - u["packet"]) <= 0.03, u.to_dict()
