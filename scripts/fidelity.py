@@ -227,7 +227,11 @@ def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
     )
     if wall_s is not None:
         text.append(f"This regeneration ran for {wall_s / 60:.1f} min on 2 workers.")
-    text.append("A full regeneration (all 2,916 runs) takes about 6.5 minutes on 2 cores (measured 2026-11-23).")
+    cpu = sum(r["wall_s"] for r in rows) / 60
+    text.append(f"The {len(rows):,} runs stored took {cpu:.0f} CPU-minutes in all (the packet engine's "
+                f"{sum(r['wall_s'] for r in packet) / 60:.0f}), so a full regeneration takes about {cpu / 2:.0f} "
+                "minutes on 2 cores; the fluid rows were rerun at the step rule of 80 steps per shortest RTT "
+                "(2026-11-23).")
     errors = [r for r in rows if "error" in r]
     if errors:
         text.append(f"{len(errors)} runs failed: " + "; ".join(f"{r['engine']} {r['cell']}: {r['error']}" for r in errors[:5]))

@@ -15,7 +15,7 @@ LAYERS = [
     ["lossync.scenario", "lossync.stats"],
     ["lossync.results", "lossync.plot"],
     ["lossync.engines"],
-    ["lossync.sweeps", "lossync.compare"],
+    ["lossync.sweeps", "lossync.compare", "lossync.calibrate"],
     ["lossync.advisor", "lossync.studies"],
     ["lossync.cli", "lossync", "lossync.__main__"],
 ]

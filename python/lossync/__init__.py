@@ -15,6 +15,7 @@ _PUBLIC = {
     "InputFileError": "errors",
     "LossyncError": "errors",
     "Result": "results",
+    "calibrate": "calibrate",
     "ScenarioError": "errors",
     "default_scenario_path": "scenario",
     "load_results": "sweeps",

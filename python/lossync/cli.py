@@ -345,6 +345,25 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
     click.echo(f"    synchronized, 100% utilization: ρ* = (1−γ)/γ = {rules['closed_form_full_utilization']:.4f} BDP")
 
 
+@main.command(name="calibrate")
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The calibration file to write (TOML).")
+@click.option("--seeds", default=2, show_default=True, help="Packet and fluid runs per point (seeds 1..N).")
+@click.option("--duration", "duration", default=None, type=float, help="Seconds per run (default: the scenario's); statistics after the first third.")
+def calibrate_cmd(scenario, out, seeds, duration) -> None:
+    """Fit the fluid engine's small-buffer loss (the tcp model's burst headroom) to short packet
+    runs of SCENARIO and write a calibration file: name it with
+    loss = { model = "tcp", calibration = "FILE" }."""
+    from .calibrate import calibrate
+
+    _writable_dir("--out", out.parent)
+    cal = calibrate(scenario, out, seeds=seeds, duration_s=duration, progress=lambda line: click.echo(f"  {line}", err=True))
+    f = cal["fitted"]
+    click.echo(f"burst_pkts = {cal['burst_pkts']} ({f['note']})")
+    click.echo(f"utilization: packet {f['packet_utilization']:.4f}, fluid {f['fluid_utilization_uncalibrated']:.4f} "
+               f"uncalibrated, {f['fluid_utilization_calibrated']:.4f} calibrated; written to {out}")
+
+
 @main.command(name="compare")
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--engines", default="fluid,packet", show_default=True,

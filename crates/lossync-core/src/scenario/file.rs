@@ -322,6 +322,8 @@ pub struct LossSpec {
     pub policy: Option<String>,
     pub reductions_per_event: Option<f64>,
     pub holdoff: Option<Time>,
+    pub burst_pkts: Option<f64>,
+    pub calibration: Option<String>,
 }
 
 /// The synchronization controller: `{ kind = "all" }`, `"fixed"`, `"normal"` or `"empirical"`,

@@ -4,6 +4,7 @@
 //! way back ([`write`](mod@write): [`to_toml`], a scenario file that resolves to the same
 //! scenario). Field by field documentation: docs/scenario.md.
 
+pub mod calibration;
 pub mod empirical;
 pub mod file;
 pub mod limits;

@@ -187,7 +187,16 @@ pub enum LossModel {
     /// (a window cut pauses sending until the data in flight fall below it), a flow loses in an
     /// overflow episode with the probability that at least one of its packets was dropped, and
     /// reacts at most once per RTT, as SACK and NewReno react once per loss event.
-    Tcp,
+    Tcp {
+        /// Packets of burst headroom: a drop-tail queue fed by bursts overflows before its fluid
+        /// average reaches the buffer, so the fluid queue is held to `buffer - burst_pkts` (at
+        /// least one packet). 0 unless calibrated (`lossync calibrate`, docs/fluid.md).
+        #[serde(skip_serializing_if = "is_zero")]
+        burst_pkts: f64,
+        /// The calibration file `burst_pkts` was read from, if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        calibration: Option<String>,
+    },
     /// The loss-synchronization module (docs/model.md §2).
     Sync {
         sync: Sync,
@@ -221,6 +230,17 @@ pub enum Sync {
     },
 }
 
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TcpModelFields {
+    burst_pkts: Option<f64>,
+    calibration: Option<String>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SyncModelFields {
@@ -240,8 +260,11 @@ impl<'de> Deserialize<'de> for LossModel {
                 LossModel::Proportional
             }
             "tcp" => {
-                let NoFields {} = fields(rest, TAG, &kind)?;
-                LossModel::Tcp
+                let f: TcpModelFields = fields(rest, TAG, &kind)?;
+                LossModel::Tcp {
+                    burst_pkts: f.burst_pkts.unwrap_or(0.0),
+                    calibration: f.calibration,
+                }
             }
             _ => {
                 let f: SyncModelFields = fields(rest, TAG, &kind)?;

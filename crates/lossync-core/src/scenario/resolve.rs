@@ -948,6 +948,41 @@ fn flow_parallel(parallel: Option<i64>, field: &str) -> Result<usize> {
     Ok(parallel as usize)
 }
 
+/// The `tcp` model's burst headroom: given (`burst_pkts`), read from a calibration file
+/// (`calibration`, written by `lossync calibrate`), or 0. Below the smallest buffer, since a queue
+/// must hold at least one packet.
+fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossModel> {
+    let (burst_pkts, calibration, field) = match (&l.calibration, l.burst_pkts) {
+        (Some(_), Some(_)) => {
+            return Err(Error::field(
+                "loss.burst_pkts",
+                "give burst_pkts or a calibration file, not both",
+            ))
+        }
+        (Some(file), None) => {
+            let path = base_dir.join(file);
+            let b = super::calibration::read_burst_pkts(&path)?;
+            (b, Some(path.display().to_string()), "loss.calibration")
+        }
+        (None, b) => (b.unwrap_or(0.0), None, "loss.burst_pkts"),
+    };
+    non_negative(field, burst_pkts)?;
+    let smallest = links
+        .iter()
+        .map(|k| k.buffer_pkts)
+        .fold(f64::INFINITY, f64::min);
+    if burst_pkts > 0.0 && burst_pkts >= smallest {
+        return Err(Error::field(
+            field,
+            format!("{burst_pkts} packets of burst headroom is not below the smallest buffer ({smallest} packets)"),
+        ));
+    }
+    Ok(LossModel::Tcp {
+        burst_pkts,
+        calibration,
+    })
+}
+
 /// The loss model; `sync`, `policy`, `reductions_per_event` and `holdoff` only with `sync`
 /// (errors with `proportional` and `tcp`).
 fn resolve_loss(
@@ -978,11 +1013,21 @@ fn resolve_loss(
                     ));
                 }
             }
-            Ok(if model == "tcp" {
-                LossModel::Tcp
-            } else {
-                LossModel::Proportional
-            })
+            if model == "proportional" {
+                for (name, given) in [
+                    ("burst_pkts", l.burst_pkts.is_some()),
+                    ("calibration", l.calibration.is_some()),
+                ] {
+                    if given {
+                        return Err(Error::field(
+                            format!("loss.{name}"),
+                            "only applies to model = \"tcp\"",
+                        ));
+                    }
+                }
+                return Ok(LossModel::Proportional);
+            }
+            resolve_tcp(l, links, base_dir)
         }
         "sync" => {
             // The smallest number of flows on any link bounds a fixed m.

@@ -291,7 +291,19 @@ fn write_loss(o: &mut String, loss: &LossModel) {
     o.push_str("\n[loss]\n");
     let (sync, policy, reductions_per_event, holdoff_s) = match loss {
         LossModel::Proportional => return line(o, "model", &string("proportional")),
-        LossModel::Tcp => return line(o, "model", &string("tcp")),
+        LossModel::Tcp {
+            burst_pkts,
+            calibration,
+        } => {
+            line(o, "model", &string("tcp"));
+            if *burst_pkts != 0.0 {
+                line(o, "burst_pkts", &num(*burst_pkts));
+            }
+            if let Some(c) = calibration {
+                let _ = writeln!(o, "# burst_pkts from the calibration file {c}");
+            }
+            return;
+        }
         LossModel::Sync {
             sync,
             policy,
