@@ -152,3 +152,7 @@ def test_a_missing_calibration_file_or_two_sources_are_refused(tmp_path):
     (tmp_path / "cal.toml").write_text("burst_pkts = 1\n")
     _one_line_naming(cli("run", str(GOOD), "--set", f'loss={{model="tcp", calibration="{tmp_path / "cal.toml"}", burst_pkts=1}}'), "loss.burst_pkts")
     _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="proportional", burst_pkts=1}'), "loss.burst_pkts")
+
+
+def test_event_threshold_out_of_range_names_its_field():
+    _one_line_naming(cli("validate", str(GOOD), "--set", 'loss={model="tcp", event_threshold=0}'), "loss.event_threshold")

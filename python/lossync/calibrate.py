@@ -1,17 +1,15 @@
 """Calibrating the fluid engine against short packet-level runs (`lossync calibrate SCENARIO`).
 
-The default `tcp` loss model has one free quantity where it is weakest, small buffers: the burst
-headroom `burst_pkts` (docs/fluid.md, "Calibration"). A drop-tail queue fed by the bursts of ACK
-clocking and slow start overflows before its fluid average reaches the buffer, so the fluid queue is
-held `burst_pkts` below it. `calibrate` runs the scenario in the packet engine (the reference),
-then finds by bisection the headroom at which the fluid engine's mean utilization over the same
-seeds matches, and writes a calibration file that a scenario names:
+The default `tcp` loss model has two quantities a calibration may set (docs/fluid.md,
+"Calibration"): the burst headroom `burst_pkts` (a drop-tail queue fed by bursts overflows before
+its fluid average reaches the buffer, so the fluid queue is held that far below it) and
+`event_threshold` (the scale of the drops a flow takes per loss event: above 1, fewer flows lose
+per overflow). `calibrate` runs the scenario in the packet engine (the reference), then bisects the
+one that moves the fluid engine's mean utilization over the same seeds toward the packet engine's:
+the headroom if the fluid engine is too high (utilization falls as it grows), the threshold if too
+low (utilization rises with it). It writes a calibration file that a scenario names:
 
     loss = { model = "tcp", calibration = "cal.toml" }
-
-The fluid utilization falls as the headroom grows (a smaller effective buffer drains more often),
-so the bisection converges; where the fluid engine is not above the packet engine with no
-headroom, none is fitted (0) and the file says so.
 """
 
 from __future__ import annotations
@@ -42,9 +40,9 @@ def calibrate(
     tolerance: float = 0.002,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Fits `burst_pkts` of the `tcp` loss model so that the fluid engine's mean utilization over
-    seeds 1..`seeds` matches the packet engine's (within `tolerance`, or as close as the bisection
-    gets in 20 halvings). `duration_s`: the runs' length (default: the scenario's), statistics
+    """Fits `burst_pkts` or `event_threshold` of the `tcp` loss model so that the fluid engine's mean
+    utilization over seeds 1..`seeds` matches the packet engine's (within `tolerance`, or as close
+    as the bisection gets in 20 halvings). `duration_s`: the runs' length (default: the scenario's), statistics
     after its first third. Writes the calibration file to `out` if given; returns its content."""
     if seeds < 1:
         raise ScenarioError("--seeds", "must be at least 1")
@@ -65,32 +63,45 @@ def calibrate(
     u_packet = _mean_utilization({**doc, "engine": "packet"}, seed_list, base_dir)
     say(f"packet engine: U {u_packet:.4f} (mean of {seeds} runs)")
 
-    def fluid(b: float) -> float:
-        u = _mean_utilization({**doc, "engine": "fluid", "loss": {"model": "tcp", "burst_pkts": b}}, seed_list, base_dir)
-        say(f"fluid, burst_pkts {b:8.3f}: U {u:.4f}")
+    def fluid(b: float, e: float) -> float:
+        loss = {"model": "tcp", "burst_pkts": b, "event_threshold": e}
+        u = _mean_utilization({**doc, "engine": "fluid", "loss": loss}, seed_list, base_dir)
+        say(f"fluid, burst_pkts {b:8.3f}, event_threshold {e:7.3f}: U {u:.4f}")
         return u
 
-    u_before = fluid(0.0)
-    lo, hi = 0.0, 0.95 * smallest
-    if u_before <= u_packet + tolerance:
-        burst, u_after = 0.0, u_before
-        note = "the fluid engine is not above the packet engine without headroom: nothing to fit (burst_pkts = 0)"
-    elif (u_hi := fluid(hi)) > u_packet:
-        burst, u_after = hi, u_hi
-        note = "the fit reached its limit (95% of the smallest buffer): the fluid engine stays above the packet engine"
-    else:
-        burst, u_after = hi, u_hi
+    def bisect(u_of: Callable[[float], float], lo: float, hi: float, u_lo: float, u_hi: float) -> tuple[float, float]:
+        """The x in [lo, hi] whose U is closest to the packet engine's, U monotone in x."""
+        best = min([(lo, u_lo), (hi, u_hi)], key=lambda xu: abs(xu[1] - u_packet))
+        rising = u_hi > u_lo
         for _ in range(20):
-            mid = (lo + hi) / 2
-            u = fluid(mid)
-            if abs(u - u_packet) < abs(u_after - u_packet):
-                burst, u_after = mid, u
-            if abs(u - u_packet) <= tolerance:
+            if abs(best[1] - u_packet) <= tolerance:
                 break
-            lo, hi = (mid, hi) if u > u_packet else (lo, mid)
-        note = "fitted"
+            mid = (lo + hi) / 2
+            u = u_of(mid)
+            if abs(u - u_packet) < abs(best[1] - u_packet):
+                best = (mid, u)
+            lo, hi = (mid, hi) if (u < u_packet) == rising else (lo, mid)
+        return best
+
+    u_before = fluid(0.0, 1.0)
+    burst, threshold, u_after = 0.0, 1.0, u_before
+    if u_before > u_packet + tolerance:
+        # Too high: bursts overflow the real buffer early; hold the fluid queue below it.
+        hi = 0.95 * smallest
+        burst, u_after = bisect(lambda b: fluid(b, 1.0), 0.0, hi, u_before, fluid(hi, 1.0))
+        note = "fitted burst_pkts" if burst < hi else "burst_pkts at its limit (95% of the smallest buffer): the fluid engine stays above the packet engine"
+    elif u_before < u_packet - tolerance:
+        # Too low: more flows lose per overflow than in packets; raise the drops per loss event
+        # (bisection on its logarithm: the effect is multiplicative).
+        e_hi = 100.0
+        x, u_after = bisect(lambda x: fluid(0.0, math.exp(x)), 0.0, math.log(e_hi), u_before, fluid(0.0, e_hi))
+        threshold = math.exp(x)
+        note = "fitted event_threshold" if threshold < e_hi else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
+    else:
+        note = f"the fluid engine is within {tolerance} of the packet engine: nothing to fit"
     result = {
         "burst_pkts": round(burst, 4),
+        "event_threshold": round(threshold, 4),
         "fitted": {
             "scenario": sc["name"] if isinstance(scenario, dict) else str(scenario),
             "seeds": seeds,
@@ -113,7 +124,8 @@ def calibrate(
 def to_toml(cal: dict[str, Any]) -> str:
     lines = ["# lossync calibration (lossync calibrate): the tcp loss model's burst headroom, fitted against",
              "# packet-engine runs. Name it in a scenario: loss = { model = \"tcp\", calibration = \"<this file>\" }",
-             f"burst_pkts = {cal['burst_pkts']!r}", "", "[fitted]  # what it was fitted on; not read by the engines"]
+             f"burst_pkts = {cal['burst_pkts']!r}", f"event_threshold = {cal['event_threshold']!r}", "",
+             "[fitted]  # what it was fitted on; not read by the engines"]
     for k, v in cal["fitted"].items():
         lines.append(f"{k} = {json.dumps(v)}")
     return "\n".join(lines) + "\n"

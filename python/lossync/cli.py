@@ -351,15 +351,15 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
 @click.option("--seeds", default=2, show_default=True, help="Packet and fluid runs per point (seeds 1..N).")
 @click.option("--duration", "duration", default=None, type=float, help="Seconds per run (default: the scenario's); statistics after the first third.")
 def calibrate_cmd(scenario, out, seeds, duration) -> None:
-    """Fit the fluid engine's small-buffer loss (the tcp model's burst headroom) to short packet
-    runs of SCENARIO and write a calibration file: name it with
+    """Fit the fluid engine's loss process (the tcp model's burst headroom or drops per loss
+    event) to short packet runs of SCENARIO and write a calibration file: name it with
     loss = { model = "tcp", calibration = "FILE" }."""
     from .calibrate import calibrate
 
     _writable_dir("--out", out.parent)
     cal = calibrate(scenario, out, seeds=seeds, duration_s=duration, progress=lambda line: click.echo(f"  {line}", err=True))
     f = cal["fitted"]
-    click.echo(f"burst_pkts = {cal['burst_pkts']} ({f['note']})")
+    click.echo(f"burst_pkts = {cal['burst_pkts']}, event_threshold = {cal['event_threshold']} ({f['note']})")
     click.echo(f"utilization: packet {f['packet_utilization']:.4f}, fluid {f['fluid_utilization_uncalibrated']:.4f} "
                f"uncalibrated, {f['fluid_utilization_calibrated']:.4f} calibrated; written to {out}")
 

@@ -114,6 +114,8 @@ struct TcpRings {
     due: LossRing<TcpDue>,
     /// Draws of the loss thresholds (stream 4000).
     rng: Rng,
+    /// The scale of the overflow thresholds (`loss.event_threshold`, 1 unless calibrated).
+    event_threshold: f64,
     /// Per flow (apart from `FlowState`, so the other loss models' loops stay as lean as before).
     flows: Vec<TcpFlow>,
 }
@@ -148,10 +150,12 @@ impl TcpFlow {
     /// increment at a phase of their own: with `D` expected overflow drops the flow has lost a
     /// packet with probability min(1, D), a uniform threshold. Early drops (random loss, RED)
     /// hit packets independently: probability 1 − e^(−D), an exponential threshold.
-    fn draw_thresholds(&mut self, rng: &mut Rng) {
+    /// `scale` (`loss.event_threshold`) stretches the uniform threshold: above 1 a flow needs
+    /// more drops per loss event, so fewer flows lose in an overflow (a calibration, not physics).
+    fn draw_thresholds(&mut self, rng: &mut Rng, scale: f64) {
         self.overflow_drops = 0.0;
         self.early_drops = 0.0;
-        self.overflow_threshold = rng.uniform();
+        self.overflow_threshold = scale * rng.uniform();
         self.early_threshold = -(1.0 - rng.uniform()).ln();
     }
 }
@@ -417,7 +421,7 @@ impl LinkState {
                     && (tf.overflow_drops >= tf.overflow_threshold
                         || tf.early_drops >= tf.early_threshold)
                 {
-                    tf.draw_thresholds(&mut tcp.rng);
+                    tf.draw_thresholds(&mut tcp.rng, tcp.event_threshold);
                     tf.loss_until_s = t + f.rtt_s;
                     tcp.due.at(now, delay, m.flow).reductions += 1.0;
                     loss_event[k] = true;
@@ -616,6 +620,12 @@ impl FluidEngine {
                 TcpRings {
                     due: LossRing::new(ring_len, n),
                     rng: Rng::new(sc.run.seed, 4000),
+                    event_threshold: match sc.loss {
+                        LossModel::Tcp {
+                            event_threshold, ..
+                        } => event_threshold,
+                        _ => 1.0,
+                    },
                     flows: sc.flows[..n]
                         .iter()
                         .map(|f| TcpFlow {
@@ -748,7 +758,7 @@ impl FluidEngine {
                         continue;
                     }
                     f.started = true;
-                    tf.draw_thresholds(&mut tcp.rng);
+                    tf.draw_thresholds(&mut tcp.rng, tcp.event_threshold);
                 }
                 let rtt = path_rtt(f, delays, path_links, ack_links);
                 f.rtt_s = rtt;
@@ -1009,9 +1019,14 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
              of the packet engine in 71-81% of the fidelity matrix's cells (tcp: 88%)"
                 .to_string(),
         ),
-        LossModel::Tcp { burst_pkts, .. } if *burst_pkts > 0.0 => out.push(format!(
-            "loss.burst_pkts = {burst_pkts}: calibrated against packet runs of one scenario \
-             (lossync calibrate); trust it near that scenario, and check others with --engine packet"
+        LossModel::Tcp {
+            burst_pkts,
+            event_threshold,
+            ..
+        } if *burst_pkts > 0.0 || *event_threshold != 1.0 => out.push(format!(
+            "loss.burst_pkts = {burst_pkts}, loss.event_threshold = {event_threshold}: calibrated \
+             against packet runs of one scenario (lossync calibrate); trust it near that scenario, \
+             and check others with --engine packet"
         )),
         LossModel::Tcp { .. } => {}
     }
@@ -1023,7 +1038,7 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
         }
         let mean_rtt = crossing.iter().map(|f| f.rtt_s).sum::<f64>() / crossing.len() as f64;
         let bdp = l.capacity_pps * mean_rtt;
-        if matches!(sc.loss, LossModel::Tcp { burst_pkts, .. } if burst_pkts == 0.0)
+        if matches!(sc.loss, LossModel::Tcp { burst_pkts, event_threshold, .. } if burst_pkts == 0.0 && event_threshold == 1.0)
             && l.buffer_pkts < 0.1 * bdp
         {
             out.push(format!(

@@ -1,9 +1,10 @@
 //! A calibration file (`loss = { model = "tcp", calibration = "cal.toml" }`), as `lossync
-//! calibrate` writes it: the fitted `burst_pkts`, and a `[fitted]` table that records what it was
+//! calibrate` writes it: the fitted `burst_pkts` and `event_threshold`, and a `[fitted]` table that records what it was
 //! fitted on (read by people, not by the engines).
 //!
 //! ```toml
 //! burst_pkts = 4.25
+//! event_threshold = 1.0
 //! [fitted]
 //! scenario = "small-buffer.toml"
 //! ```
@@ -16,12 +17,14 @@ use std::path::Path;
 #[serde(deny_unknown_fields)]
 struct CalibrationFile {
     burst_pkts: f64,
+    event_threshold: Option<f64>,
     #[allow(dead_code)] // provenance for the reader
     fitted: Option<toml::Table>,
 }
 
-/// The `burst_pkts` of a calibration file; every error names `loss.calibration` and the file.
-pub fn read_burst_pkts(path: &Path) -> Result<f64> {
+/// The `burst_pkts` and `event_threshold` (default 1) of a calibration file; every error names
+/// `loss.calibration` and the file (ranges are checked by the caller).
+pub fn read(path: &Path) -> Result<(f64, f64)> {
     let field = "loss.calibration";
     let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
         path: path.display().to_string(),
@@ -31,15 +34,5 @@ pub fn read_burst_pkts(path: &Path) -> Result<f64> {
         let why = e.message().to_string();
         Error::field(field, format!("{}: {why}", path.display()))
     })?;
-    if !(file.burst_pkts.is_finite() && file.burst_pkts >= 0.0) {
-        return Err(Error::field(
-            field,
-            format!(
-                "{}: burst_pkts must be a number ≥ 0, got {}",
-                path.display(),
-                file.burst_pkts
-            ),
-        ));
-    }
-    Ok(file.burst_pkts)
+    Ok((file.burst_pkts, file.event_threshold.unwrap_or(1.0)))
 }

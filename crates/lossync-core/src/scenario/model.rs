@@ -193,6 +193,11 @@ pub enum LossModel {
         /// least one packet). 0 unless calibrated (`lossync calibrate`, docs/fluid.md).
         #[serde(skip_serializing_if = "is_zero")]
         burst_pkts: f64,
+        /// Scale of the drops a flow takes per loss event at a full queue (1: a loss event with
+        /// probability min(1, D) for D expected drops). Above 1, fewer flows lose per overflow.
+        /// 1 unless calibrated.
+        #[serde(skip_serializing_if = "is_one")]
+        event_threshold: f64,
         /// The calibration file `burst_pkts` was read from, if any.
         #[serde(skip_serializing_if = "Option::is_none")]
         calibration: Option<String>,
@@ -234,10 +239,15 @@ fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
 
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TcpModelFields {
     burst_pkts: Option<f64>,
+    event_threshold: Option<f64>,
     calibration: Option<String>,
 }
 
@@ -263,6 +273,7 @@ impl<'de> Deserialize<'de> for LossModel {
                 let f: TcpModelFields = fields(rest, TAG, &kind)?;
                 LossModel::Tcp {
                     burst_pkts: f.burst_pkts.unwrap_or(0.0),
+                    event_threshold: f.event_threshold.unwrap_or(1.0),
                     calibration: f.calibration,
                 }
             }

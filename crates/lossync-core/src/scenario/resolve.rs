@@ -952,33 +952,57 @@ fn flow_parallel(parallel: Option<i64>, field: &str) -> Result<usize> {
 /// (`calibration`, written by `lossync calibrate`), or 0. Below the smallest buffer, since a queue
 /// must hold at least one packet.
 fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossModel> {
-    let (burst_pkts, calibration, field) = match (&l.calibration, l.burst_pkts) {
-        (Some(_), Some(_)) => {
+    let given = l.burst_pkts.is_some() || l.event_threshold.is_some();
+    let (burst_pkts, event_threshold, calibration, field) = match &l.calibration {
+        Some(_) if given => {
             return Err(Error::field(
-                "loss.burst_pkts",
-                "give burst_pkts or a calibration file, not both",
+                if l.burst_pkts.is_some() {
+                    "loss.burst_pkts"
+                } else {
+                    "loss.event_threshold"
+                },
+                "give the parameters or a calibration file, not both",
             ))
         }
-        (Some(file), None) => {
+        Some(file) => {
             let path = base_dir.join(file);
-            let b = super::calibration::read_burst_pkts(&path)?;
-            (b, Some(path.display().to_string()), "loss.calibration")
+            let (b, e) = super::calibration::read(&path)?;
+            (b, e, Some(path.display().to_string()), "loss.calibration")
         }
-        (None, b) => (b.unwrap_or(0.0), None, "loss.burst_pkts"),
+        None => (
+            l.burst_pkts.unwrap_or(0.0),
+            l.event_threshold.unwrap_or(1.0),
+            None,
+            "",
+        ),
     };
-    non_negative(field, burst_pkts)?;
+    let name = |own: &str| {
+        if field.is_empty() {
+            own.to_string()
+        } else {
+            format!("{field}: {own}")
+        }
+    };
+    non_negative(&name("loss.burst_pkts"), burst_pkts)?;
+    in_range(
+        &name("loss.event_threshold"),
+        event_threshold,
+        (0.01, 100.0),
+        "a scale of the drops per loss event, 1 by default",
+    )?;
     let smallest = links
         .iter()
         .map(|k| k.buffer_pkts)
         .fold(f64::INFINITY, f64::min);
     if burst_pkts > 0.0 && burst_pkts >= smallest {
         return Err(Error::field(
-            field,
+            name("loss.burst_pkts"),
             format!("{burst_pkts} packets of burst headroom is not below the smallest buffer ({smallest} packets)"),
         ));
     }
     Ok(LossModel::Tcp {
         burst_pkts,
+        event_threshold,
         calibration,
     })
 }
@@ -1016,6 +1040,7 @@ fn resolve_loss(
             if model == "proportional" {
                 for (name, given) in [
                     ("burst_pkts", l.burst_pkts.is_some()),
+                    ("event_threshold", l.event_threshold.is_some()),
                     ("calibration", l.calibration.is_some()),
                 ] {
                     if given {

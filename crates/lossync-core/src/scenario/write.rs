@@ -293,14 +293,18 @@ fn write_loss(o: &mut String, loss: &LossModel) {
         LossModel::Proportional => return line(o, "model", &string("proportional")),
         LossModel::Tcp {
             burst_pkts,
+            event_threshold,
             calibration,
         } => {
             line(o, "model", &string("tcp"));
             if *burst_pkts != 0.0 {
                 line(o, "burst_pkts", &num(*burst_pkts));
             }
+            if *event_threshold != 1.0 {
+                line(o, "event_threshold", &num(*event_threshold));
+            }
             if let Some(c) = calibration {
-                let _ = writeln!(o, "# burst_pkts from the calibration file {c}");
+                let _ = writeln!(o, "# from the calibration file {c}");
             }
             return;
         }
