@@ -41,17 +41,8 @@ def _deliveries_match_departures(result):
         assert abs(delivered - departed) <= in_flight, (link["name"], delivered, departed)
 
 
-def _cases():
-    for path in EXAMPLES:
-        for engine in ["fluid", "packet"]:
-            marks = []
-            if engine == "packet" and path.stem == "parking-lot":
-                marks = [pytest.mark.xfail(raises=lossync.ScenarioError, strict=True,
-                                           reason="the packet engine runs dumbbells only until packet-level topologies land")]
-            yield pytest.param(path, engine, marks=marks, id=f"{path.stem}-{engine}")
-
-
-@pytest.mark.parametrize(("path", "engine"), list(_cases()))
+@pytest.mark.parametrize("engine", ["fluid", "packet"])
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_conserves_packets(path, engine):
     overrides = [*SHORT, f'engine="{engine}"']
     if engine == "packet" and lossync.resolve(path)["links"][0]["capacity_bps"] > 1e9:
