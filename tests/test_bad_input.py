@@ -33,6 +33,34 @@ SCENARIO_CASES = [
     ("TOML syntax", b"[dumbbell\ncapacity = 1", [], "scenario.toml"),
 ]
 
+#: Two links a (x to y) and b (y to z), and one flow over `path`.
+NETWORK = """
+[[links]]
+name = "a"
+from = "x"
+to = "y"
+capacity = "1Gbps"
+buffer = {{ packets = 50 }}
+[[links]]
+name = "b"
+from = "y"
+to = "{b_to}"
+capacity = "1Gbps"
+buffer = {{ packets = 50 }}
+[[flows]]
+cc = "reno"
+rtt = "50ms"
+path = {path}
+"""
+
+SCENARIO_CASES += [
+    ("path through an unknown link", NETWORK.format(b_to="z", path='["a", "c"]').encode(), [], "flows[0].path[1]"),
+    ("path not connected", NETWORK.format(b_to="z", path='["b", "a"]').encode(), [], "flows[0].path[1]"),
+    ("path crossing a link twice", NETWORK.format(b_to="z", path='["a", "b", "a"]').encode(), [], "flows[0].path[2]"),
+    ("path back to a node it left", NETWORK.format(b_to="x", path='["a", "b"]').encode(), [], "flows[0].path[1]"),
+    ("link with one end node", NETWORK.format(b_to="z", path='["a"]').replace('to = "z"\n', "").encode(), [], "links[1].to"),
+]
+
 
 def cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "lossync", *args], capture_output=True, text=True, timeout=300, cwd=cwd)

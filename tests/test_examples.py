@@ -41,17 +41,8 @@ def _deliveries_match_departures(result):
         assert abs(delivered - departed) <= in_flight, (link["name"], delivered, departed)
 
 
-def _cases():
-    for path in EXAMPLES:
-        for engine in ["fluid", "packet"]:
-            marks = []
-            if engine == "packet" and path.stem == "parking-lot":
-                marks = [pytest.mark.xfail(raises=lossync.ScenarioError, strict=True,
-                                           reason="the packet engine runs dumbbells only until packet-level topologies land")]
-            yield pytest.param(path, engine, marks=marks, id=f"{path.stem}-{engine}")
-
-
-@pytest.mark.parametrize(("path", "engine"), list(_cases()))
+@pytest.mark.parametrize("engine", ["fluid", "packet"])
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_conserves_packets(path, engine):
     overrides = [*SHORT, f'engine="{engine}"']
     if engine == "packet" and lossync.resolve(path)["links"][0]["capacity_bps"] > 1e9:
@@ -88,3 +79,30 @@ def test_empirical_synchronization_follows_the_csv():
     hist = r.summary["links"][0]["sync_histogram"]
     assert sum(hist) == r.summary["congestion_events"] > 5
     assert {m for m, n in enumerate(hist) if n} <= {2, 3, 4, 5, 6, 8}
+
+
+@pytest.mark.parametrize("name", ["parking-lot", "parking-lot-4"])
+def test_parking_lot_long_flow_gets_less_and_the_engines_agree_on_the_links(name):
+    # The long flow meets every hop's loss and queueing delay: it gets less than each short flow
+    # (Floyd 1991). At 100 Mb/s the runs reach steady state in a test's time.
+    path = EXAMPLES[0].parent / f"{name}.toml"
+    links = lossync.resolve(path)["links"]
+    overrides = [*(f'links.{i}.capacity="100Mbps"' for i in range(len(links))), "run.duration=200", "run.warmup=40"]
+    runs = {engine: lossync.run(path, [*overrides, f'engine="{engine}"']).summary for engine in ["fluid", "packet"]}
+    for engine, s in runs.items():
+        long, *short = (f["throughput_pps"] for f in s["flows"])
+        assert all(long < x for x in short), (engine, long, short)
+    for f, p in zip(runs["fluid"]["links"], runs["packet"]["links"]):
+        assert p["utilization"] == pytest.approx(f["utilization"], abs=0.03), f["name"]
+
+
+def test_nsfnet_runs_in_both_engines_and_they_agree_on_every_link():
+    # 41 one-way links, 20 flows of 2 to 5 hops, RED at the access (docs/packet.md, phase effects):
+    # every flow gets its share in both engines, and each link's use agrees within 3 points.
+    path = EXAMPLES[0].parent / "nsfnet.toml"
+    runs = {engine: lossync.run(path, [f'engine="{engine}"', "run.duration=60", "run.warmup=20"]).summary for engine in ["fluid", "packet"]}
+    for engine, s in runs.items():
+        assert len(s["links"]) == 41
+        assert min(f["throughput_bps"] for f in s["flows"]) > 5e6, engine
+    for f, p in zip(runs["fluid"]["links"], runs["packet"]["links"]):
+        assert p["utilization"] == pytest.approx(f["utilization"], abs=0.03), f["name"]

@@ -273,6 +273,133 @@ duration = "30.0001234s"
     }
 }
 
+/// Three links in a row, each modelled both ways, with flows entering and leaving mid-path in
+/// both directions, RED and random loss on one link: every port's count is exact, forward and
+/// reverse, stopped in the middle of busy periods.
+#[test]
+fn packet_conservation_is_exact_on_every_link_of_a_network() {
+    let text = r#"
+engine = "packet"
+[[links]]
+name = "a"
+capacity = "100Mbps"
+buffer = { packets = 80 }
+delay = "5ms"
+reverse = true
+[[links]]
+name = "b"
+capacity = "60Mbps"
+buffer = { packets = 50 }
+delay = "2ms"
+queue = { discipline = "red", min_th = 10, max_th = 40 }
+loss_rate = 0.0005
+reverse = { capacity = "60Mbps", buffer = { packets = 50 }, queue = { discipline = "droptail" } }
+[[links]]
+name = "c"
+capacity = "80Mbps"
+buffer = { packets = 60 }
+delay = "3ms"
+reverse = true
+[[flows]]
+name = "long"
+count = 2
+cc = "cubic"
+rtt = "40ms..60ms"
+path = ["a", "b", "c"]
+slow_start = true
+[[flows]]
+name = "ab"
+cc = "reno"
+rtt = "30ms"
+path = ["a", "b"]
+delayed_ack = true
+[[flows]]
+name = "bc"
+cc = "htcp"
+rtt = "35ms"
+path = ["b", "c"]
+pacing = true
+[[flows]]
+name = "back"
+count = 2
+cc = "reno"
+rtt = "50ms"
+path = ["a", "b", "c"]
+direction = "reverse"
+slow_start = true
+[run]
+duration = "20.0000777s"
+"#;
+    let mut e = engine(text);
+    e.advance(12.000_001);
+    let drops_so_far = e.drop_log().len();
+    let r = e.finish();
+    let s = &r.summary;
+    assert_eq!(s.links.len(), 6);
+    let mut drops = 0.0;
+    for l in &s.links {
+        println!("{l:?}");
+        assert!(l.arrivals_pkts > 1e4, "{}", l.name);
+        assert_eq!(
+            l.arrivals_pkts,
+            l.departures_pkts + l.drops_pkts + l.queue_end_pkts - l.queue_start_pkts,
+            "{}",
+            l.name
+        );
+        drops += l.drops_pkts;
+    }
+    assert!(
+        s.links.iter().any(|l| l.queue_end_pkts > 0.0),
+        "stopped while busy"
+    );
+    assert_eq!(drops_so_far as f64, drops, "every data drop is at a port");
+    assert!(s.flows.iter().all(|f| f.throughput_pps > 0.0));
+}
+
+/// The parking lot (Floyd 1991, "Connections with multiple congested gateways in packet-switched
+/// networks"): a flow crossing two congested links gets less than the flows crossing one of them
+/// each, and the engines agree on the links' use.
+#[test]
+fn packet_parking_lot_long_flow_gets_less() {
+    let text = r#"
+[[links]]
+name = "a"
+capacity = "100Mbps"
+delay = "10ms"
+buffer = { bdp_fraction = 0.25, reference_rtt = "100ms" }
+[[links]]
+name = "b"
+capacity = "100Mbps"
+delay = "10ms"
+buffer = { bdp_fraction = 0.25, reference_rtt = "100ms" }
+[[flows]]
+name = "long"
+cc = "reno"
+rtt = "100ms"
+path = ["a", "b"]
+[[flows]]
+name = "short-a"
+cc = "reno"
+rtt = "100ms"
+path = ["a"]
+[[flows]]
+name = "short-b"
+cc = "reno"
+rtt = "100ms"
+path = ["b"]
+[run]
+duration = "200s"
+warmup = "20s"
+"#;
+    let packet = run(&format!("engine = \"packet\"\n{text}")).summary;
+    let fluid = run(text).summary;
+    let [long, a, b] = [0, 1, 2].map(|i| packet.flows[i].throughput_pps);
+    assert!(long < 0.8 * a && long < 0.8 * b, "{long} {a} {b}");
+    for (p, f) in packet.links.iter().zip(&fluid.links) {
+        assert_near(p.utilization, f.utilization, 0.03, &p.name);
+    }
+}
+
 /// Congestion events recounted from the drop log, independently of the engine's online
 /// clustering: drops closer than the mean base RTT belong to one event (docs/model.md §5.3).
 #[test]
@@ -417,25 +544,29 @@ fn packet_engine_refuses_what_it_cannot_run() {
 engine = "packet"
 [[links]]
 name = "a"
-capacity = "1Gbps"
+capacity = "1Mbps"
 buffer = { packets = 100 }
+delay = "20ms"
 [[links]]
 name = "b"
-capacity = "1Gbps"
+capacity = "1Mbps"
 buffer = { packets = 100 }
 [[flows]]
 cc = "reno"
-rtt = "50ms"
+rtt = "40ms"
 path = ["a", "b"]
 "#;
+    // 40 ms covers a's delay both ways (the scenario's check), but not a's delay between the
+    // two ports plus 25.2 ms of serialization (1.2 ms access, 12 ms per link).
     let err = PacketEngine::new(&scenario(two_links))
         .err()
         .unwrap()
         .to_string();
     assert!(
-        err.starts_with("links: the packet engine supports one"),
+        err.starts_with("flows[0].rtt: an RTT of 0.04 s is shorter than serializing"),
         "{err}"
     );
+    assert!(PacketEngine::new(&scenario(&two_links.replace("40ms", "46ms"))).is_ok());
 
     let huge = r#"
 engine = "packet"
@@ -672,7 +803,7 @@ mod nodes {
     use super::common::scenario;
     use lossync_core::packet::node::{Actions, Node};
     use lossync_core::packet::route::Pkt;
-    use lossync_core::packet::topology::{dumbbell, Topology};
+    use lossync_core::packet::topology::{build, Topology};
     use lossync_core::{PacketEngine, RunResult, Scenario};
     use std::collections::VecDeque;
 
@@ -722,7 +853,7 @@ mod nodes {
         at: usize,
         node: &dyn Fn() -> Box<dyn Node>,
     ) -> RunResult {
-        let mut t: Topology = dumbbell(sc).unwrap();
+        let mut t: Topology = build(sc).unwrap();
         for f in 0..t.routes.len() {
             let hop = t.add_node(node());
             let r = &mut t.routes[f];

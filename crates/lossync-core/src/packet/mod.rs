@@ -11,32 +11,36 @@
 //! routes' end points. Events are per element (a pipe's head leaves, a port ends a service, a
 //! node's timer) or per flow (start, RTO, pacing, delayed ACK).
 //!
-//! [`topology::dumbbell`] builds the topology the scenarios describe: one bottleneck, with its
-//! reverse direction when modelled, per-flow access links and propagation (see there for the
-//! RTT budget). Each port holds at most `B = round(buffer_pkts)` packets *including the one in
-//! service* (at least one, so a bufferless link can still serve); data and ACKs alike take a
-//! slot, in packets as in ns-2 and ns-3's packet mode. Drop-tail, or RED on every arrival (Floyd
-//! & Jacobson 1993: EWMA of the occupancy with weight w, decayed over idle time; the drop
-//! probability of [`crate::queue::red::Red::probability`], applied independently per arrival,
-//! without the count-based spacing of the original). The link's random `loss_rate` drops data
-//! arrivals before the queue. `loss.model` (the fluid engine's synchronization module) does not
-//! apply here: drops are real.
+//! [`topology::build`] builds the network the scenario describes, any graph of links: per link a
+//! port and a pipe (its delay, between that port and the next one on a route), per flow an access
+//! link and two pipes of its own for the rest of its base RTT, a data route through the ports of
+//! its path and an ACK route through the ports of its ACK path (see there for the RTT budget).
+//! Cross traffic enters and leaves mid-path by its own route: a port serves whatever reaches it,
+//! FIFO. The dumbbell is the one-link case. Each port holds at most `B = round(buffer_pkts)`
+//! packets *including the one in service* (at least one, so a bufferless link can still serve);
+//! data and ACKs alike take a slot, in packets as in ns-2 and ns-3's packet mode. Drop-tail, or
+//! RED on every arrival (Floyd & Jacobson 1993: EWMA of the occupancy with weight w, decayed over
+//! idle time; the drop probability of [`crate::queue::red::Red::probability`], applied
+//! independently per arrival, without the count-based spacing of the original). The link's
+//! random `loss_rate` drops data arrivals before the queue. `loss.model` (the fluid engine's
+//! synchronization module) does not apply here: drops are real.
 //!
-//! Two-way traffic: with `reverse` on the dumbbell (or a flow group with `direction =
-//! "reverse"`) the way back is the link's other direction, a port of its own; forward flows' ACKs
-//! queue there behind reverse flows' data, and reverse flows' ACKs queue in the forward port.
-//! Without it the way back is a pure delay (ACKs never queue or drop).
+//! Two-way traffic: with `reverse` on a link (or a flow group with `direction = "reverse"`) the
+//! way back is the link's other direction, a port of its own; forward flows' ACKs queue there
+//! behind reverse flows' data, and reverse flows' ACKs queue in the forward port. Without it the
+//! way back is a pure delay (ACKs never queue or drop).
 //!
 //! A pipe keeps its packets in its own FIFO ring and schedules only its head, and an access link
 //! needs no event at all (it knows each packet's exit time on entry): the event heap holds a few
 //! entries per element, not one per packet in flight. On the dumbbell there are three events per
 //! data packet (arrival at the bottleneck, end of service, ACK at the sender), one more per ACK
-//! that crosses a reverse port. After the rings have grown to the largest window, nothing is
+//! that crosses a reverse port; each further port on a route adds two (its end of service, and
+//! the head leaving the pipe that leads to it, unless the link has no delay). After the rings have grown to the largest window, nothing is
 //! allocated per packet (the drop log grows per drop, up to [`DROP_LOG_LIMIT`]).
 //!
 //! Senders: [`sender`] (SACK recovery, RFC 6675; RTO, RFC 6298; the variant's law per ACK;
 //! optional pacing). Receivers: [`receiver`] (an ACK per packet, or delayed ACKs).
-//! Not modelled in this version: more than one bottleneck, ECN.
+//! Not modelled in this version: ECN, routing that changes during a run.
 
 pub mod access;
 pub mod event;
@@ -100,7 +104,7 @@ struct FlowState {
     pace_pending: bool,
 }
 
-/// A packet-level run in progress. Build with [`PacketEngine::new`] (the scenario's dumbbell)
+/// A packet-level run in progress. Build with [`PacketEngine::new`] (the scenario's network)
 /// or [`PacketEngine::with_topology`], drive with [`PacketEngine::advance`], then
 /// [`PacketEngine::finish`].
 pub struct PacketEngine {
@@ -145,7 +149,7 @@ fn check_slots(sc: &Scenario) -> Result<()> {
     let total = all_buffers + slots.in_flight;
     if total > MAX_PACKET_SLOTS {
         let field = if all_buffers > MAX_PACKET_SLOTS / 2.0 {
-            "links[0].buffer".to_string()
+            format!("links[{}].buffer", largest_buffer(sc, &slots))
         } else {
             let g = sc
                 .flows
@@ -164,6 +168,19 @@ fn check_slots(sc: &Scenario) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The given link (not a reverse direction) with the largest buffer, the first of equals.
+fn largest_buffer(sc: &Scenario, slots: &Slots) -> usize {
+    (0..slots.buffers.len())
+        .filter(|&l| sc.links[l].reverse_of.is_none())
+        .fold(0, |a, l| {
+            if slots.buffers[l] > slots.buffers[a] {
+                l
+            } else {
+                a
+            }
+        })
 }
 
 /// Packets a run may hold: each link's buffer (its slots), and the packets in flight.
@@ -238,9 +255,10 @@ pub struct MemoryEstimate {
     pub what: String,
 }
 
-/// Estimates the memory of a run on the dumbbell ([`PacketEngine::new`]): per connection its
-/// state, its law, its pipes' rings, scoreboard and receive bitmap as pre-sized
-/// ([`topology::ring_hint`]); every port's queue as large as its buffer; the packets in flight
+/// Estimates the memory of a run on the scenario's network ([`PacketEngine::new`]): per
+/// connection its state, its law, its pipes' rings, scoreboard and receive bitmap as pre-sized
+/// ([`topology::ring_hint`]); every port's queue as large as its buffer, and its pipe's ring
+/// as pre-sized; the packets in flight
 /// (a pipe ring slot each way, a scoreboard byte and a bitmap bit); the time series; the drop
 /// log.
 pub fn memory_estimate(sc: &Scenario) -> MemoryEstimate {
@@ -269,6 +287,16 @@ pub fn memory_estimate(sc: &Scenario) -> MemoryEstimate {
         })
         .sum();
     let connections = n * per_connection + rings;
+    // A pipe per link, pre-sized to the link's packets in flight over its delay.
+    let link_pipes: f64 = sc
+        .links
+        .iter()
+        .map(|l| {
+            let hint =
+                ((l.capacity_pps * l.delay_s) as usize).clamp(64, topology::RING_PRESIZE_LIMIT);
+            size_of::<Pipe>() as f64 + hint as f64 * ring_slot
+        })
+        .sum();
 
     let slots = Slots::of(sc);
     let buffers: f64 = slots.buffers.iter().sum::<f64>() * size_of::<Pkt>() as f64;
@@ -288,7 +316,7 @@ pub fn memory_estimate(sc: &Scenario) -> MemoryEstimate {
     let series = n_records * n_cols * 8.0;
     let drop_log = DROP_LOG_LIMIT as f64 * size_of::<(f64, usize)>() as f64;
 
-    let bytes = connections + buffers + in_flight + series + drop_log;
+    let bytes = connections + link_pipes + buffers + in_flight + series + drop_log;
     let largest = connections.max(buffers).max(in_flight).max(series);
     let (field, what) = if largest == series {
         (
@@ -371,12 +399,11 @@ fn check_memory(sc: &Scenario) -> Result<()> {
 }
 
 impl PacketEngine {
-    /// The scenario on its dumbbell ([`topology::dumbbell`]).
+    /// The scenario's network of links and paths ([`topology::build`]).
     pub fn new(scenario: &Scenario) -> Result<Self> {
-        topology::check_dumbbell(scenario)?;
         check_slots(scenario)?;
         check_memory(scenario)?;
-        let topology = topology::dumbbell(scenario)?;
+        let topology = topology::build(scenario)?;
         Self::build(scenario, topology)
     }
 

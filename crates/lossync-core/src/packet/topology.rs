@@ -1,6 +1,7 @@
 //! The network the packet engine runs: its elements (access links, pipes, ports, other nodes) and
-//! every flow's routes through them. [`dumbbell`] builds the one topology the scenarios describe
-//! today; another topology is another builder of the same parts.
+//! every flow's routes through them. [`build`] makes them from the scenario's links and paths, any
+//! graph of links (the dumbbell is its one-link case); a topology of other parts, such as
+//! [`Node`]s, is the caller's to build ([`super::PacketEngine::with_topology`]).
 
 use super::access::Access;
 use super::event::{ps_from_s, s_from_ps, Serializer, SimTime};
@@ -67,45 +68,55 @@ impl Topology {
     }
 }
 
-/// Refuses a scenario that is not a dumbbell: one link, or one link and its reverse direction.
-pub fn check_dumbbell(sc: &Scenario) -> Result<()> {
-    let two_way = sc.links.len() == 2 && sc.links[1].reverse_of == Some(0);
-    if sc.links.len() != 1 && !two_way {
-        return Err(Error::field(
-            "links",
-            "the packet engine supports one bottleneck link (a dumbbell, with its reverse \
-             direction if asked for) in this version",
-        ));
-    }
-    Ok(())
-}
-
 /// Pre-sized ring capacity for a flow's pipes, sender and receiver: about its fair share of the
-/// pipe (rings grow if a flow takes more).
+/// pipe at the slowest link of its path (rings grow if a flow takes more).
 pub fn ring_hint(sc: &Scenario, f: &Flow) -> usize {
-    let dl = &sc.links[f.path[0]];
+    let dl = f
+        .path
+        .iter()
+        .map(|&l| &sc.links[l])
+        .reduce(|a, b| {
+            if b.capacity_pps < a.capacity_pps {
+                b
+            } else {
+                a
+            }
+        })
+        .expect("a path names at least one link");
     let buffer_slots = Buffer::new(dl.buffer_pkts).slots;
     let share = 2.0 * (dl.capacity_pps * f.rtt_s + buffer_slots as f64) / sc.flows.len() as f64
         + f.initial_window_pkts;
     (share.min(f.rwnd_pkts) as usize).clamp(64, RING_PRESIZE_LIMIT)
 }
 
-/// The dumbbell, per flow `i` with base RTT `T_i` (the scenario's `rtt_s`):
+/// The network of the scenario's links and paths, per flow `i` with base RTT `T_i` (the
+/// scenario's `rtt_s`), data path `l_1 … l_k` and ACK path `r_1 … r_m` (the reverse directions
+/// of the path's links that are modelled, in the order the ACKs cross them; often none):
 ///
 /// ```text
-/// data: Sender ─ Access (10·C, no loss) ─ Pipe d_fwd ─ Queue (bottleneck, C, B slots) ─ Receiver
-/// ACK:  Receiver ─ [Queue (reverse direction, C, B slots), if modelled] ─ Pipe d_rev ─ Sender
+/// data: Sender ─ Access ─ Pipe(P/2) ─ Queue(l_1) ─ Pipe(d_1) ─ Queue(l_2) ─ … ─ Queue(l_k) ─ Receiver
+/// ACK:  Receiver ─ Queue(r_1) ─ Pipe(d(r_1)) ─ … ─ Queue(r_m) ─ Pipe(P − P/2) ─ Sender
 /// ```
 ///
-/// The connections of a parallel flow share one access link (they come from one host); each
-/// connection has its own two pipes. A flow with `direction = "reverse"` sends through the
-/// reverse direction's port and its ACKs queue in the forward one. `T_i` covers everything an
-/// empty network adds: one access serialization, one bottleneck serialization, one ACK
-/// serialization on the reverse direction when it is modelled, and the propagation `d_fwd +
-/// d_rev`, split in halves. The receiver sits right behind the bottleneck, so the
-/// bandwidth-delay product of the closed forms is exactly `C·T_i`.
-pub fn dumbbell(sc: &Scenario) -> Result<Topology> {
-    check_dumbbell(sc)?;
+/// Each link is a port (its queue, one per link, in order) and a pipe (its `delay`, shared by
+/// every packet that goes on from that port to another port: a router-to-router hop, as in
+/// htsim). A flow's own two pipes carry the rest of its RTT. The budget:
+///
+/// `T_i` = one access serialization + one data serialization per port of the path + one ACK
+/// serialization per port of the ACK path + the delays `d` of the links between two ports the
+/// flow crosses in a row (both ways) + `P`, the flow's remaining propagation, split in halves:
+/// before its first port, and after its ACKs' last port (the whole way back when ACKs are a pure
+/// delay). The receiver sits right behind the last port. The last link's delay, the hosts' edges
+/// and every unmodelled reverse hop are inside `P`: the base RTT is exactly `T_i` whatever the
+/// path, as the fluid engine takes it.
+///
+/// On one link (the dumbbell) there is no router-to-router hop: `P` is `T_i` less the
+/// serializations, and the bandwidth-delay product of the closed forms is exactly `C·T_i`.
+/// The access link runs at the flow group's `access_capacity`, or [`ACCESS_SPEEDUP`] times its
+/// first link; the connections of a parallel flow share one (they come from one host). A flow
+/// with `direction = "reverse"` sends through the reverse directions' ports and its ACKs queue
+/// in the forward ones (the scenario's paths say so already).
+pub fn build(sc: &Scenario) -> Result<Topology> {
     let n = sc.flows.len();
     let mean_rtt_s = sc.flows.iter().map(|f| f.rtt_s).sum::<f64>() / n as f64;
     // XCP's first control interval is the mean base RTT (rounded as the engine's clock is).
@@ -125,65 +136,92 @@ pub fn dumbbell(sc: &Scenario) -> Result<Topology> {
             )
         })
         .collect();
+    let link_delay_ps: Vec<SimTime> = sc.links.iter().map(|l| ps_from_s(l.delay_s)).collect();
 
     let bits = 8.0 * sc.links[0].packet_size_bytes;
     let mut access: Vec<Access> = Vec::new();
     let mut pipes = Vec::with_capacity(2 * n);
+    // Per link, its pipe once a route goes from its port to another port.
+    let mut link_pipe: Vec<Option<u32>> = vec![None; sc.links.len()];
     let mut routes = Vec::with_capacity(n);
     for f in &sc.flows {
         let field = format!("flows[{}]", f.group);
-        let data_port = f.path[0];
-        let ack_port = f.ack_path.first().copied();
-        let dl = &sc.links[data_port];
+        let first = &sc.links[f.path[0]];
         let access_bps = f
             .access_capacity_bps
-            .unwrap_or(ACCESS_SPEEDUP * dl.capacity_bps);
+            .unwrap_or(ACCESS_SPEEDUP * first.capacity_bps);
         let host = Access::new(Serializer::new(bits, access_bps));
         if f.logical == access.len() {
             access.push(host);
         }
-        let ack_service = Serializer::new(
-            8.0 * f.ack_size_bytes,
-            ack_port.map_or(dl.capacity_bps, |p| sc.links[p].capacity_bps),
-        );
-        let rtt_ps = ps_from_s(f.rtt_s);
+        let ack_services: Vec<Serializer> = f
+            .ack_path
+            .iter()
+            .map(|&p| Serializer::new(8.0 * f.ack_size_bytes, sc.links[p].capacity_bps))
+            .collect();
         let serialization_ps: SimTime = host.nominal_ps()
-            + ports[data_port].service_ps
-            + ack_port.map_or(0, |_| ack_service.nominal_ps());
-        if rtt_ps < serialization_ps {
+            + f.path.iter().map(|&p| ports[p].service_ps).sum::<SimTime>()
+            + ack_services.iter().map(|s| s.nominal_ps()).sum::<SimTime>();
+        // The links between two ports in a row: all but the last of each path.
+        let hops_ps: SimTime = [&f.path, &f.ack_path]
+            .iter()
+            .flat_map(|p| &p[..p.len().saturating_sub(1)])
+            .map(|&l| link_delay_ps[l])
+            .sum();
+        let rtt_ps = ps_from_s(f.rtt_s);
+        if rtt_ps < serialization_ps + hops_ps {
             return Err(Error::field(
                 format!("{field}.rtt"),
                 format!(
                     "an RTT of {} s is shorter than serializing one packet on the access link \
-                     and the bottleneck ({} s)",
+                     and each link of the path ({} s) plus the delays of the links between \
+                     them ({} s)",
                     f.rtt_s,
-                    s_from_ps(serialization_ps)
+                    s_from_ps(serialization_ps),
+                    s_from_ps(hops_ps)
                 ),
             ));
         }
-        let prop_ps = rtt_ps - serialization_ps;
+        let prop_ps = rtt_ps - serialization_ps - hops_ps;
         let hint = ring_hint(sc, f);
         let fwd = pipes.len() as u32;
         pipes.push(Pipe::new(prop_ps / 2, hint));
         let rev = pipes.len() as u32;
         pipes.push(Pipe::new(prop_ps - prop_ps / 2, hint));
 
-        let data = vec![
-            Hop::Sender,
-            Hop::Access(f.logical as u32),
-            Hop::Pipe(fwd),
-            Hop::Queue {
-                port: data_port as u32,
+        // From one port to the next: the first one's pipe, unless its delay is zero.
+        let mut hop = |l: usize, pipes: &mut Vec<Pipe>| -> Option<Hop> {
+            if link_delay_ps[l] == 0 {
+                return None;
+            }
+            let p = *link_pipe[l].get_or_insert_with(|| {
+                let in_flight = sc.links[l].capacity_pps * sc.links[l].delay_s;
+                let hint = (in_flight as usize).clamp(64, RING_PRESIZE_LIMIT);
+                pipes.push(Pipe::new(link_delay_ps[l], hint));
+                (pipes.len() - 1) as u32
+            });
+            Some(Hop::Pipe(p))
+        };
+        let mut data = vec![Hop::Sender, Hop::Access(f.logical as u32), Hop::Pipe(fwd)];
+        for (j, &l) in f.path.iter().enumerate() {
+            if j > 0 {
+                data.extend(hop(f.path[j - 1], &mut pipes));
+            }
+            data.push(Hop::Queue {
+                port: l as u32,
                 class: 0,
-            },
-            Hop::Receiver,
-        ];
+            });
+        }
+        data.push(Hop::Receiver);
         let mut ack = vec![Hop::Receiver];
-        if let Some(p) = ack_port {
+        for (j, (&l, &service)) in f.ack_path.iter().zip(&ack_services).enumerate() {
+            if j > 0 {
+                ack.extend(hop(f.ack_path[j - 1], &mut pipes));
+            }
             // The flow's ACKs keep their own serialization carry on the port (their own size).
-            let class = ports[p].add_class(ack_service);
+            let class = ports[l].add_class(service);
             ack.push(Hop::Queue {
-                port: p as u32,
+                port: l as u32,
                 class,
             });
         }
@@ -227,7 +265,7 @@ cc = "reno"
 rtt = "60ms"
 direction = "reverse"
 "#);
-        let t = dumbbell(&s).unwrap();
+        let t = build(&s).unwrap();
         t.check(&s).unwrap();
         assert_eq!(t.access.len(), 2, "one access link per host");
         assert_eq!(t.pipes.len(), 6, "two pipes per connection");
@@ -260,6 +298,124 @@ direction = "reverse"
     }
 
     #[test]
+    fn a_parking_lot_with_reverse_directions() {
+        // A long flow over a then b, a short one over b; both links modelled both ways. Data
+        // go from a's port through a's pipe to b's; ACKs come back through b's reverse port,
+        // its pipe, and a's reverse port. Each link's pipe is created once, for all flows.
+        let s = sc(r#"
+engine = "packet"
+[[links]]
+name = "a"
+capacity = "100Mbps"
+buffer = { packets = 50 }
+delay = "10ms"
+reverse = true
+[[links]]
+name = "b"
+capacity = "50Mbps"
+buffer = { packets = 50 }
+delay = "5ms"
+reverse = true
+[[flows]]
+cc = "reno"
+rtt = "100ms"
+path = ["a", "b"]
+[[flows]]
+cc = "reno"
+rtt = "100ms"
+path = ["b"]
+[[flows]]
+cc = "reno"
+rtt = "100ms"
+path = ["a", "b"]
+"#);
+        let t = build(&s).unwrap();
+        t.check(&s).unwrap();
+        let q = |port, class| Hop::Queue { port, class };
+        use Hop::*;
+        assert_eq!(
+            t.routes[0].data,
+            [
+                Sender,
+                Access(0),
+                Pipe(0),
+                q(0, 0),
+                Pipe(2),
+                q(1, 0),
+                Receiver
+            ]
+        );
+        assert_eq!(
+            t.routes[0].ack,
+            [Receiver, q(3, 1), Pipe(3), q(2, 1), Pipe(1), Sender]
+        );
+        assert_eq!(
+            t.routes[1].data,
+            [Sender, Access(1), Pipe(4), q(1, 0), Receiver]
+        );
+        assert_eq!(t.routes[1].ack, [Receiver, q(3, 2), Pipe(5), Sender]);
+        assert_eq!(
+            t.routes[2].data,
+            [
+                Sender,
+                Access(2),
+                Pipe(6),
+                q(0, 0),
+                Pipe(2),
+                q(1, 0),
+                Receiver
+            ]
+        );
+        assert_eq!(
+            t.routes[2].ack,
+            [Receiver, q(3, 3), Pipe(3), q(2, 2), Pipe(7), Sender]
+        );
+        assert_eq!(t.pipes.len(), 8);
+        assert_eq!(t.pipes[2].delay_ps(), 10_000_000_000, "a's delay");
+        assert_eq!(
+            t.pipes[3].delay_ps(),
+            5_000_000_000,
+            "b's delay, on its reverse"
+        );
+        // The base RTT: access 12 µs (1 Gb/s, 10 × a), data 120 µs on a and 240 µs on b, ACKs
+        // 6.4 µs on b's reverse and 3.2 µs on a's, the two link pipes, the flow's own pipes.
+        let own = t.pipes[0].delay_ps() + t.pipes[1].delay_ps();
+        let serialization = 12_000_000 + 120_000_000 + 240_000_000 + 6_400_000 + 3_200_000;
+        assert_eq!(own, 100_000_000_000 - serialization - 15_000_000_000);
+        assert_eq!(t.pipes[0].delay_ps(), own / 2);
+        // The short flow: no link between two of its ports.
+        let own = t.pipes[4].delay_ps() + t.pipes[5].delay_ps();
+        assert_eq!(own, 100_000_000_000 - 24_000_000 - 240_000_000 - 6_400_000);
+    }
+
+    #[test]
+    fn a_link_without_delay_needs_no_pipe() {
+        let s = sc(r#"
+engine = "packet"
+[[links]]
+name = "a"
+capacity = "100Mbps"
+buffer = { packets = 50 }
+[[links]]
+name = "b"
+capacity = "100Mbps"
+buffer = { packets = 50 }
+[[flows]]
+cc = "reno"
+rtt = "100ms"
+path = ["a", "b"]
+"#);
+        let t = build(&s).unwrap();
+        let q = |port| Hop::Queue { port, class: 0 };
+        use Hop::*;
+        assert_eq!(
+            t.routes[0].data,
+            [Sender, Access(0), Pipe(0), q(0), q(1), Receiver]
+        );
+        assert_eq!(t.pipes.len(), 2);
+    }
+
+    #[test]
     fn one_way_acks_are_a_pure_delay() {
         let s = sc(r#"
 engine = "packet"
@@ -270,7 +426,7 @@ buffer = { packets = 50 }
 cc = "reno"
 rtt = "100ms"
 "#);
-        let t = dumbbell(&s).unwrap();
+        let t = build(&s).unwrap();
         assert_eq!(t.routes[0].ack, [Hop::Receiver, Hop::Pipe(1), Hop::Sender]);
     }
 
@@ -285,9 +441,9 @@ buffer = { packets = 50 }
 cc = "reno"
 rtt = "100ms"
 "#);
-        let base = dumbbell(&s).unwrap();
+        let base = build(&s).unwrap();
         let bad = |edit: &dyn Fn(&mut Route)| {
-            let mut t = dumbbell(&s).unwrap();
+            let mut t = build(&s).unwrap();
             edit(&mut t.routes[0]);
             t.check(&s).unwrap_err().to_string()
         };

@@ -37,6 +37,10 @@ pub struct LinkSpec {
     pub queue: Option<QueueSpec>,
     /// One-way propagation delay of the link (counted in the base RTT of the flows crossing it).
     pub delay: Option<Time>,
+    /// The nodes the link leaves and reaches, to check that paths are connected: every link
+    /// names both or none does.
+    pub from: Option<String>,
+    pub to: Option<String>,
     /// Probability that a packet arriving at the link is lost at random (before the queue).
     pub loss_rate: Option<f64>,
     /// Model the link's other direction as a queue of its own (ACKs and reverse flows queue

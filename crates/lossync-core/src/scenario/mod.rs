@@ -117,6 +117,17 @@ mod tests {
     }
 
     const LINK: &str = "[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.5 }\n";
+    const XY: &str = "from = \"x\"\nto = \"y\"\n";
+    const YZ: &str = "from = \"y\"\nto = \"z\"\n";
+
+    /// Links `a` and `b` with extra lines each, and one Reno flow over `path`.
+    fn two(a: &str, b: &str, path: &str) -> String {
+        format!(
+            "[[links]]\nname = \"a\"\ncapacity = \"1Gbps\"\nbuffer = {{ packets = 10 }}\n{a}\
+             [[links]]\nname = \"b\"\ncapacity = \"1Gbps\"\nbuffer = {{ packets = 10 }}\n{b}\
+             [[flows]]\ncc = \"reno\"\nrtt = 0.1\npath = {path}\n"
+        )
+    }
 
     #[test]
     fn rtt_range_spreads_evenly_and_buffer_uses_the_mean_rtt() {
@@ -208,7 +219,7 @@ mod tests {
     fn errors_name_their_field() {
         let cases = [
             (format!("{LINK}[[flows]]\ncount = 3\ncc = \"reno\"\nrtt = [0.1, 0.2]\n"), "flows[0].rtt: lists 2 RTTs for 3 flows"),
-            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\npath = [\"nowhere\"]\n"), "flows[0].path: unknown link \"nowhere\""),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\npath = [\"nowhere\"]\n"), "flows[0].path[0]: unknown link \"nowhere\""),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[loss]\npolicy = \"random\"\n"), "loss.policy: only applies to model = \"sync\""),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[run]\nstep = \"1s\"\nduration = \"5s\"\n"), "run.step: must be at most a tenth of run.duration"),
             ("[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { packets = 10, bytes = 100 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n".to_string(), "dumbbell.buffer: give exactly one of packets, bytes, bdp_fraction"),
@@ -228,6 +239,15 @@ mod tests {
             ("[dumbbell]\ncapacity = \"1Gbps\"\npacket_size = 0\nbuffer = { packets = 10 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n".to_string(), "dumbbell.packet_size: 0 is out of range"),
             (format!("{LINK}[[flows]]\ncount = 3\ncc = \"reno\"\nrtt = 0.1\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"fixed\", m = 2.5 }}\n"), "loss.sync.m: must be a whole number"),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ninitial_window = 1e300\n"), "flows[0].initial_window: 1e300 is out of range"),
+            // Paths over named links: no unknown link, no loop; connected when links name
+            // their end nodes.
+            (two("", "", "[\"a\", \"c\"]"), "flows[0].path[1]: unknown link \"c\" (links: a, b)"),
+            (two("", "", "[\"a\", \"b\", \"a\"]"), "flows[0].path[2]: link \"a\" again (path[0])"),
+            (two(XY, YZ, "[\"b\", \"a\"]"), "flows[0].path[1]: link \"a\" starts at node \"x\", not at \"z\" where path[0] (\"b\") ends"),
+            (two(XY, "from = \"y\"\nto = \"x\"\n", "[\"a\", \"b\"]"), "flows[0].path[1]: link \"b\" returns to node \"x\""),
+            (two("", YZ, "[\"a\"]"), "links[0].from: needed: links[1] names its end nodes"),
+            (two("", "from = \"y\"\n", "[\"a\"]"), "links[1].to: needed with `from`"),
+            (two("", "from = \"y\"\nto = \"y\"\n", "[\"a\"]"), "links[1].to: \"y\" is also `from`"),
         ];
         for (text, want) in cases {
             let err = parse(&text).unwrap_err().to_string();

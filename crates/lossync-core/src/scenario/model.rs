@@ -39,6 +39,12 @@ pub struct Link {
     pub capacity_pps: f64,
     pub buffer_pkts: f64,
     pub delay_s: f64,
+    /// The nodes it leaves and reaches, if the scenario names them (paths are checked to be
+    /// connected then); a reverse direction's are swapped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
     pub queue: Queue,
     pub loss_rate: f64,
     /// This link is the other direction of that link (`reverse = ...` on it).

@@ -65,6 +65,7 @@ pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
     let engine = resolve_engine(spec.engine.as_deref())?;
     let mut run = resolve_run(&spec.run)?;
     let (link_specs, names) = link_table(spec)?;
+    check_endpoints(&link_specs)?;
     // Flow groups read the packet size of the first link (windows in bytes, ACK sizes): checked
     // first, so that a bad one is blamed on itself.
     for (field, l) in &link_specs {
@@ -378,6 +379,8 @@ fn resolve_links(
             buffer: over.buffer.clone().unwrap_or_else(|| l.buffer.clone()),
             queue: over.queue.clone().or_else(|| l.queue.clone()),
             delay: l.delay,
+            from: l.to.clone(),
+            to: l.from.clone(),
             loss_rate: l.loss_rate,
             reverse: None,
         };
@@ -431,6 +434,7 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
         (0.0, RTT_S.1 / 2.0),
         "seconds: half the longest base RTT, 60 s",
     )?;
+    let (from, to) = (l.from.clone(), l.to.clone()); // checked by `check_endpoints`
     let loss_rate = probability(&format!("{field}.loss_rate"), l.loss_rate.unwrap_or(0.0))?;
     if loss_rate >= 1.0 {
         return Err(Error::field(
@@ -454,10 +458,50 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
         capacity_pps,
         buffer_pkts,
         delay_s,
+        from,
+        to,
         queue,
         loss_rate,
         reverse_of: None,
     })
+}
+
+/// Each link names both its end nodes (two different ones) or neither, and every link does or
+/// none does: paths are checked to be connected when they do ([`flow_path`]).
+fn check_endpoints(link_specs: &[(String, &LinkSpec)]) -> Result<()> {
+    for (field, l) in link_specs {
+        link_endpoints(field, l)?;
+    }
+    let named = |l: &LinkSpec| l.from.is_some();
+    if let Some((with, _)) = link_specs.iter().find(|(_, l)| named(l)) {
+        if let Some((field, _)) = link_specs.iter().find(|(_, l)| !named(l)) {
+            return Err(Error::field(
+                format!("{field}.from"),
+                format!("needed: {with} names its end nodes, so every link must"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A link's end nodes, both or neither, and two different ones.
+fn link_endpoints(field: &str, l: &LinkSpec) -> Result<()> {
+    match (&l.from, &l.to) {
+        (None, None) => Ok(()),
+        (Some(_), None) => Err(Error::field(
+            format!("{field}.to"),
+            "needed with `from`: a link names both its end nodes or neither",
+        )),
+        (None, Some(_)) => Err(Error::field(
+            format!("{field}.from"),
+            "needed with `to`: a link names both its end nodes or neither",
+        )),
+        (Some(a), Some(b)) if a == b => Err(Error::field(
+            format!("{field}.to"),
+            format!("{b:?} is also `from`: a link joins two different nodes"),
+        )),
+        (Some(_), Some(_)) => Ok(()),
+    }
 }
 
 /// The buffer in packets; `bf` is its field. With `bdp_fraction`, the BDP is the capacity times
@@ -638,7 +682,13 @@ fn resolve_flows(
         let rtts = flow_rtts(&fs.rtt, n, &format!("{field}.rtt"))?;
         let starts = flow_starts(fs.start.as_ref(), n, &format!("{field}.start"), seed, g)?;
         let rwnd_pkts = flow_rwnd(fs.rwnd.as_ref(), packet_size, &field)?;
-        let path = flow_path(fs.path.as_deref(), spec.dumbbell.is_some(), names, &field)?;
+        let path = flow_path(
+            fs.path.as_deref(),
+            spec.dumbbell.is_some(),
+            names,
+            link_specs,
+            &field,
+        )?;
         let initial_window_pkts = window(
             &format!("{field}.initial_window"),
             fs.initial_window.unwrap_or(10.0),
@@ -807,15 +857,18 @@ fn flow_rwnd(rwnd: Option<&WindowSpec>, packet_size: f64, field: &str) -> Result
     Ok(rwnd_pkts)
 }
 
-/// Link indices of the path (the dumbbell's one link by default), each link at most once.
+/// Link indices of the path (the dumbbell's one link by default). A path crosses each link at
+/// most once, and when links name their end nodes it is connected (each link starts where the
+/// one before it ends) and passes no node twice. Errors name the element: `flows[g].path[i]`.
 fn flow_path(
     path: Option<&[String]>,
     dumbbell: bool,
     names: &[String],
+    link_specs: &[(String, &LinkSpec)],
     field: &str,
 ) -> Result<Vec<usize>> {
-    let path: Vec<usize> = match path {
-        None if dumbbell => vec![0],
+    let path: &[String] = match path {
+        None if dumbbell => return Ok(vec![0]),
         None => {
             return Err(Error::field(
                 format!("{field}.path"),
@@ -828,22 +881,53 @@ fn flow_path(
                 "must name at least one link",
             ))
         }
-        Some(p) => p
-            .iter()
-            .map(|name| {
-                names.iter().position(|n| n == name).ok_or_else(|| {
-                    Error::field(format!("{field}.path"), format!("unknown link {name:?}"))
-                })
-            })
-            .collect::<Result<_>>()?,
+        Some(p) => p,
     };
-    let mut seen = path.clone();
-    seen.sort_unstable();
-    seen.dedup();
-    if seen.len() != path.len() {
-        return Err(Error::field(format!("{field}.path"), "names a link twice"));
+    let mut links: Vec<usize> = Vec::with_capacity(path.len());
+    for (i, name) in path.iter().enumerate() {
+        let at = format!("{field}.path[{i}]");
+        let Some(l) = names.iter().position(|n| n == name) else {
+            return Err(Error::field(
+                at,
+                format!("unknown link {name:?} (links: {})", names.join(", ")),
+            ));
+        };
+        if let Some(j) = links.iter().position(|&k| k == l) {
+            return Err(Error::field(
+                at,
+                format!("link {name:?} again (path[{j}]): a path crosses a link once, no loop"),
+            ));
+        }
+        if let Some(&prev) = links.last() {
+            let (a, b) = (link_specs[prev].1, link_specs[l].1);
+            if let (Some(end), Some(start)) = (&a.to, &b.from) {
+                if end != start {
+                    return Err(Error::field(
+                        at,
+                        format!(
+                            "link {name:?} starts at node {start:?}, not at {end:?} where \
+                             path[{}] ({:?}) ends: a path must be connected",
+                            i - 1,
+                            path[i - 1]
+                        ),
+                    ));
+                }
+            }
+            // Connected so far: a loop comes back to a node the path has left.
+            if let Some(to) = &b.to {
+                let first = link_specs[links[0]].1.from.as_ref();
+                let left = links.iter().map(|&k| link_specs[k].1.to.as_ref());
+                if std::iter::once(first).chain(left).any(|n| n == Some(to)) {
+                    return Err(Error::field(
+                        at,
+                        format!("link {name:?} returns to node {to:?}: a path has no loop"),
+                    ));
+                }
+            }
+        }
+        links.push(l);
     }
-    Ok(path)
+    Ok(links)
 }
 
 /// Linux's pacing ratios by default: `tcp_pacing_ss_ratio = 200`, `tcp_pacing_ca_ratio = 120`.

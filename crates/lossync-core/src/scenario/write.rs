@@ -158,6 +158,10 @@ fn write_link(o: &mut String, l: &Link, reverse: Option<&Link>) {
     line(o, "buffer", &buffer(l.buffer_pkts));
     line(o, "queue", &queue(&l.queue));
     line(o, "delay", &num(l.delay_s));
+    if let (Some(from), Some(to)) = (&l.from, &l.to) {
+        line(o, "from", &string(from));
+        line(o, "to", &string(to));
+    }
     line(o, "loss_rate", &num(l.loss_rate));
     match reverse {
         None => line(o, "reverse", "false"),

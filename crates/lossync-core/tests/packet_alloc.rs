@@ -1,0 +1,93 @@
+//! The packet engine allocates nothing per packet once its rings have grown (docs/packet.md):
+//! counted with a global allocator of this test binary's own, on a network with flows entering
+//! and leaving mid-path both ways, reverse ports for the ACKs, RED and random loss.
+
+mod common;
+
+use common::packet_engine;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Counts allocations and reallocations (frees are not the concern).
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn a_network_in_steady_state_allocates_nothing_per_packet() {
+    let mut e = packet_engine(
+        r#"
+engine = "packet"
+[[links]]
+name = "a"
+capacity = "100Mbps"
+buffer = { packets = 100 }
+delay = "5ms"
+reverse = true
+[[links]]
+name = "b"
+capacity = "100Mbps"
+buffer = { packets = 100 }
+delay = "5ms"
+queue = { discipline = "red", min_th = 20, max_th = 80 }
+loss_rate = 0.0001
+reverse = { capacity = "100Mbps", buffer = { packets = 100 }, queue = { discipline = "droptail" } }
+[[links]]
+name = "c"
+capacity = "100Mbps"
+buffer = { packets = 100 }
+delay = "5ms"
+reverse = true
+[[flows]]
+cc = "cubic"
+rtt = "60ms"
+path = ["a", "b", "c"]
+slow_start = true
+[[flows]]
+count = 2
+cc = "reno"
+rtt = "40ms..50ms"
+path = ["b"]
+slow_start = true
+[[flows]]
+cc = "htcp"
+rtt = "50ms"
+path = ["a", "b", "c"]
+direction = "reverse"
+delayed_ack = true
+[run]
+duration = "60s"
+"#,
+    );
+    e.advance(20.0);
+    let (events, allocations) = (e.events_processed(), ALLOCATIONS.load(Ordering::Relaxed));
+    e.advance(60.0);
+    let events = e.events_processed() - events;
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - allocations;
+    println!("{allocations} allocations in {events} events");
+    // A few for rings that still grow to a new largest window and the drop log's doublings.
+    assert!(events > 2_000_000, "{events}");
+    assert!(
+        allocations < 100,
+        "{allocations} allocations for {events} events"
+    );
+}
