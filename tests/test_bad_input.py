@@ -156,11 +156,11 @@ def test_bad_options_name_the_option(tmp_path):
 
 
 @pytest.mark.parametrize(("case", "content", "field"), [
-    ("not a number", 'burst_pkts = "a"\n', "loss.calibration"),
-    ("unknown field", "burst_pkts = 1\nfoo = 2\n", "loss.calibration"),
-    ("missing burst_pkts", "[fitted]\nseeds = 2\n", "loss.calibration"),
-    ("negative", "burst_pkts = -1\n", "loss.calibration"),
-    ("not below the buffer", "burst_pkts = 1e9\n", "loss.calibration"),
+    ("not a number", 'burst_pkts = "a"\nevent_threshold = 1\n', "loss.calibration"),
+    ("unknown field", "burst_pkts = 1\nevent_threshold = 1\nfoo = 2\n", "loss.calibration"),
+    ("missing event_threshold", "burst_pkts = 1\n[fitted]\nseeds = 2\n", "loss.calibration"),
+    ("negative", "burst_pkts = -1\nevent_threshold = 1\n", "loss.calibration"),
+    ("not below the buffer", "burst_pkts = 1e9\nevent_threshold = 1\n", "loss.calibration"),
     ("TOML syntax", "burst_pkts = \n", "loss.calibration"),
 ])
 @pytest.mark.parametrize("command", ["run", "validate"])
@@ -177,7 +177,7 @@ def test_a_malformed_calibration_file_is_one_line_naming_the_field(tmp_path, cas
 def test_a_missing_calibration_file_or_two_sources_are_refused(tmp_path):
     r = cli("run", str(GOOD), "--set", f'loss={{model="tcp", calibration="{tmp_path / "none.toml"}"}}')
     assert r.returncode == 2 and "loss.calibration: cannot read" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
-    (tmp_path / "cal.toml").write_text("burst_pkts = 1\n")
+    (tmp_path / "cal.toml").write_text("burst_pkts = 1\nevent_threshold = 1\n")
     _one_line_naming(cli("run", str(GOOD), "--set", f'loss={{model="tcp", calibration="{tmp_path / "cal.toml"}", burst_pkts=1}}'), "loss.burst_pkts")
     _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="proportional", burst_pkts=1}'), "loss.burst_pkts")
 

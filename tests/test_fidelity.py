@@ -33,9 +33,9 @@ def test_default_model_is_closer_to_the_packet_engine_than_proportional(slice_fr
     assert (ad["tcp"] <= ad["proportional"] + 0.01).mean() >= 0.9
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11 targets not met yet: 10 of 12 cells within 3 points; "
-                   "10 Reno flows at 100 Mb/s, 25-75 ms, 10% BDP is 7 points off (small buffers, spread RTTs)")
 def test_issue_11_tolerances_on_the_slice(slice_frame):
+    # Within 3 points in 90% of the cells, within 5 in every cell of 10% BDP or more. (Met since
+    # the default burst headroom; the 10-Reno, 100 Mb/s, 25-75 ms, 10% cell was 7 points off.)
     tcp = slice_frame[slice_frame["model"] == "tcp"]
     ad = tcp["du"].abs()
     assert (ad <= 0.03).mean() >= 0.9
@@ -59,14 +59,14 @@ def test_every_shipped_dumbbell_default_fluid_is_within_3_points_of_the_packet_e
 
 
 def test_a_calibration_carries_to_longer_runs_it_was_not_fitted_on(tmp_path):
-    # Issue 11 acceptance 3 on one cell where the default model is 8 points too high: 10 Reno
-    # flows, 100 Mb/s, RTTs 25..75 ms, 5% BDP. Fitted on 60 s runs, checked on 120 s runs of
-    # other seeds (the packet engine is the reference, within 2 points).
-    doc = {"dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": 0.05}},
-           "flows": [{"count": 10, "cc": "reno", "rtt": "25ms..75ms", "slow_start": True}],
+    # Issue 11 acceptance 3 on a cell where the default model is about 5 points too low: 5 Reno
+    # and 5 CUBIC flows, 100 Mb/s, RTTs 25..75 ms, 10% BDP. Fitted on 60 s runs, checked on 120 s
+    # runs of other seeds (the packet engine is the reference, within 2 points).
+    flows = [{"count": 5, "cc": cc, "rtt": "25ms..75ms", "slow_start": True} for cc in ("reno", "cubic")]
+    doc = {"dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": 0.1}}, "flows": flows,
            "run": {"duration": "60s", "warmup": "20s", "record_interval": "1s"}}
     cal = lossync.calibrate(doc, tmp_path / "cal.toml", seeds=2)
-    assert 0 < cal["burst_pkts"] < 0.05 * 100e6 / 12000 * 0.05
+    assert cal["event_threshold"] > 1
     longer = {**doc, "run": {"duration": "120s", "warmup": "40s", "record_interval": "1s"}}
 
     def u(d):
@@ -75,7 +75,7 @@ def test_a_calibration_carries_to_longer_runs_it_was_not_fitted_on(tmp_path):
     packet = u({**longer, "engine": "packet"})
     uncalibrated = u(longer)
     calibrated = u({**longer, "loss": {"model": "tcp", "calibration": str(tmp_path / "cal.toml")}})
-    assert abs(uncalibrated - packet) > 0.05 and abs(calibrated - packet) <= 0.02, (packet, uncalibrated, calibrated)
+    assert abs(uncalibrated - packet) > 0.03 and abs(calibrated - packet) <= 0.02, (packet, uncalibrated, calibrated)
 
 
 def test_burst_headroom_holds_the_fluid_queue_below_the_buffer_and_conserves_packets():

@@ -39,11 +39,14 @@ def calibrate(
     duration_s: float | None = None,
     tolerance: float = 0.002,
     progress: Callable[[str], None] | None = None,
+    reference_utilization: float | None = None,
 ) -> dict[str, Any]:
     """Fits `burst_pkts` or `event_threshold` of the `tcp` loss model so that the fluid engine's mean
     utilization over seeds 1..`seeds` matches the packet engine's (within `tolerance`, or as close
     as the bisection gets in 20 halvings). `duration_s`: the runs' length (default: the scenario's), statistics
-    after its first third. Writes the calibration file to `out` if given; returns its content."""
+    after its first third. `reference_utilization`: the utilization to match, measured elsewhere
+    (a test bed, the kernel, an earlier packet run), instead of running the packet engine. Writes
+    the calibration file to `out` if given; returns its content."""
     if seeds < 1:
         raise ScenarioError("--seeds", "must be at least 1")
     if isinstance(scenario, dict):
@@ -60,13 +63,20 @@ def calibrate(
     seed_list = list(range(1, seeds + 1))
     say = progress or (lambda _line: None)
 
-    u_packet = _mean_utilization({**doc, "engine": "packet"}, seed_list, base_dir)
-    say(f"packet engine: U {u_packet:.4f} (mean of {seeds} runs)")
+    if reference_utilization is None:
+        u_packet = _mean_utilization({**doc, "engine": "packet"}, seed_list, base_dir)
+        say(f"packet engine: U {u_packet:.4f} (mean of {seeds} runs)")
+    elif 0 < reference_utilization <= 1 + 1e-6:  # a measured 1 may carry rounding
+        u_packet = min(reference_utilization, 1.0)
+    else:
+        raise ScenarioError("reference_utilization", f"{reference_utilization} is not a utilization in (0, 1]")
 
-    def fluid(b: float, e: float) -> float:
-        loss = {"model": "tcp", "burst_pkts": b, "event_threshold": e}
+    def fluid(b: float | None, e: float) -> float:
+        loss: dict[str, Any] = {"model": "tcp", "event_threshold": e}
+        if b is not None:  # None: the default headroom (docs/fluid.md)
+            loss["burst_pkts"] = b
         u = _mean_utilization({**doc, "engine": "fluid", "loss": loss}, seed_list, base_dir)
-        say(f"fluid, burst_pkts {b:8.3f}, event_threshold {e:7.3f}: U {u:.4f}")
+        say(f"fluid, burst_pkts {'default' if b is None else f'{b:.3f}':>8}, event_threshold {e:7.3f}: U {u:.4f}")
         return u
 
     def bisect(u_of: Callable[[float], float], lo: float, hi: float, u_lo: float, u_hi: float) -> tuple[float, float]:
@@ -83,24 +93,26 @@ def calibrate(
             lo, hi = (mid, hi) if (u < u_packet) == rising else (lo, mid)
         return best
 
-    u_before = fluid(0.0, 1.0)
-    burst, threshold, u_after = 0.0, 1.0, u_before
-    if u_before > u_packet + tolerance:
-        # Too high: bursts overflow the real buffer early; hold the fluid queue below it.
+    u_before = fluid(None, 1.0)
+    burst: float | None = None
+    threshold, u_after = 1.0, u_before
+    if abs(u_before - u_packet) <= tolerance:
+        note = f"the fluid engine (default headroom) is within {tolerance} of the packet engine: nothing to fit"
+    elif (u_zero := fluid(0.0, 1.0)) >= u_packet:
+        # The headroom moves utilization down as it grows (a smaller effective buffer drains
+        # more often): bisect it between none and 95% of the smallest buffer.
         hi = 0.95 * smallest
-        burst, u_after = bisect(lambda b: fluid(b, 1.0), 0.0, hi, u_before, fluid(hi, 1.0))
+        burst, u_after = bisect(lambda b: fluid(b, 1.0), 0.0, hi, u_zero, fluid(hi, 1.0))
         note = "fitted burst_pkts" if burst < hi else "burst_pkts at its limit (95% of the smallest buffer): the fluid engine stays above the packet engine"
-    elif u_before < u_packet - tolerance:
-        # Too low: more flows lose per overflow than in packets; raise the drops per loss event
-        # (bisection on its logarithm: the effect is multiplicative).
-        e_hi = 100.0
-        x, u_after = bisect(lambda x: fluid(0.0, math.exp(x)), 0.0, math.log(e_hi), u_before, fluid(0.0, e_hi))
-        threshold = math.exp(x)
-        note = "fitted event_threshold" if threshold < e_hi else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
     else:
-        note = f"the fluid engine is within {tolerance} of the packet engine: nothing to fit"
+        # Too low even without headroom: more flows lose per overflow than in packets; raise the
+        # drops per loss event (bisection on its logarithm: the effect is multiplicative).
+        e_hi = 100.0
+        x, u_after = bisect(lambda x: fluid(0.0, math.exp(x)), 0.0, math.log(e_hi), u_zero, fluid(0.0, e_hi))
+        burst, threshold = 0.0, math.exp(x)
+        note = "fitted event_threshold (no headroom)" if threshold < e_hi else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
     result = {
-        "burst_pkts": round(burst, 4),
+        "burst_pkts": None if burst is None else round(burst, 4),
         "event_threshold": round(threshold, 4),
         "fitted": {
             "scenario": sc["name"] if isinstance(scenario, dict) else str(scenario),
@@ -108,6 +120,7 @@ def calibrate(
             "duration_s": sc["run"]["duration_s"],
             "warmup_s": sc["run"]["warmup_s"],
             "smallest_buffer_pkts": smallest,
+            "reference": "packet engine" if reference_utilization is None else "given",
             "packet_utilization": u_packet,
             "fluid_utilization_uncalibrated": u_before,
             "fluid_utilization_calibrated": u_after,
@@ -122,9 +135,10 @@ def calibrate(
 
 
 def to_toml(cal: dict[str, Any]) -> str:
-    lines = ["# lossync calibration (lossync calibrate): the tcp loss model's burst headroom, fitted against",
-             "# packet-engine runs. Name it in a scenario: loss = { model = \"tcp\", calibration = \"<this file>\" }",
-             f"burst_pkts = {cal['burst_pkts']!r}", f"event_threshold = {cal['event_threshold']!r}", "",
+    lines = ["# lossync calibration (lossync calibrate): the tcp loss model's parameters, fitted against packet-engine",
+             "# runs (no burst_pkts: the default). Name it in a scenario: loss = { model = \"tcp\", calibration = \"<this file>\" }",
+             *([] if cal["burst_pkts"] is None else [f"burst_pkts = {cal['burst_pkts']!r}"]),
+             f"event_threshold = {cal['event_threshold']!r}", "",
              "[fitted]  # what it was fitted on; not read by the engines"]
     for k, v in cal["fitted"].items():
         lines.append(f"{k} = {json.dumps(v)}")

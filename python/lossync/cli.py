@@ -359,7 +359,8 @@ def calibrate_cmd(scenario, out, seeds, duration) -> None:
     _writable_dir("--out", out.parent)
     cal = calibrate(scenario, out, seeds=seeds, duration_s=duration, progress=lambda line: click.echo(f"  {line}", err=True))
     f = cal["fitted"]
-    click.echo(f"burst_pkts = {cal['burst_pkts']}, event_threshold = {cal['event_threshold']} ({f['note']})")
+    burst = "default" if cal["burst_pkts"] is None else cal["burst_pkts"]
+    click.echo(f"burst_pkts = {burst}, event_threshold = {cal['event_threshold']} ({f['note']})")
     click.echo(f"utilization: packet {f['packet_utilization']:.4f}, fluid {f['fluid_utilization_uncalibrated']:.4f} "
                f"uncalibrated, {f['fluid_utilization_calibrated']:.4f} calibrated; written to {out}")
 

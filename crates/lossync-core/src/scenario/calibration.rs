@@ -16,15 +16,16 @@ use std::path::Path;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CalibrationFile {
-    burst_pkts: f64,
-    event_threshold: Option<f64>,
+    /// Absent: the default headroom.
+    burst_pkts: Option<f64>,
+    event_threshold: f64,
     #[allow(dead_code)] // provenance for the reader
     fitted: Option<toml::Table>,
 }
 
-/// The `burst_pkts` and `event_threshold` (default 1) of a calibration file; every error names
-/// `loss.calibration` and the file (ranges are checked by the caller).
-pub fn read(path: &Path) -> Result<(f64, f64)> {
+/// The `burst_pkts` (absent: the default) and `event_threshold` of a calibration file; every
+/// error names `loss.calibration` and the file (ranges are checked by the caller).
+pub fn read(path: &Path) -> Result<(Option<f64>, f64)> {
     let field = "loss.calibration";
     let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
         path: path.display().to_string(),
@@ -34,5 +35,5 @@ pub fn read(path: &Path) -> Result<(f64, f64)> {
         let why = e.message().to_string();
         Error::field(field, format!("{}: {why}", path.display()))
     })?;
-    Ok((file.burst_pkts, file.event_threshold.unwrap_or(1.0)))
+    Ok((file.burst_pkts, file.event_threshold))
 }

@@ -195,10 +195,11 @@ pub enum LossModel {
     /// reacts at most once per RTT, as SACK and NewReno react once per loss event.
     Tcp {
         /// Packets of burst headroom: a drop-tail queue fed by bursts overflows before its fluid
-        /// average reaches the buffer, so the fluid queue is held to `buffer - burst_pkts` (at
-        /// least one packet). 0 unless calibrated (`lossync calibrate`, docs/fluid.md).
-        #[serde(skip_serializing_if = "is_zero")]
-        burst_pkts: f64,
+        /// average reaches the buffer, so the fluid queue is held `buffer - burst_pkts` (docs/
+        /// fluid.md, "Burst headroom"). `None`: per drop-tail link, half a packet per flow crossing
+        /// it, at most half its buffer ([`default_burst_pkts`]); given or calibrated otherwise.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        burst_pkts: Option<f64>,
         /// Scale of the drops a flow takes per loss event at a full queue (1: a loss event with
         /// probability min(1, D) for D expected drops). Above 1, fewer flows lose per overflow.
         /// 1 unless calibrated.
@@ -241,12 +242,19 @@ pub enum Sync {
     },
 }
 
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
-}
-
 fn is_one(x: &f64) -> bool {
     *x == 1.0
+}
+
+/// Half a packet per flow: the median headroom `lossync calibrate` fitted to packet runs at
+/// 100 Mb/s (docs/validation/calibration.md), applied to every cell of the fidelity matrix.
+pub const BURST_PKTS_PER_FLOW: f64 = 0.5;
+/// The default headroom never takes more than this fraction of a buffer.
+pub const BURST_BUFFER_CAP: f64 = 0.5;
+
+/// The `tcp` model's default burst headroom at a link with `flows` flows and `buffer_pkts`.
+pub fn default_burst_pkts(flows: usize, buffer_pkts: f64) -> f64 {
+    (BURST_PKTS_PER_FLOW * flows as f64).min(BURST_BUFFER_CAP * buffer_pkts)
 }
 
 #[derive(Deserialize)]
@@ -278,7 +286,7 @@ impl<'de> Deserialize<'de> for LossModel {
             "tcp" => {
                 let f: TcpModelFields = fields(rest, TAG, &kind)?;
                 LossModel::Tcp {
-                    burst_pkts: f.burst_pkts.unwrap_or(0.0),
+                    burst_pkts: f.burst_pkts,
                     event_threshold: f.event_threshold.unwrap_or(1.0),
                     calibration: f.calibration,
                 }

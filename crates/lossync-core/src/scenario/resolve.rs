@@ -1053,12 +1053,7 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
             let (b, e) = super::calibration::read(&path)?;
             (b, e, Some(path.display().to_string()), "loss.calibration")
         }
-        None => (
-            l.burst_pkts.unwrap_or(0.0),
-            l.event_threshold.unwrap_or(1.0),
-            None,
-            "",
-        ),
+        None => (l.burst_pkts, l.event_threshold.unwrap_or(1.0), None, ""),
     };
     let name = |own: &str| {
         if field.is_empty() {
@@ -1067,7 +1062,9 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
             format!("{field}: {own}")
         }
     };
-    non_negative(&name("loss.burst_pkts"), burst_pkts)?;
+    if let Some(b) = burst_pkts {
+        non_negative(&name("loss.burst_pkts"), b)?;
+    }
     in_range(
         &name("loss.event_threshold"),
         event_threshold,
@@ -1078,10 +1075,10 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
         .iter()
         .map(|k| k.buffer_pkts)
         .fold(f64::INFINITY, f64::min);
-    if burst_pkts > 0.0 && burst_pkts >= smallest {
+    if let Some(b) = burst_pkts.filter(|&b| b > 0.0 && b >= smallest) {
         return Err(Error::field(
             name("loss.burst_pkts"),
-            format!("{burst_pkts} packets of burst headroom is not below the smallest buffer ({smallest} packets)"),
+            format!("{b} packets of burst headroom is not below the smallest buffer ({smallest} packets)"),
         ));
     }
     Ok(LossModel::Tcp {

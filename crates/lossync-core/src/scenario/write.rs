@@ -301,8 +301,11 @@ fn write_loss(o: &mut String, loss: &LossModel) {
             calibration,
         } => {
             line(o, "model", &string("tcp"));
-            if *burst_pkts != 0.0 {
-                line(o, "burst_pkts", &num(*burst_pkts));
+            match burst_pkts {
+                Some(b) => line(o, "burst_pkts", &num(*b)),
+                None => o.push_str(
+                    "# burst_pkts: per link, half a packet per flow, at most half the buffer\n",
+                ),
             }
             if *event_threshold != 1.0 {
                 line(o, "event_threshold", &num(*event_threshold));
