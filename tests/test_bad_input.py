@@ -27,6 +27,7 @@ SCENARIO_CASES = [
     ("zero packet size", None, ["dumbbell.packet_size=0"], "dumbbell.packet_size"),
     ("fractional m", None, ['loss.sync={kind="fixed", m=2.5}'], "loss.sync.m"),
     ("absurd initial window", None, ["flows.0.initial_window=1e300"], "flows[0].initial_window"),
+    ("send jitter above a second", None, ['flows.0.send_jitter="2s"'], "flows[0].send_jitter"),
     ("step longer than the RTT allows", None, ['flows.0.rtt="2ms"', 'run.step="1ms"'], "run.step"),
     ("binary file", b"\x00\x01\xff\xfe binary", [], "scenario.toml"),
     ("UTF-16 file", "[dumbbell]\ncapacity = 1\n".encode("utf-16"), [], "scenario.toml"),

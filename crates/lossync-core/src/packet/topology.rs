@@ -11,6 +11,7 @@ use super::port::Port;
 use super::route::{Hop, Route};
 use crate::error::{Error, Result};
 use crate::queue::Buffer;
+use crate::rng::Rng;
 use crate::scenario::{Flow, Scenario};
 
 /// Access links run this many times faster than the bottleneck unless a flow group sets
@@ -150,7 +151,13 @@ pub fn build(sc: &Scenario) -> Result<Topology> {
         let access_bps = f
             .access_capacity_bps
             .unwrap_or(ACCESS_SPEEDUP * first.capacity_bps);
-        let host = Access::new(Serializer::new(bits, access_bps));
+        // Stream 5000 + host: each host's jitter draws from its own stream.
+        let host = Access::new(
+            Serializer::new(bits, access_bps),
+            ps_from_s(f.send_jitter_s),
+            Rng::new(sc.run.seed, 5000 + f.logical as u64),
+        );
+        let host_ps = host.nominal_ps();
         if f.logical == access.len() {
             access.push(host);
         }
@@ -159,7 +166,7 @@ pub fn build(sc: &Scenario) -> Result<Topology> {
             .iter()
             .map(|&p| Serializer::new(8.0 * f.ack_size_bytes, sc.links[p].capacity_bps))
             .collect();
-        let serialization_ps: SimTime = host.nominal_ps()
+        let serialization_ps: SimTime = host_ps
             + f.path.iter().map(|&p| ports[p].service_ps).sum::<SimTime>()
             + ack_services.iter().map(|s| s.nominal_ps()).sum::<SimTime>();
         // The links between two ports in a row: all but the last of each path.

@@ -223,6 +223,9 @@ pub struct FlowGroupSpec {
     pub ack_size: Option<Bytes>,
     /// Capacity of each flow's access link; default 10x the first link of its path.
     pub access_capacity: Option<Rate>,
+    /// Packet engine: a random delay, uniform in [0, send_jitter], before each packet enters the
+    /// access link (ns-2's TCP `overhead_`), against drop-tail phase effects.
+    pub send_jitter: Option<Time>,
     /// Each flow of the group is this many parallel connections (each with the group's
     /// congestion control and rwnd), reported as one flow.
     pub parallel: Option<i64>,

@@ -159,6 +159,11 @@ pub struct Flow {
     /// Packet engine: pace sending at ratio × cwnd / srtt (slow start, congestion avoidance).
     /// The fluid engine is paced by nature and ignores it.
     pub pacing: Option<Pacing>,
+    /// Packet engine: each packet waits a random time, uniform in [0, send_jitter_s], before it
+    /// enters the access link (ns-2's TCP `overhead_`; Floyd & Jacobson 1992 add such a random
+    /// processing time to break phase effects). A fluid has no phases and ignores it.
+    #[serde(default)]
+    pub send_jitter_s: f64,
 }
 
 /// JSON has no infinity: serde_json writes it as `null`.

@@ -703,6 +703,15 @@ fn resolve_flows(
             .map(|r| rate(&format!("{field}.access_capacity"), r.0))
             .transpose()?;
         let parallel = flow_parallel(fs.parallel, &field)?;
+        let send_jitter_s = match fs.send_jitter {
+            Some(t) => in_range(
+                &format!("{field}.send_jitter"),
+                t.0,
+                (0.0, 1.0),
+                "a random delay per packet, at most 1 s",
+            )?,
+            None => 0.0,
+        };
         let group_name = fs
             .name
             .clone()
@@ -726,6 +735,7 @@ fn resolve_flows(
                 ack_size_bytes,
                 access_capacity_bps,
                 logical: base + k,
+                send_jitter_s,
             });
         }
     }

@@ -217,6 +217,7 @@ fn same_group((a, na): Logical, (b, nb): Logical) -> bool {
         && a.slow_start == b.slow_start
         && a.initial_window_pkts.to_bits() == b.initial_window_pkts.to_bits()
         && a.pacing == b.pacing
+        && a.send_jitter_s.to_bits() == b.send_jitter_s.to_bits()
 }
 
 /// One value if all are the same bits, else a list.
@@ -289,6 +290,7 @@ fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
         Some(bps) => line(o, "access_capacity", &num(bps)),
         None => o.push_str("# access_capacity: 10 × the first link of the path\n"),
     }
+    line(o, "send_jitter", &num(f.send_jitter_s));
 }
 
 fn write_loss(o: &mut String, loss: &LossModel) {

@@ -371,6 +371,8 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
                 if abs(v - round(v)) > 1e-6 or not 1 <= round(v) <= 65535:
                     raise ScenarioError(f"{field}.pacing.{k}", f"{pacing[k]!r} cannot be translated to ns-3 (a whole percentage)")
             pace = f"1 {round(pct['ss_ratio'])} {round(pct['ca_ratio'])}"
+        if f.get("send_jitter_s"):
+            raise ScenarioError(f"{field}.send_jitter", "the ns3 engine does not model a per-packet send delay; use --engine packet")
         if f.get("access_capacity_bps"):
             attrs.insert(0, ("@access_bps", repr(float(f["access_capacity_bps"]))))
         attr_text = " ".join(f"{k}={v}" for k, v in attrs)
