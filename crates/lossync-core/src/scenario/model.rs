@@ -49,6 +49,49 @@ pub struct Link {
     pub loss_rate: f64,
     /// This link is the other direction of that link (`reverse = ...` on it).
     pub reverse_of: Option<usize>,
+    /// An optical burst assembler at the link's ingress (packet engine only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assembler: Option<Assembler>,
+    /// Probability that a burst assembled at the link's ingress is lost whole.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub burst_loss: f64,
+}
+
+/// Timer-based burst assembly at a link's ingress (docs/packet.md, "Optical burst switching";
+/// Vlachos, "Burstification effect on the TCP synchronization and congestion window mechanism").
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Assembler {
+    /// The assembly timer: a queue's burst leaves this long after its first segment.
+    pub timer_s: f64,
+    pub policy: AssemblyPolicy,
+    /// Assembly queues (`mixed`: 1; `per_flow`: one per flow, 0 here; `random`: Q).
+    pub queues: u32,
+    /// A queue holding this many packets leaves at once (0: no limit).
+    pub max_burst_pkts: u32,
+}
+
+/// Which assembly queue a segment joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AssemblyPolicy {
+    /// One queue for all flows (the seed's mixed-flow assembly).
+    Mixed,
+    /// One queue per flow.
+    PerFlow,
+    /// Each flow joins one of Q queues, drawn with equal probability, kept until that queue's
+    /// burst leaves, drawn again for its next segment.
+    Random,
+}
+
+impl AssemblyPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            AssemblyPolicy::Mixed => "mixed",
+            AssemblyPolicy::PerFlow => "per_flow",
+            AssemblyPolicy::Random => "random",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -383,6 +383,9 @@ fn resolve_links(
             to: l.from.clone(),
             loss_rate: l.loss_rate,
             reverse: None,
+            // ACKs are not assembled: the other direction has no assembler.
+            assembler: None,
+            burst_loss: None,
         };
         let mut crossing: Vec<&Flow> = flows
             .iter()
@@ -451,6 +454,25 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
         crossing,
     )?;
     let queue = resolve_queue(l.queue.as_ref(), &format!("{field}.queue"), buffer_pkts)?;
+    let assembler = l
+        .assembler
+        .as_ref()
+        .map(|a| resolve_assembler(&format!("{field}.assembler"), a))
+        .transpose()?;
+    let burst_loss = match l.burst_loss {
+        None => 0.0,
+        Some(p) => {
+            let f = format!("{field}.burst_loss");
+            let p = probability(&f, p)?;
+            if assembler.is_none() {
+                return Err(Error::field(
+                    f,
+                    "needs an `assembler` on the link: only assembled bursts can be lost whole",
+                ));
+            }
+            p
+        }
+    };
     Ok(Link {
         name: name.to_string(),
         capacity_bps,
@@ -463,6 +485,76 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
         queue,
         loss_rate,
         reverse_of: None,
+        assembler,
+        burst_loss,
+    })
+}
+
+/// The longest assembly timer, in seconds.
+const ASSEMBLY_TIMER_MAX_S: f64 = 10.0;
+/// The most assembly queues of the `random` policy, and the largest `max_burst`.
+const ASSEMBLY_QUEUES_MAX: i64 = 1 << 16;
+const MAX_BURST_MAX: i64 = 1 << 24;
+
+fn resolve_assembler(field: &str, a: &AssemblerSpec) -> Result<Assembler> {
+    let timer_s = positive(&format!("{field}.timer"), a.timer.0)?;
+    in_range(
+        &format!("{field}.timer"),
+        timer_s,
+        (0.0, ASSEMBLY_TIMER_MAX_S),
+        "seconds",
+    )?;
+    let policy = match a.policy.as_deref().unwrap_or("mixed") {
+        "mixed" => AssemblyPolicy::Mixed,
+        "per_flow" => AssemblyPolicy::PerFlow,
+        "random" => AssemblyPolicy::Random,
+        other => {
+            return Err(Error::field(
+                format!("{field}.policy"),
+                format!("unknown policy {other:?} (known: mixed, per_flow, random)"),
+            ))
+        }
+    };
+    let qf = format!("{field}.queues");
+    let queues = match (policy, a.queues) {
+        (AssemblyPolicy::Mixed, None | Some(1)) => 1,
+        (AssemblyPolicy::Mixed, Some(q)) => {
+            return Err(Error::field(
+                qf,
+                format!("is {q}: the mixed policy has one queue (use policy = \"random\")"),
+            ))
+        }
+        (AssemblyPolicy::PerFlow, None) => 0,
+        (AssemblyPolicy::PerFlow, Some(_)) => {
+            return Err(Error::field(
+                qf,
+                "not used by the per_flow policy (one queue per flow)",
+            ))
+        }
+        (AssemblyPolicy::Random, None) => 2,
+        (AssemblyPolicy::Random, Some(q)) if (1..=ASSEMBLY_QUEUES_MAX).contains(&q) => q as u32,
+        (AssemblyPolicy::Random, Some(q)) => {
+            return Err(Error::field(
+                qf,
+                format!("{q} is out of range: must be in [1, {ASSEMBLY_QUEUES_MAX}]"),
+            ))
+        }
+    };
+    let max_burst_pkts = match a.max_burst {
+        None => 0,
+        Some(m) if (1..=MAX_BURST_MAX).contains(&m) => m as u32,
+        Some(m) => {
+            return Err(Error::field(
+                format!("{field}.max_burst"),
+                format!("{m} is out of range: must be in [1, {MAX_BURST_MAX}] packets"),
+            ))
+        }
+    };
+    Ok(Assembler {
+        timer_s,
+        policy,
+        queues,
+        max_burst_pkts,
     })
 }
 
