@@ -71,6 +71,9 @@ SCENARIO_CASES += [
     ("max burst zero", None, ['dumbbell.assembler={timer="1ms", max_burst=0}'], "dumbbell.assembler.max_burst"),
     ("burst loss above 1", None, ['dumbbell.assembler={timer="1ms"}', "dumbbell.burst_loss=1.5"], "dumbbell.burst_loss"),
     ("burst loss without an assembler", None, ["dumbbell.burst_loss=0.1"], "dumbbell.burst_loss"),
+    ("window thresholds not increasing", None,
+     ['dumbbell.assembler={policy="window", timers=["1ms", "5ms", "10ms"], thresholds=[64, 16]}'],
+     "dumbbell.assembler.thresholds[1]"),
 ]
 
 

@@ -109,6 +109,35 @@ fn obs_segments_per_burst_hit_the_access_rate_ceiling() {
     }
 }
 
+/// The window policy (the seed's section V): a segment joins the queue of its sender's window
+/// class, each with its own timer (1, 5, 10 ms for windows below 16, below 64, from 64). A
+/// greedy source whose window stays below 16 (rwnd) only ever fills 1 ms bursts (at most
+/// ⌈8.33⌉ = 9 segments); one whose window grows past 64 fills 10 ms bursts, up to
+/// ⌈10^8 × 0.01 / 12000⌉ = ⌈83.3⌉ = 84 segments.
+#[test]
+fn obs_window_policy_picks_the_timer_by_the_window() {
+    let window =
+        "{ policy = \"window\", timers = [\"1ms\", \"5ms\", \"10ms\"], thresholds = [16, 64] }";
+    let max = |rwnd: &str| {
+        let s = run(&obs_toml(
+            1,
+            window,
+            0.0,
+            20.0,
+            &format!("rwnd = {{ packets = {rwnd} }}"),
+        ))
+        .summary;
+        let b = bursts(&s).clone();
+        println!(
+            "rwnd {rwnd}: max per source {}, mean {:.2}",
+            b.max_source_segments, b.mean_segments
+        );
+        b.max_source_segments
+    };
+    assert_eq!(max("12"), 9);
+    assert_eq!(max("2000"), 84);
+}
+
 /// The seed's section IV: aggregating flows into the same bursts (mixed-flow assembly) makes a
 /// burst loss hit several flows at once; per-flow assembly hits one. The mean flows per lost
 /// burst (m_k of the burst-loss congestion events) is higher with mixed assembly, and so is the
@@ -306,6 +335,13 @@ path = ["core"]
             "links[0].burst_loss",
         ),
         ("", "burst_loss = 0.1", "links[0].burst_loss"),
+        ("assembler = { policy = \"mixed\" }", "", "links[0].assembler.timer"),
+        ("assembler = { policy = \"window\", timers = [\"1ms\", \"5ms\"] }", "", "links[0].assembler.thresholds"),
+        ("assembler = { policy = \"window\", thresholds = [4] }", "", "links[0].assembler.timers"),
+        ("assembler = { policy = \"window\", timers = [\"1ms\", 0], thresholds = [4] }", "", "links[0].assembler.timers[1]"),
+        ("assembler = { policy = \"window\", timers = [\"1ms\", \"2ms\", \"3ms\"], thresholds = [64, 16] }", "", "links[0].assembler.thresholds[1]"),
+        ("assembler = { policy = \"window\", timer = \"1ms\", timers = [\"1ms\"], thresholds = [] }", "", "links[0].assembler.timer"),
+        ("assembler = { timer = \"1ms\", thresholds = [4] }", "", "links[0].assembler.thresholds"),
     ];
     for (a, l, field) in cases {
         let e = bad(a, l);

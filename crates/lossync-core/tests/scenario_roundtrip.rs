@@ -205,6 +205,7 @@ fn burst_assemblers_round_trip() {
         "{ timer = \"1ms\" }",
         "{ timer = \"5ms\", policy = \"per_flow\", max_burst = 64 }",
         "{ timer = 0.01, policy = \"random\", queues = 4 }",
+        "{ policy = \"window\", timers = [\"1ms\", \"5ms\", 0.01], thresholds = [16, 64.5] }",
     ] {
         let text = format!(
             "engine = \"packet\"\n[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = {{ packets = 100 }}\n\

@@ -13,7 +13,10 @@
 //!
 //! Queue selection: `mixed`, one queue for all flows; `per_flow`, one queue per flow; `random`,
 //! a flow joins one of Q queues drawn with equal probability and stays with it until that
-//! queue's burst leaves (one assembly cycle), then draws again for its next segment.
+//! queue's burst leaves (one assembly cycle), then draws again for its next segment; `window`,
+//! a queue per window class with a timer of its own (the paper's 1, 5, 10 ms for windows below
+//! B, below C, above): the segment's congestion window, which its sender writes in the packet's
+//! congestion header (the field XCP uses), picks the queue.
 //!
 //! A queue's storage is reused from burst to burst: after the largest burst, nothing is
 //! allocated per packet (the histograms grow only when a larger burst than any before appears).
@@ -34,6 +37,8 @@ const NONE: u32 = u32::MAX;
 #[derive(Debug, Default)]
 struct AssemblyQueue {
     pkts: Vec<Pkt>,
+    /// Its assembly timer.
+    timer_ps: SimTime,
     /// When the queue's timer expires (meaningful while it holds segments).
     deadline_ps: SimTime,
     /// Bursts released so far (a `random` assignment is valid for one cycle).
@@ -44,8 +49,9 @@ struct AssemblyQueue {
 #[derive(Debug)]
 pub struct Assembler {
     link: usize,
-    timer_ps: SimTime,
     policy: AssemblyPolicy,
+    /// `window`: the thresholds between queues, in packets.
+    thresholds: Vec<f64>,
     max_burst: usize,
     burst_loss: f64,
     queues: Vec<AssemblyQueue>,
@@ -82,17 +88,27 @@ impl Assembler {
             AssemblyPolicy::Mixed => 1,
             AssemblyPolicy::PerFlow => n_flows,
             AssemblyPolicy::Random => params.queues.max(1) as usize,
+            AssemblyPolicy::Window => params.timers_s.len(),
+        };
+        let timer_ps = |q: usize| {
+            let t = params.timers_s.get(q).copied().unwrap_or(params.timer_s);
+            super::event::ps_from_s(t).max(1)
         };
         Assembler {
             link,
-            timer_ps: super::event::ps_from_s(params.timer_s).max(1),
             policy: params.policy,
+            thresholds: params.thresholds_pkts.clone(),
             max_burst: match params.max_burst_pkts {
                 0 => usize::MAX,
                 m => m as usize,
             },
             burst_loss,
-            queues: (0..n_queues).map(|_| AssemblyQueue::default()).collect(),
+            queues: (0..n_queues)
+                .map(|q| AssemblyQueue {
+                    timer_ps: timer_ps(q),
+                    ..AssemblyQueue::default()
+                })
+                .collect(),
             assigned: vec![(NONE, 0); n_flows],
             draw: Rng::new(seed, DRAW_STREAM + link as u64),
             loss: Rng::new(seed, LOSS_STREAM + link as u64),
@@ -112,9 +128,13 @@ impl Assembler {
         }
     }
 
-    /// The queue `flow`'s segment joins.
-    fn select(&mut self, flow: usize) -> usize {
+    /// The queue a segment of `flow` joins (`window`: by the window its sender signalled).
+    fn select(&mut self, flow: usize, pkt: &Pkt) -> usize {
         match self.policy {
+            AssemblyPolicy::Window => {
+                let w = pkt.header().cwnd_pkts as f64;
+                self.thresholds.iter().take_while(|&&t| w >= t).count()
+            }
             AssemblyPolicy::Mixed => 0,
             AssemblyPolicy::PerFlow => flow,
             AssemblyPolicy::Random => {
@@ -189,10 +209,10 @@ impl Node for Assembler {
             self.seen[f] = true;
             self.seen_count += 1;
         }
-        let q = self.select(f);
+        let q = self.select(f, &pkt);
         let queue = &mut self.queues[q];
         if queue.pkts.is_empty() {
-            queue.deadline_ps = now_ps + self.timer_ps;
+            queue.deadline_ps = now_ps + queue.timer_ps;
             out.timer(queue.deadline_ps, q as u32);
         }
         queue.pkts.push(pkt);

@@ -59,16 +59,24 @@ pub struct Link {
 
 /// Timer-based burst assembly at a link's ingress (docs/packet.md, "Optical burst switching";
 /// Vlachos, "Burstification effect on the TCP synchronization and congestion window mechanism").
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Assembler {
-    /// The assembly timer: a queue's burst leaves this long after its first segment.
+    /// The assembly timer: a queue's burst leaves this long after its first segment (`window`:
+    /// the first queue's, the shortest).
     pub timer_s: f64,
     pub policy: AssemblyPolicy,
     /// Assembly queues (`mixed`: 1; `per_flow`: one per flow, 0 here; `random`: Q).
     pub queues: u32,
     /// A queue holding this many packets leaves at once (0: no limit).
     pub max_burst_pkts: u32,
+    /// `window`: each queue's timer, and the congestion-window thresholds (packets, ascending,
+    /// one fewer) between queues: a segment sent with a window w joins the queue of the
+    /// thresholds ≤ w counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timers_s: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds_pkts: Vec<f64>,
 }
 
 /// Which assembly queue a segment joins.
@@ -82,6 +90,9 @@ pub enum AssemblyPolicy {
     /// Each flow joins one of Q queues, drawn with equal probability, kept until that queue's
     /// burst leaves, drawn again for its next segment.
     Random,
+    /// A queue per window class, each with its own timer: the segment's congestion window (as
+    /// its sender signalled it in the packet) against the thresholds picks the queue.
+    Window,
 }
 
 impl AssemblyPolicy {
@@ -90,6 +101,7 @@ impl AssemblyPolicy {
             AssemblyPolicy::Mixed => "mixed",
             AssemblyPolicy::PerFlow => "per_flow",
             AssemblyPolicy::Random => "random",
+            AssemblyPolicy::Window => "window",
         }
     }
 }

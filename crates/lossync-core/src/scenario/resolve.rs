@@ -497,23 +497,90 @@ const ASSEMBLY_QUEUES_MAX: i64 = 1 << 16;
 const MAX_BURST_MAX: i64 = 1 << 24;
 
 fn resolve_assembler(field: &str, a: &AssemblerSpec) -> Result<Assembler> {
-    let timer_s = positive(&format!("{field}.timer"), a.timer.0)?;
-    in_range(
-        &format!("{field}.timer"),
-        timer_s,
-        (0.0, ASSEMBLY_TIMER_MAX_S),
-        "seconds",
-    )?;
+    let timer = |f: String, t: f64| -> Result<f64> {
+        positive(&f, t)?;
+        in_range(&f, t, (0.0, ASSEMBLY_TIMER_MAX_S), "seconds")
+    };
     let policy = match a.policy.as_deref().unwrap_or("mixed") {
         "mixed" => AssemblyPolicy::Mixed,
         "per_flow" => AssemblyPolicy::PerFlow,
         "random" => AssemblyPolicy::Random,
+        "window" => AssemblyPolicy::Window,
         other => {
             return Err(Error::field(
                 format!("{field}.policy"),
-                format!("unknown policy {other:?} (known: mixed, per_flow, random)"),
+                format!("unknown policy {other:?} (known: mixed, per_flow, random, window)"),
             ))
         }
+    };
+    let (mut timers_s, mut thresholds_pkts) = (Vec::new(), Vec::new());
+    let timer_s = if policy == AssemblyPolicy::Window {
+        if a.timer.is_some() {
+            return Err(Error::field(
+                format!("{field}.timer"),
+                "not used by the window policy: give a timer per queue in `timers`",
+            ));
+        }
+        let tf = format!("{field}.timers");
+        let Some(ts) = a.timers.as_ref().filter(|t| !t.is_empty()) else {
+            return Err(Error::field(
+                tf,
+                "needed by the window policy: a timer per queue, e.g. [\"1ms\", \"5ms\", \"10ms\"]",
+            ));
+        };
+        if ts.len() as i64 > ASSEMBLY_QUEUES_MAX {
+            return Err(Error::field(
+                tf,
+                format!("at most {ASSEMBLY_QUEUES_MAX} queues"),
+            ));
+        }
+        for (i, t) in ts.iter().enumerate() {
+            timers_s.push(timer(format!("{tf}[{i}]"), t.0)?);
+        }
+        let hf = format!("{field}.thresholds");
+        let hs = a.thresholds.clone().unwrap_or_default();
+        if hs.len() + 1 != ts.len() {
+            return Err(Error::field(
+                hf,
+                format!(
+                    "{} thresholds for {} timers: give one fewer (windows below the first \
+                     threshold take the first timer)",
+                    hs.len(),
+                    ts.len()
+                ),
+            ));
+        }
+        for (i, &h) in hs.iter().enumerate() {
+            let f = format!("{hf}[{i}]");
+            positive(&f, h)?;
+            if i > 0 && h <= hs[i - 1] {
+                return Err(Error::field(
+                    f,
+                    format!("{h} is not above the threshold before it: they must increase"),
+                ));
+            }
+        }
+        thresholds_pkts = hs;
+        timers_s[0]
+    } else {
+        for (given, name) in [
+            (a.timers.is_some(), "timers"),
+            (a.thresholds.is_some(), "thresholds"),
+        ] {
+            if given {
+                return Err(Error::field(
+                    format!("{field}.{name}"),
+                    "only for policy = \"window\"",
+                ));
+            }
+        }
+        let Some(t) = a.timer else {
+            return Err(Error::field(
+                format!("{field}.timer"),
+                "needed: the assembly timer, e.g. \"1ms\"",
+            ));
+        };
+        timer(format!("{field}.timer"), t.0)?
     };
     let qf = format!("{field}.queues");
     let queues = match (policy, a.queues) {
@@ -539,6 +606,17 @@ fn resolve_assembler(field: &str, a: &AssemblerSpec) -> Result<Assembler> {
                 format!("{q} is out of range: must be in [1, {ASSEMBLY_QUEUES_MAX}]"),
             ))
         }
+        (AssemblyPolicy::Window, None) => timers_s.len() as u32,
+        (AssemblyPolicy::Window, Some(q)) if q == timers_s.len() as i64 => q as u32,
+        (AssemblyPolicy::Window, Some(q)) => {
+            return Err(Error::field(
+                qf,
+                format!(
+                    "is {q}: the window policy has one queue per timer ({})",
+                    timers_s.len()
+                ),
+            ))
+        }
     };
     let max_burst_pkts = match a.max_burst {
         None => 0,
@@ -555,6 +633,8 @@ fn resolve_assembler(field: &str, a: &AssemblerSpec) -> Result<Assembler> {
         policy,
         queues,
         max_burst_pkts,
+        timers_s,
+        thresholds_pkts,
     })
 }
 

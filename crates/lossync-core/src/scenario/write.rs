@@ -164,10 +164,17 @@ fn write_link(o: &mut String, l: &Link, reverse: Option<&Link>) {
     }
     line(o, "loss_rate", &num(l.loss_rate));
     if let Some(a) = &l.assembler {
-        let mut fields = vec![
-            ("timer", num(a.timer_s)),
-            ("policy", string(a.policy.name())),
-        ];
+        let list = |v: &[f64]| {
+            let items: Vec<String> = v.iter().map(|&x| num(x)).collect();
+            format!("[{}]", items.join(", "))
+        };
+        let mut fields = vec![("policy", string(a.policy.name()))];
+        if a.policy == AssemblyPolicy::Window {
+            fields.push(("timers", list(&a.timers_s)));
+            fields.push(("thresholds", list(&a.thresholds_pkts)));
+        } else {
+            fields.push(("timer", num(a.timer_s)));
+        }
         if a.policy == AssemblyPolicy::Random {
             fields.push(("queues", a.queues.to_string()));
         }
