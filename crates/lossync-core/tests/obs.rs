@@ -225,6 +225,19 @@ fn obs_packet_conservation_and_determinism() {
     assert!(held > 0, "stopped while bursts are assembled");
 }
 
+/// Bursts and their events count from the end of the warm-up, as the ports' congestion events
+/// do, with or without `from_first_congestion` (which only moves the other statistics' start):
+/// the lost burst that starts the window is counted.
+#[test]
+fn obs_bursts_count_from_the_warm_up() {
+    let toml = obs_toml(4, "{ timer = \"2ms\" }", 0.05, 15.0, "");
+    let plain = run(&toml).summary;
+    let first = run(&format!("{toml}from_first_congestion = true\n")).summary;
+    assert!(first.measured_from_s > plain.measured_from_s);
+    assert_eq!(bursts(&first), bursts(&plain));
+    assert_eq!(first.links[0].congestion_events, bursts(&first).lost_bursts);
+}
+
 /// An assembler on the second link of a path, behind a link without one: only the flows that
 /// cross it are assembled, and each flow's route goes port → assembler → port.
 #[test]

@@ -82,8 +82,7 @@ pub struct LinkSummary {
     pub bursts: Option<BurstSummary>,
 }
 
-/// A link's optical bursts over the measurement window (docs/packet.md, "Optical burst
-/// switching"). Every lost burst is also one of the link's congestion events, of as many
+/// A link's optical bursts after the warm-up (docs/packet.md, "Optical burst switching"). Every lost burst is also one of the link's congestion events, of as many
 /// flows as it held (`sync_histogram` counts them with the queue's own drop events).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BurstSummary {

@@ -36,12 +36,12 @@ pub struct Records {
     #[serde(default)]
     pub warnings: Vec<String>,
     /// Per link with a burst assembler (the packet engine's optical burst switching), its bursts
-    /// over the measurement window.
+    /// from the end of the warm-up (as congestion events).
     #[serde(default)]
     pub bursts: Vec<BurstRecord>,
 }
 
-/// The bursts a link's assembler released over the measurement window: counts and histograms,
+/// The bursts a link's assembler released after the warm-up: counts and histograms,
 /// nothing derived ([`super::BurstSummary`] is).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -636,6 +636,10 @@ impl PacketEngine {
             Event::WarmupEnd => {
                 self.warm = true;
                 self.start_measuring();
+                // Nodes count from the warm-up's end, as the ports' congestion events do.
+                for node in &mut self.nodes {
+                    node.start_measuring(self.now_ps);
+                }
                 self.measuring = !self.scenario.run.from_first_congestion;
             }
         }
@@ -974,9 +978,6 @@ impl PacketEngine {
         }
         for f in 0..self.flows.len() {
             self.start_flows[f] = self.flow_acc(f);
-        }
-        for node in &mut self.nodes {
-            node.start_measuring(now);
         }
     }
 

@@ -52,11 +52,11 @@ pub trait Node: Send + Sync {
     /// A timer the node set fires.
     fn timer(&mut self, now_ps: SimTime, token: u32, out: &mut Actions);
 
-    /// The measurement window starts now (at the warm-up's end, or at the first drop after
-    /// it): a node that keeps statistics starts them again.
+    /// The warm-up ends now: a node that keeps statistics starts them (from here, as the ports'
+    /// congestion events count; with `from_first_congestion` the other statistics start at the
+    /// first drop after it).
     fn start_measuring(&mut self, _now_ps: SimTime) {}
 
-    /// At the end of a run: what the node recorded over the measurement window, for the
-    /// metrics (a burst assembler's bursts, and the congestion events its lost bursts are).
+    /// At the end of a run: what the node recorded since the warm-up, for the metrics (a burst assembler's bursts, and the congestion events its lost bursts are).
     fn take_records(&mut self, _bursts: &mut Vec<BurstRecord>, _events: &mut Vec<EventRecord>) {}
 }
