@@ -62,6 +62,21 @@ SCENARIO_CASES += [
     ("link with one end node", NETWORK.format(b_to="z", path='["a"]').replace('to = "z"\n', "").encode(), [], "links[1].to"),
 ]
 
+# Optical burst switching (docs/packet.md): the assembler's fields and burst loss.
+SCENARIO_CASES += [
+    ("assembly timer zero", None, ["dumbbell.assembler={timer=0}"], "dumbbell.assembler.timer"),
+    ("negative assembly timer", None, ['dumbbell.assembler={timer="-1ms"}'], "dumbbell.assembler.timer"),
+    ("unknown assembly policy", None, ['dumbbell.assembler={timer="1ms", policy="fifo"}'], "dumbbell.assembler.policy"),
+    ("random assembly without queues", None, ['dumbbell.assembler={timer="1ms", policy="random", queues=0}'],
+     "dumbbell.assembler.queues"),
+    ("max burst zero", None, ['dumbbell.assembler={timer="1ms", max_burst=0}'], "dumbbell.assembler.max_burst"),
+    ("burst loss above 1", None, ['dumbbell.assembler={timer="1ms"}', "dumbbell.burst_loss=1.5"], "dumbbell.burst_loss"),
+    ("burst loss without an assembler", None, ["dumbbell.burst_loss=0.1"], "dumbbell.burst_loss"),
+    ("window thresholds not increasing", None,
+     ['dumbbell.assembler={policy="window", timers=["1ms", "5ms", "10ms"], thresholds=[64, 16]}'],
+     "dumbbell.assembler.thresholds[1]"),
+]
+
 
 def cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "lossync", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
@@ -101,6 +116,21 @@ def test_bad_scenario(tmp_path, case, content, overrides, field, command):
         engine = ["--engine", "packet"] if command == "packet" else []
         r = cli("run", str(path), *sets, *engine, "--out", str(out))
     _one_line_naming(r, field)
+    assert not out.exists() or not any(out.iterdir()), "something was written"
+
+
+@pytest.mark.parametrize("api", [False, True])
+def test_the_fluid_engine_refuses_burst_assembly_naming_the_field(tmp_path, api):
+    # Valid, but the fluid engine has no packets to gather into bursts: refused when the run starts.
+    sets = ['dumbbell.assembler={timer="1ms"}', "dumbbell.burst_loss=0.02", 'engine="fluid"']
+    if api:
+        with pytest.raises(lossync.LossyncError) as info:
+            lossync.run(GOOD, sets)
+        assert info.value.field == "links[0].assembler", str(info.value)
+        return
+    out = tmp_path / "out"
+    r = cli("run", str(GOOD), *[a for o in sets for a in ("--set", o)], "--out", str(out))
+    _one_line_naming(r, "links[0].assembler")
     assert not out.exists() or not any(out.iterdir()), "something was written"
 
 

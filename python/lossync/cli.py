@@ -75,6 +75,15 @@ def summary_table(summary: dict) -> str:
             f"{link['utilization']:>8.4f}{link['loss_rate']:>11.2e}{link['mean_queue_pkts']:>10.1f}"
             f"{link['max_queue_pkts']:>10.1f}{link['congestion_events']:>8}{_fmt(link['sync_rate_mean'], 3):>7}"
         )
+    for link in s["links"]:
+        b = link.get("bursts")
+        if b:  # an optical burst assembler (packet engine)
+            lines.append(
+                f"  {link['name']:<{w}}bursts {b['bursts']}, lost {b['lost_bursts']} ({_fmt(b['loss_rate'], 4)}), "
+                f"segments/burst {_fmt(b['mean_segments'], 3)} (max {b['max_segments']}), "
+                f"flows/burst {_fmt(b['mean_flows'], 3)} (max {b['max_flows']}), "
+                f"flows/lost burst {_fmt(b['mean_flows_per_lost_burst'], 3)}"
+            )
     lines += ["", f"  {'flow':>4}  {'variant':<10}{'rtt ms':>8}{'Mbps':>12}{'share':>8}{'loss':>11}{'cwnd':>10}{'cuts':>8}"]
     total = sum(f["throughput_bps"] for f in s["flows"]) or 1.0
     for f in s["flows"]:

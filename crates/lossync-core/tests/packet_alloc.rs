@@ -1,6 +1,7 @@
 //! The packet engine allocates nothing per packet once its rings have grown (docs/packet.md):
 //! counted with a global allocator of this test binary's own, on a network with flows entering
-//! and leaving mid-path both ways, reverse ports for the ACKs, RED and random loss.
+//! and leaving mid-path both ways, reverse ports for the ACKs, RED and random loss, and an optical
+//! burst assembler with burst loss (its queues reuse their storage).
 
 mod common;
 
@@ -57,6 +58,8 @@ capacity = "100Mbps"
 buffer = { packets = 100 }
 delay = "5ms"
 reverse = true
+assembler = { timer = "2ms", policy = "random", queues = 2 }
+burst_loss = 0.002
 [[flows]]
 cc = "cubic"
 rtt = "60ms"

@@ -200,6 +200,24 @@ rtt = "80ms"
 }
 
 #[test]
+fn burst_assemblers_round_trip() {
+    for assembler in [
+        "{ timer = \"1ms\" }",
+        "{ timer = \"5ms\", policy = \"per_flow\", max_burst = 64 }",
+        "{ timer = 0.01, policy = \"random\", queues = 4 }",
+        "{ policy = \"window\", timers = [\"1ms\", \"5ms\", 0.01], thresholds = [16, 64.5] }",
+    ] {
+        let text = format!(
+            "engine = \"packet\"\n[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = {{ packets = 100 }}\n\
+             assembler = {assembler}\nburst_loss = 0.02\n[[flows]]\ncount = 3\ncc = \"reno\"\nrtt = 0.05\n"
+        );
+        let sc = scenario::from_toml(&text, Path::new("/")).unwrap();
+        assert!(sc.links[0].assembler.is_some() && sc.links[0].burst_loss == 0.02);
+        assert_round_trip(&sc, Path::new("/"), assembler);
+    }
+}
+
+#[test]
 fn an_empirical_distribution_is_written_inline() {
     let root = repo();
     let examples = root.join("examples");

@@ -17,7 +17,7 @@
 pub mod sync;
 
 use crate::cc::{self, CcContext, CongestionControl};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::metrics::{self, EventRecord, FlowRecord, LinkRecord, Records, RunResult};
 use crate::queue::{self, Buffer, Discipline, LinkContext};
 use crate::rng::Rng;
@@ -474,8 +474,29 @@ pub struct FluidEngine {
     has_xcp: bool,
 }
 
+/// Refuses optical burst assembly: a fluid has no packets to gather into bursts, so the
+/// correlated loss of a burst's segments has no faithful fluid form here (the packet engine
+/// runs it).
+fn check_no_bursts(sc: &Scenario) -> Result<()> {
+    for (i, l) in sc.links.iter().enumerate() {
+        let field = if l.assembler.is_some() {
+            "assembler"
+        } else if l.burst_loss > 0.0 {
+            "burst_loss"
+        } else {
+            continue;
+        };
+        return Err(Error::field(
+            format!("links[{i}].{field}"),
+            "optical burst assembly runs in the packet engine only (engine = \"packet\")",
+        ));
+    }
+    Ok(())
+}
+
 impl FluidEngine {
     pub fn new(scenario: &Scenario) -> Result<Self> {
+        check_no_bursts(scenario)?;
         let sc = scenario.clone();
         let dt = sc.run.step_s;
         let total_steps = (sc.run.duration_s / dt).round() as u64;
@@ -1000,6 +1021,7 @@ impl FluidEngine {
             events: self.event_log,
             samples: self.series,
             warnings: region_warnings(&self.scenario),
+            bursts: Vec::new(),
         };
         metrics::summarize(&self.scenario, records)
     }

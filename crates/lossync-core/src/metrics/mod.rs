@@ -7,7 +7,7 @@ pub mod events;
 pub mod records;
 
 pub use events::{sync_statistics, DropClusters, SyncStatistics};
-pub use records::{FlowRecord, LinkRecord, Records};
+pub use records::{BurstRecord, FlowRecord, LinkRecord, Records};
 
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
@@ -77,6 +77,73 @@ pub struct LinkSummary {
     pub drops_pkts: f64,
     pub queue_start_pkts: f64,
     pub queue_end_pkts: f64,
+    /// The bursts of the link's assembler (optical burst switching; absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bursts: Option<BurstSummary>,
+}
+
+/// A link's optical bursts after the warm-up (docs/packet.md, "Optical burst switching"). Every lost burst is also one of the link's congestion events, of as many
+/// flows as it held (`sync_histogram` counts them with the queue's own drop events).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BurstSummary {
+    pub bursts: u64,
+    pub lost_bursts: u64,
+    /// Lost bursts over bursts, and its standard error `sqrt(p(1−p)/n)` (NaN without bursts).
+    pub loss_rate: f64,
+    pub loss_rate_se: f64,
+    pub mean_segments: f64,
+    pub max_segments: u64,
+    pub mean_flows: f64,
+    pub max_flows: u64,
+    /// The most segments one flow had in one burst.
+    pub max_source_segments: u64,
+    /// Mean flows per lost burst: the mean m_k of the burst-loss congestion events.
+    pub mean_flows_per_lost_burst: f64,
+    pub segments_histogram: Vec<u64>,
+    pub flows_histogram: Vec<u64>,
+    pub source_segments_histogram: Vec<u64>,
+    /// Whole-run accounting of data packets: arrivals = forwarded + lost + held at the end.
+    pub arrivals_pkts: u64,
+    pub forwarded_pkts: u64,
+    pub lost_pkts: u64,
+    pub held_end_pkts: u64,
+}
+
+impl BurstSummary {
+    pub fn of(r: &BurstRecord) -> BurstSummary {
+        let div = |a: f64, b: u64| if b > 0 { a / b as f64 } else { f64::NAN };
+        let mean = |h: &[u64]| {
+            let n: u64 = h.iter().sum();
+            div(
+                h.iter()
+                    .enumerate()
+                    .map(|(i, &c)| i as f64 * c as f64)
+                    .sum(),
+                n,
+            )
+        };
+        let max = |h: &[u64]| h.iter().rposition(|&c| c > 0).unwrap_or(0) as u64;
+        let p = div(r.lost_bursts as f64, r.bursts);
+        BurstSummary {
+            bursts: r.bursts,
+            lost_bursts: r.lost_bursts,
+            loss_rate: p,
+            loss_rate_se: div(p * (1.0 - p), r.bursts).sqrt(),
+            mean_segments: div(r.segments as f64, r.bursts),
+            max_segments: max(&r.segments_histogram),
+            mean_flows: mean(&r.flows_histogram),
+            max_flows: max(&r.flows_histogram),
+            max_source_segments: max(&r.source_segments_histogram),
+            mean_flows_per_lost_burst: div(r.lost_flows as f64, r.lost_bursts),
+            segments_histogram: r.segments_histogram.clone(),
+            flows_histogram: r.flows_histogram.clone(),
+            source_segments_histogram: r.source_segments_histogram.clone(),
+            arrivals_pkts: r.total_arrived_pkts,
+            forwarded_pkts: r.total_forwarded_pkts,
+            lost_pkts: r.total_lost_pkts,
+            held_end_pkts: r.held_end_pkts,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -111,6 +178,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
         mut events,
         samples,
         mut warnings,
+        bursts,
     } = r;
     let per = |v: f64| if span_s > 0.0 { v / span_s } else { 0.0 };
     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
@@ -143,6 +211,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
                 drops_pkts: l.total_dropped_pkts,
                 queue_start_pkts: l.queue_start_pkts,
                 queue_end_pkts: l.queue_end_pkts,
+                bursts: bursts.iter().find(|b| b.link == li).map(BurstSummary::of),
             }
         })
         .collect();

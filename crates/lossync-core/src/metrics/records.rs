@@ -35,6 +35,70 @@ pub struct Records {
     /// What the engine knows may make this run's numbers wrong (one sentence each).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// Per link with a burst assembler (the packet engine's optical burst switching), its bursts
+    /// from the end of the warm-up (as congestion events).
+    #[serde(default)]
+    pub bursts: Vec<BurstRecord>,
+}
+
+/// The bursts a link's assembler released after the warm-up: counts and histograms,
+/// nothing derived ([`super::BurstSummary`] is).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BurstRecord {
+    pub link: usize,
+    /// Bursts released, and of those lost whole.
+    pub bursts: u64,
+    pub lost_bursts: u64,
+    /// Segments (data packets) in them, and in the lost ones.
+    pub segments: u64,
+    pub lost_segments: u64,
+    /// Flows in the lost bursts, summed over them (each lost burst is a congestion event of
+    /// that many flows).
+    pub lost_flows: u64,
+    /// `segments_histogram[n]`: bursts of n segments.
+    pub segments_histogram: Vec<u64>,
+    /// `flows_histogram[n]`: bursts holding segments of n flows.
+    pub flows_histogram: Vec<u64>,
+    /// `source_segments_histogram[n]`: (burst, flow) pairs with n segments of the flow in the
+    /// burst (the per-source count of the seed's Fig. 1a).
+    pub source_segments_histogram: Vec<u64>,
+    /// Whole-run accounting of the assembler's data packets: arrivals = forwarded + lost +
+    /// held at the end.
+    pub total_arrived_pkts: u64,
+    pub total_forwarded_pkts: u64,
+    pub total_lost_pkts: u64,
+    pub held_end_pkts: u64,
+}
+
+impl BurstRecord {
+    /// Counts one released burst of `segments` segments, `per_flow` of them from each of its flows.
+    pub fn add(
+        &mut self,
+        segments: usize,
+        per_flow: impl ExactSizeIterator<Item = u32>,
+        lost: bool,
+    ) {
+        fn bump(h: &mut Vec<u64>, n: usize) {
+            if n >= h.len() {
+                h.resize(n + 1, 0);
+            }
+            h[n] += 1;
+        }
+        let flows = per_flow.len();
+        self.bursts += 1;
+        self.segments += segments as u64;
+        bump(&mut self.segments_histogram, segments);
+        bump(&mut self.flows_histogram, flows);
+        for c in per_flow {
+            bump(&mut self.source_segments_histogram, c as usize);
+        }
+        if lost {
+            self.lost_bursts += 1;
+            self.lost_segments += segments as u64;
+            self.lost_flows += flows as u64;
+        }
+    }
 }
 
 /// A link's totals. Window totals are differences taken by the engine in its own arithmetic

@@ -5,8 +5,10 @@
 //! route through them ([`route`]). As in htsim, a link is a queue plus a pipe: a [`port::Port`]
 //! (queue discipline, FIFO, serialization at the link's rate) followed by a [`pipe::Pipe`]
 //! (propagation delay). Hosts reach the network through an [`access::Access`] link (a lossless
-//! serializer). Other element kinds are [`node::Node`]s. A packet carries its flow, whether it is
-//! an ACK, and its position on its route; when an element releases it,
+//! serializer). Other element kinds are [`node::Node`]s: the optical burst assembler
+//! ([`assembler`]) sits at the ingress of a link with `assembler`, on the data route of every
+//! flow crossing it, and loses whole bursts with the link's `burst_loss`. A packet carries its
+//! flow, whether it is an ACK, and its position on its route; when an element releases it,
 //! [`PacketEngine::forward`] moves it to the next hop. The sender and the receiver are the
 //! routes' end points. Events are per element (a pipe's head leaves, a port ends a service, a
 //! node's timer) or per flow (start, RTO, pacing, delayed ACK).
@@ -43,6 +45,7 @@
 //! Not modelled in this version: ECN, routing that changes during a run.
 
 pub mod access;
+pub mod assembler;
 pub mod event;
 pub mod node;
 pub mod pipe;
@@ -633,6 +636,10 @@ impl PacketEngine {
             Event::WarmupEnd => {
                 self.warm = true;
                 self.start_measuring();
+                // Nodes count from the warm-up's end, as the ports' congestion events do.
+                for node in &mut self.nodes {
+                    node.start_measuring(self.now_ps);
+                }
                 self.measuring = !self.scenario.run.from_first_congestion;
             }
         }
@@ -1052,6 +1059,10 @@ impl PacketEngine {
             c.close();
             events.append(&mut c.take());
         }
+        let mut bursts = Vec::new();
+        for node in &mut self.nodes {
+            node.take_records(&mut bursts, &mut events);
+        }
         let flows = flow_now
             .iter()
             .zip(&self.start_flows)
@@ -1076,6 +1087,7 @@ impl PacketEngine {
             events,
             samples: self.series,
             warnings: Vec::new(),
+            bursts,
         };
         metrics::summarize(&self.scenario, records)
     }

@@ -1,10 +1,10 @@
 //! Nodes of other kinds than the built-in links (access link, pipe, port): an element a route
 //! names with [`Hop::Node`](super::route::Hop::Node), driven through the [`Node`] trait. The
 //! engine hands a node each packet that reaches it and each timer it set; the node answers with
-//! actions (forward a packet to its next hop now, drop it, set a timer). An optical burst
-//! assembler (issue 12) is one: it holds segments per assembly queue, sets a timer when a queue
-//! receives its first segment, and on expiry forwards the whole queue at once (or drops it, a
-//! lost burst).
+//! actions (forward a packet to its next hop now, drop it, set a timer). The optical burst
+//! assembler ([`super::assembler`]) is one: it holds segments per assembly queue, sets a timer
+//! when a queue receives its first segment, and on expiry forwards the whole queue at once (or
+//! drops it, a lost burst).
 //!
 //! Adding a node kind: a file with a type that implements [`Node`], and `pub mod` for it in
 //! `packet/mod.rs`; a topology builder creates one with
@@ -13,6 +13,7 @@
 
 use super::event::SimTime;
 use super::route::Pkt;
+use crate::metrics::{BurstRecord, EventRecord};
 
 /// A node's answer to an arrival or a timer, applied by the engine in the order given.
 #[derive(Debug, Clone, Copy)]
@@ -50,4 +51,12 @@ pub trait Node: Send + Sync {
 
     /// A timer the node set fires.
     fn timer(&mut self, now_ps: SimTime, token: u32, out: &mut Actions);
+
+    /// The warm-up ends now: a node that keeps statistics starts them (from here, as the ports'
+    /// congestion events count; with `from_first_congestion` the other statistics start at the
+    /// first drop after it).
+    fn start_measuring(&mut self, _now_ps: SimTime) {}
+
+    /// At the end of a run: what the node recorded since the warm-up, for the metrics (a burst assembler's bursts, and the congestion events its lost bursts are).
+    fn take_records(&mut self, _bursts: &mut Vec<BurstRecord>, _events: &mut Vec<EventRecord>) {}
 }

@@ -4,6 +4,7 @@
 //! [`Node`]s, is the caller's to build ([`super::PacketEngine::with_topology`]).
 
 use super::access::Access;
+use super::assembler::Assembler;
 use super::event::{ps_from_s, s_from_ps, Serializer, SimTime};
 use super::node::Node;
 use super::pipe::Pipe;
@@ -113,6 +114,10 @@ pub fn ring_hint(sc: &Scenario, f: &Flow) -> usize {
 ///
 /// On one link (the dumbbell) there is no router-to-router hop: `P` is `T_i` less the
 /// serializations, and the bandwidth-delay product of the closed forms is exactly `C·T_i`.
+/// A link with an `assembler` has a burst assembler node ([`Assembler`], one per link, shared by
+/// its flows) right before its port on every data route that crosses it: `… ─ Node ─ Queue(l) ─ …`.
+/// Its burstification delay is not in the budget: it adds to the RTT, as in an OBS network.
+///
 /// The access link runs at the flow group's `access_capacity`, or [`ACCESS_SPEEDUP`] times its
 /// first link; the connections of a parallel flow share one (they come from one host). A flow
 /// with `direction = "reverse"` sends through the reverse directions' ports and its ACKs queue
@@ -138,6 +143,16 @@ pub fn build(sc: &Scenario) -> Result<Topology> {
         })
         .collect();
     let link_delay_ps: Vec<SimTime> = sc.links.iter().map(|l| ps_from_s(l.delay_s)).collect();
+    // Per link with a burst assembler, its node, at the ingress of the link's port.
+    let mut nodes: Vec<Box<dyn Node>> = Vec::new();
+    let link_node: Vec<Option<u32>> = (sc.links.iter().enumerate())
+        .map(|(i, l)| {
+            let a = l.assembler.as_ref()?;
+            let seed = sc.run.seed;
+            nodes.push(Box::new(Assembler::new(i, a, l.burst_loss, n, seed)));
+            Some((nodes.len() - 1) as u32)
+        })
+        .collect();
 
     let bits = 8.0 * sc.links[0].packet_size_bytes;
     let mut access: Vec<Access> = Vec::new();
@@ -214,6 +229,7 @@ pub fn build(sc: &Scenario) -> Result<Topology> {
             if j > 0 {
                 data.extend(hop(f.path[j - 1], &mut pipes));
             }
+            data.extend(link_node[l].map(Hop::Node));
             data.push(Hop::Queue {
                 port: l as u32,
                 class: 0,
@@ -239,7 +255,7 @@ pub fn build(sc: &Scenario) -> Result<Topology> {
         access,
         pipes,
         ports,
-        nodes: Vec::new(),
+        nodes,
         routes,
     })
 }

@@ -46,6 +46,26 @@ pub struct LinkSpec {
     /// Model the link's other direction as a queue of its own (ACKs and reverse flows queue
     /// there); without it the way back is a pure delay.
     pub reverse: Option<ReverseSpec>,
+    /// An optical burst assembler at the link's ingress (packet engine only).
+    pub assembler: Option<AssemblerSpec>,
+    /// Probability that a burst the link's assembler releases is lost whole (packet engine
+    /// only; needs `assembler`).
+    pub burst_loss: Option<f64>,
+}
+
+/// `assembler = { timer = "1ms", policy = "mixed", queues = 1, max_burst = 100 }`, or
+/// `{ policy = "window", timers = ["1ms", "5ms", "10ms"], thresholds = [16, 64] }`: timer-based
+/// burst assembly (docs/packet.md, "Optical burst switching").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssemblerSpec {
+    pub timer: Option<Time>,
+    pub policy: Option<String>,
+    pub queues: Option<i64>,
+    pub max_burst: Option<i64>,
+    /// The `window` policy: one timer per queue, and the window thresholds between them.
+    pub timers: Option<Vec<Time>>,
+    pub thresholds: Option<Vec<f64>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -49,6 +49,61 @@ pub struct Link {
     pub loss_rate: f64,
     /// This link is the other direction of that link (`reverse = ...` on it).
     pub reverse_of: Option<usize>,
+    /// An optical burst assembler at the link's ingress (packet engine only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assembler: Option<Assembler>,
+    /// Probability that a burst assembled at the link's ingress is lost whole.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub burst_loss: f64,
+}
+
+/// Timer-based burst assembly at a link's ingress (docs/packet.md, "Optical burst switching";
+/// Vlachos, "Burstification effect on the TCP synchronization and congestion window mechanism").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Assembler {
+    /// The assembly timer: a queue's burst leaves this long after its first segment (`window`:
+    /// the first queue's, the shortest).
+    pub timer_s: f64,
+    pub policy: AssemblyPolicy,
+    /// Assembly queues (`mixed`: 1; `per_flow`: one per flow, 0 here; `random`: Q).
+    pub queues: u32,
+    /// A queue holding this many packets leaves at once (0: no limit).
+    pub max_burst_pkts: u32,
+    /// `window`: each queue's timer, and the congestion-window thresholds (packets, ascending,
+    /// one fewer) between queues: a segment sent with a window w joins the queue of the
+    /// thresholds ≤ w counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timers_s: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds_pkts: Vec<f64>,
+}
+
+/// Which assembly queue a segment joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AssemblyPolicy {
+    /// One queue for all flows (the seed's mixed-flow assembly).
+    Mixed,
+    /// One queue per flow.
+    PerFlow,
+    /// Each flow joins one of Q queues, drawn with equal probability, kept until that queue's
+    /// burst leaves, drawn again for its next segment.
+    Random,
+    /// A queue per window class, each with its own timer: the segment's congestion window (as
+    /// its sender signalled it in the packet) against the thresholds picks the queue.
+    Window,
+}
+
+impl AssemblyPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            AssemblyPolicy::Mixed => "mixed",
+            AssemblyPolicy::PerFlow => "per_flow",
+            AssemblyPolicy::Random => "random",
+            AssemblyPolicy::Window => "window",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -383,6 +383,9 @@ fn resolve_links(
             to: l.from.clone(),
             loss_rate: l.loss_rate,
             reverse: None,
+            // ACKs are not assembled: the other direction has no assembler.
+            assembler: None,
+            burst_loss: None,
         };
         let mut crossing: Vec<&Flow> = flows
             .iter()
@@ -451,6 +454,25 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
         crossing,
     )?;
     let queue = resolve_queue(l.queue.as_ref(), &format!("{field}.queue"), buffer_pkts)?;
+    let assembler = l
+        .assembler
+        .as_ref()
+        .map(|a| resolve_assembler(&format!("{field}.assembler"), a))
+        .transpose()?;
+    let burst_loss = match l.burst_loss {
+        None => 0.0,
+        Some(p) => {
+            let f = format!("{field}.burst_loss");
+            let p = probability(&f, p)?;
+            if assembler.is_none() {
+                return Err(Error::field(
+                    f,
+                    "needs an `assembler` on the link: only assembled bursts can be lost whole",
+                ));
+            }
+            p
+        }
+    };
     Ok(Link {
         name: name.to_string(),
         capacity_bps,
@@ -463,6 +485,156 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
         queue,
         loss_rate,
         reverse_of: None,
+        assembler,
+        burst_loss,
+    })
+}
+
+/// The longest assembly timer, in seconds.
+const ASSEMBLY_TIMER_MAX_S: f64 = 10.0;
+/// The most assembly queues of the `random` policy, and the largest `max_burst`.
+const ASSEMBLY_QUEUES_MAX: i64 = 1 << 16;
+const MAX_BURST_MAX: i64 = 1 << 24;
+
+fn resolve_assembler(field: &str, a: &AssemblerSpec) -> Result<Assembler> {
+    let timer = |f: String, t: f64| -> Result<f64> {
+        positive(&f, t)?;
+        in_range(&f, t, (0.0, ASSEMBLY_TIMER_MAX_S), "seconds")
+    };
+    let policy = match a.policy.as_deref().unwrap_or("mixed") {
+        "mixed" => AssemblyPolicy::Mixed,
+        "per_flow" => AssemblyPolicy::PerFlow,
+        "random" => AssemblyPolicy::Random,
+        "window" => AssemblyPolicy::Window,
+        other => {
+            return Err(Error::field(
+                format!("{field}.policy"),
+                format!("unknown policy {other:?} (known: mixed, per_flow, random, window)"),
+            ))
+        }
+    };
+    let (mut timers_s, mut thresholds_pkts) = (Vec::new(), Vec::new());
+    let timer_s = if policy == AssemblyPolicy::Window {
+        if a.timer.is_some() {
+            return Err(Error::field(
+                format!("{field}.timer"),
+                "not used by the window policy: give a timer per queue in `timers`",
+            ));
+        }
+        let tf = format!("{field}.timers");
+        let Some(ts) = a.timers.as_ref().filter(|t| !t.is_empty()) else {
+            return Err(Error::field(
+                tf,
+                "needed by the window policy: a timer per queue, e.g. [\"1ms\", \"5ms\", \"10ms\"]",
+            ));
+        };
+        if ts.len() as i64 > ASSEMBLY_QUEUES_MAX {
+            return Err(Error::field(
+                tf,
+                format!("at most {ASSEMBLY_QUEUES_MAX} queues"),
+            ));
+        }
+        for (i, t) in ts.iter().enumerate() {
+            timers_s.push(timer(format!("{tf}[{i}]"), t.0)?);
+        }
+        let hf = format!("{field}.thresholds");
+        let hs = a.thresholds.clone().unwrap_or_default();
+        if hs.len() + 1 != ts.len() {
+            return Err(Error::field(
+                hf,
+                format!(
+                    "{} thresholds for {} timers: give one fewer (windows below the first \
+                     threshold take the first timer)",
+                    hs.len(),
+                    ts.len()
+                ),
+            ));
+        }
+        for (i, &h) in hs.iter().enumerate() {
+            let f = format!("{hf}[{i}]");
+            positive(&f, h)?;
+            if i > 0 && h <= hs[i - 1] {
+                return Err(Error::field(
+                    f,
+                    format!("{h} is not above the threshold before it: they must increase"),
+                ));
+            }
+        }
+        thresholds_pkts = hs;
+        timers_s[0]
+    } else {
+        for (given, name) in [
+            (a.timers.is_some(), "timers"),
+            (a.thresholds.is_some(), "thresholds"),
+        ] {
+            if given {
+                return Err(Error::field(
+                    format!("{field}.{name}"),
+                    "only for policy = \"window\"",
+                ));
+            }
+        }
+        let Some(t) = a.timer else {
+            return Err(Error::field(
+                format!("{field}.timer"),
+                "needed: the assembly timer, e.g. \"1ms\"",
+            ));
+        };
+        timer(format!("{field}.timer"), t.0)?
+    };
+    let qf = format!("{field}.queues");
+    let queues = match (policy, a.queues) {
+        (AssemblyPolicy::Mixed, None | Some(1)) => 1,
+        (AssemblyPolicy::Mixed, Some(q)) => {
+            return Err(Error::field(
+                qf,
+                format!("is {q}: the mixed policy has one queue (use policy = \"random\")"),
+            ))
+        }
+        (AssemblyPolicy::PerFlow, None) => 0,
+        (AssemblyPolicy::PerFlow, Some(_)) => {
+            return Err(Error::field(
+                qf,
+                "not used by the per_flow policy (one queue per flow)",
+            ))
+        }
+        (AssemblyPolicy::Random, None) => 2,
+        (AssemblyPolicy::Random, Some(q)) if (1..=ASSEMBLY_QUEUES_MAX).contains(&q) => q as u32,
+        (AssemblyPolicy::Random, Some(q)) => {
+            return Err(Error::field(
+                qf,
+                format!("{q} is out of range: must be in [1, {ASSEMBLY_QUEUES_MAX}]"),
+            ))
+        }
+        (AssemblyPolicy::Window, None) => timers_s.len() as u32,
+        (AssemblyPolicy::Window, Some(q)) if q == timers_s.len() as i64 => q as u32,
+        (AssemblyPolicy::Window, Some(q)) => {
+            return Err(Error::field(
+                qf,
+                format!(
+                    "is {q}: the window policy has one queue per timer ({})",
+                    timers_s.len()
+                ),
+            ))
+        }
+    };
+    let max_burst_pkts = match a.max_burst {
+        None => 0,
+        Some(m) if (1..=MAX_BURST_MAX).contains(&m) => m as u32,
+        Some(m) => {
+            return Err(Error::field(
+                format!("{field}.max_burst"),
+                format!("{m} is out of range: must be in [1, {MAX_BURST_MAX}] packets"),
+            ))
+        }
+    };
+    Ok(Assembler {
+        timer_s,
+        policy,
+        queues,
+        max_burst_pkts,
+        timers_s,
+        thresholds_pkts,
     })
 }
 

@@ -163,6 +163,29 @@ fn write_link(o: &mut String, l: &Link, reverse: Option<&Link>) {
         line(o, "to", &string(to));
     }
     line(o, "loss_rate", &num(l.loss_rate));
+    if let Some(a) = &l.assembler {
+        let list = |v: &[f64]| {
+            let items: Vec<String> = v.iter().map(|&x| num(x)).collect();
+            format!("[{}]", items.join(", "))
+        };
+        let mut fields = vec![("policy", string(a.policy.name()))];
+        if a.policy == AssemblyPolicy::Window {
+            fields.push(("timers", list(&a.timers_s)));
+            fields.push(("thresholds", list(&a.thresholds_pkts)));
+        } else {
+            fields.push(("timer", num(a.timer_s)));
+        }
+        if a.policy == AssemblyPolicy::Random {
+            fields.push(("queues", a.queues.to_string()));
+        }
+        if a.max_burst_pkts > 0 {
+            fields.push(("max_burst", a.max_burst_pkts.to_string()));
+        }
+        line(o, "assembler", &inline(&fields));
+    }
+    if l.burst_loss > 0.0 {
+        line(o, "burst_loss", &num(l.burst_loss));
+    }
     match reverse {
         None => line(o, "reverse", "false"),
         Some(r) => line(

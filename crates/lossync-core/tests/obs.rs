@@ -1,0 +1,378 @@
+//! Optical burst switching in the packet engine (issue 12): a timer-based burst assembler at a
+//! link's ingress and Bernoulli burst loss (docs/packet.md, "Optical burst switching"; K. G.
+//! Vlachos, "Burstification effect on the TCP synchronization and congestion window
+//! mechanism"). Checked against numbers from outside the code: the binomial standard error of
+//! the burst loss rate, the access-rate ceiling of segments per burst, and the seed's finding
+//! that mixed-flow assembly puts more flows in each lost burst than per-flow assembly.
+
+mod common;
+
+use common::{packet_engine as engine, run, scenario_error};
+use lossync_core::metrics::{BurstSummary, Summary};
+
+/// `count` Reno flows at 100 Mb/s access into a 1 Gb/s OBS link with a generous buffer (no
+/// queue drops: every loss is a burst loss), 20 ms base RTT.
+fn obs_toml(
+    count: usize,
+    assembler: &str,
+    burst_loss: f64,
+    duration_s: f64,
+    extra: &str,
+) -> String {
+    format!(
+        r#"
+engine = "packet"
+[[links]]
+name = "core"
+capacity = "1Gbps"
+buffer = {{ packets = 5000 }}
+assembler = {assembler}
+burst_loss = {burst_loss}
+[[flows]]
+count = {count}
+cc = "reno"
+rtt = "20ms"
+access_capacity = "100Mbps"
+path = ["core"]
+{extra}
+[run]
+duration = "{duration_s}s"
+warmup = "5s"
+"#
+    )
+}
+
+fn bursts(s: &Summary) -> &BurstSummary {
+    s.links[0]
+        .bursts
+        .as_ref()
+        .expect("the link has an assembler")
+}
+
+/// Issue 12 acceptance 4: the measured burst loss rate is within three standard errors
+/// (binomial, `sqrt(p(1−p)/n)` over n bursts) of the configured p.
+#[test]
+fn obs_bernoulli_burst_loss_matches_p() {
+    for (policy, p) in [("per_flow", 0.02), ("mixed", 0.05)] {
+        let toml = obs_toml(
+            8,
+            &format!("{{ timer = \"1ms\", policy = \"{policy}\" }}"),
+            p,
+            60.0,
+            "",
+        );
+        let s = run(&toml).summary;
+        let b = bursts(&s);
+        let se = (p * (1.0 - p) / b.bursts as f64).sqrt();
+        println!(
+            "{policy}: {} bursts, {} lost: p̂ = {:.5} vs p = {p} (SE {se:.5}, {:.2} SE away)",
+            b.bursts,
+            b.lost_bursts,
+            b.loss_rate,
+            (b.loss_rate - p).abs() / se
+        );
+        assert!(b.bursts > 5_000, "{} bursts", b.bursts);
+        assert!((b.loss_rate - p).abs() < 3.0 * se, "{} vs {p}", b.loss_rate);
+        // No queue drops: every lost segment is a lost burst's, every event a lost burst.
+        assert_eq!(s.links[0].drops_pkts, 0.0);
+        assert_eq!(s.links[0].congestion_events, b.lost_bursts);
+    }
+}
+
+/// Issue 12 acceptance 4: one greedy source behind a 100 Mb/s access link fills a 1 ms timer
+/// with at most ⌈access rate × timer / segment size⌉ = ⌈1e8 × 1e-3 / 12000⌉ = ⌈8.33⌉ = 9
+/// segments (the first segment starts the timer, then one every 120 µs: 0, 0.12, …, 0.96 ms),
+/// and a greedy source reaches that ceiling. Also for a 5 ms timer: ⌈41.67⌉ = 42.
+#[test]
+fn obs_segments_per_burst_hit_the_access_rate_ceiling() {
+    for timer_s in [1e-3_f64, 5e-3] {
+        let toml = obs_toml(
+            1,
+            &format!("{{ timer = {timer_s}, policy = \"mixed\" }}"),
+            0.0,
+            20.0,
+            "",
+        );
+        let s = run(&toml).summary;
+        let b = bursts(&s);
+        let ceiling = 100e6 * timer_s / (1500.0 * 8.0);
+        println!(
+            "timer {timer_s} s: ceiling {ceiling:.3}, max per source {}, mean {:.3}, {} bursts",
+            b.max_source_segments, b.mean_segments, b.bursts
+        );
+        assert_eq!(b.max_source_segments, ceiling.ceil() as u64);
+        assert_eq!(b.max_segments, b.max_source_segments, "one source");
+        assert!(b.mean_segments <= ceiling.ceil());
+        // Greedy: most bursts are full.
+        assert!(b.mean_segments > 0.9 * ceiling, "{}", b.mean_segments);
+        assert_eq!(b.lost_bursts, 0);
+    }
+}
+
+/// The window policy (the seed's section V): a segment joins the queue of its sender's window
+/// class, each with its own timer (1, 5, 10 ms for windows below 16, below 64, from 64). A
+/// greedy source whose window stays below 16 (rwnd) only ever fills 1 ms bursts (at most
+/// ⌈8.33⌉ = 9 segments); one whose window grows past 64 fills 10 ms bursts, up to
+/// ⌈10^8 × 0.01 / 12000⌉ = ⌈83.3⌉ = 84 segments.
+#[test]
+fn obs_window_policy_picks_the_timer_by_the_window() {
+    let window =
+        "{ policy = \"window\", timers = [\"1ms\", \"5ms\", \"10ms\"], thresholds = [16, 64] }";
+    let max = |rwnd: &str| {
+        let s = run(&obs_toml(
+            1,
+            window,
+            0.0,
+            20.0,
+            &format!("rwnd = {{ packets = {rwnd} }}"),
+        ))
+        .summary;
+        let b = bursts(&s).clone();
+        println!(
+            "rwnd {rwnd}: max per source {}, mean {:.2}",
+            b.max_source_segments, b.mean_segments
+        );
+        b.max_source_segments
+    };
+    assert_eq!(max("12"), 9);
+    assert_eq!(max("2000"), 84);
+}
+
+/// The seed's section IV: aggregating flows into the same bursts (mixed-flow assembly) makes a
+/// burst loss hit several flows at once; per-flow assembly hits one. The mean flows per lost
+/// burst (m_k of the burst-loss congestion events) is higher with mixed assembly, and so is the
+/// synchronization rate of the link's events; random assembly over 4 queues lies between.
+#[test]
+fn obs_mixed_assembly_synchronizes_more_than_per_flow() {
+    let mk = |assembler: &str| {
+        let s = run(&obs_toml(10, assembler, 0.02, 60.0, "")).summary;
+        let b = bursts(&s).clone();
+        println!(
+            "{assembler}: m_k mean {:.3} over {} lost bursts; flows per burst mean {:.2}, \
+             max {}; sync rate {:.4}; histogram {:?}",
+            b.mean_flows_per_lost_burst,
+            b.lost_bursts,
+            b.mean_flows,
+            b.max_flows,
+            s.links[0].sync_rate_mean,
+            s.links[0].sync_histogram
+        );
+        (b, s.links[0].sync_rate_mean)
+    };
+    let (mixed, mixed_sync) = mk("{ timer = \"5ms\", policy = \"mixed\" }");
+    let (random, _) = mk("{ timer = \"5ms\", policy = \"random\", queues = 4 }");
+    let (per_flow, per_flow_sync) = mk("{ timer = \"5ms\", policy = \"per_flow\" }");
+    assert!(mixed.lost_bursts > 30 && per_flow.lost_bursts > 30);
+    assert_eq!(per_flow.mean_flows_per_lost_burst, 1.0);
+    assert_eq!(per_flow.max_flows, 1);
+    assert!(mixed.mean_flows_per_lost_burst > 1.5 * per_flow.mean_flows_per_lost_burst);
+    assert!(mixed.mean_flows_per_lost_burst > random.mean_flows_per_lost_burst);
+    assert!(random.mean_flows_per_lost_burst > per_flow.mean_flows_per_lost_burst);
+    assert!(mixed_sync > per_flow_sync);
+}
+
+/// Every data packet is accounted for at the assembler (in = forwarded + lost + held) and at
+/// the port behind it (what the assembler forwarded arrived there), stopped mid-run with bursts
+/// being assembled, with `max_burst` releasing early; every lost segment is in the drop log.
+/// The same seed gives the same run.
+#[test]
+fn obs_packet_conservation_and_determinism() {
+    let toml = obs_toml(
+        6,
+        "{ timer = \"2ms\", policy = \"random\", queues = 3, max_burst = 12 }",
+        0.03,
+        20.0001234,
+        "",
+    )
+    // A core no faster than one access link, and a small buffer: queue drops too.
+    .replace("packets = 5000", "packets = 30")
+    .replace("1Gbps", "100Mbps");
+    let go = |stop_s: f64| {
+        let mut e = engine(&toml);
+        e.advance(stop_s);
+        let drops = e.drop_log().len();
+        (e.finish(), drops)
+    };
+    let mut held = 0;
+    for stop_s in [10.000_003, 10.000_7, 10.001_3, 10.002_1] {
+        let (r, drops) = go(stop_s);
+        let l = &r.summary.links[0];
+        let b = bursts(&r.summary);
+        println!("stop {stop_s}: {b:?}\n{l:?}");
+        held += b.held_end_pkts;
+        assert!(b.max_segments <= 12);
+        assert_eq!(
+            b.arrivals_pkts,
+            b.forwarded_pkts + b.lost_pkts + b.held_end_pkts
+        );
+        assert_eq!(
+            l.arrivals_pkts, b.forwarded_pkts as f64,
+            "the port gets the bursts"
+        );
+        assert_eq!(
+            l.arrivals_pkts,
+            l.departures_pkts + l.drops_pkts + l.queue_end_pkts - l.queue_start_pkts
+        );
+        assert!(l.drops_pkts > 0.0 && b.lost_pkts > 0, "both kinds of loss");
+        assert_eq!(drops as f64, l.drops_pkts + b.lost_pkts as f64);
+        let (r2, _) = go(stop_s);
+        assert_eq!(
+            serde_json::to_string(&r.summary.links).unwrap(),
+            serde_json::to_string(&r2.summary.links).unwrap(),
+            "the same seed, the same run"
+        );
+    }
+    assert!(held > 0, "stopped while bursts are assembled");
+}
+
+/// Bursts and their events count from the end of the warm-up, as the ports' congestion events
+/// do, with or without `from_first_congestion` (which only moves the other statistics' start):
+/// the lost burst that starts the window is counted.
+#[test]
+fn obs_bursts_count_from_the_warm_up() {
+    let toml = obs_toml(4, "{ timer = \"2ms\" }", 0.05, 15.0, "");
+    let plain = run(&toml).summary;
+    let first = run(&format!("{toml}from_first_congestion = true\n")).summary;
+    assert!(first.measured_from_s > plain.measured_from_s);
+    assert_eq!(bursts(&first), bursts(&plain));
+    assert_eq!(first.links[0].congestion_events, bursts(&first).lost_bursts);
+}
+
+/// An assembler on the second link of a path, behind a link without one: only the flows that
+/// cross it are assembled, and each flow's route goes port → assembler → port.
+#[test]
+fn obs_assembler_mid_path() {
+    let text = r#"
+engine = "packet"
+[[links]]
+name = "a"
+capacity = "200Mbps"
+buffer = { packets = 200 }
+delay = "2ms"
+[[links]]
+name = "b"
+capacity = "1Gbps"
+buffer = { packets = 2000 }
+delay = "1ms"
+assembler = { timer = "1ms" }
+burst_loss = 0.01
+[[flows]]
+count = 2
+cc = "reno"
+rtt = "30ms"
+path = ["a", "b"]
+[[flows]]
+cc = "reno"
+rtt = "30ms"
+path = ["a"]
+[run]
+duration = "20s"
+warmup = "2s"
+"#;
+    let s = run(text).summary;
+    assert!(s.links[0].bursts.is_none());
+    let b = s.links[1].bursts.as_ref().unwrap();
+    assert!(b.bursts > 1000 && b.lost_bursts > 0);
+    assert!(b.max_flows <= 2);
+    assert_eq!(
+        b.arrivals_pkts,
+        b.forwarded_pkts + b.lost_pkts + b.held_end_pkts
+    );
+}
+
+#[test]
+fn obs_bad_input_names_the_field() {
+    let bad = |assembler: &str, burst_loss: &str| {
+        let toml = format!(
+            r#"
+engine = "packet"
+[[links]]
+name = "core"
+capacity = "1Gbps"
+buffer = {{ packets = 100 }}
+{assembler}
+{burst_loss}
+[[flows]]
+cc = "reno"
+rtt = "20ms"
+path = ["core"]
+"#
+        );
+        scenario_error(&toml)
+    };
+    let cases = [
+        ("assembler = { timer = 0 }", "", "links[0].assembler.timer"),
+        (
+            "assembler = { timer = \"-1ms\" }",
+            "",
+            "links[0].assembler.timer",
+        ),
+        (
+            "assembler = { timer = \"1ms\", policy = \"fifo\" }",
+            "",
+            "links[0].assembler.policy",
+        ),
+        (
+            "assembler = { timer = \"1ms\", queues = 2 }",
+            "",
+            "links[0].assembler.queues",
+        ),
+        (
+            "assembler = { timer = \"1ms\", policy = \"random\", queues = 0 }",
+            "",
+            "links[0].assembler.queues",
+        ),
+        (
+            "assembler = { timer = \"1ms\", policy = \"per_flow\", queues = 3 }",
+            "",
+            "links[0].assembler.queues",
+        ),
+        (
+            "assembler = { timer = \"1ms\", max_burst = 0 }",
+            "",
+            "links[0].assembler.max_burst",
+        ),
+        (
+            "assembler = { timer = \"1ms\", size = 3 }",
+            "",
+            "links[0].assembler",
+        ),
+        (
+            "assembler = { timer = \"1ms\" }",
+            "burst_loss = 1.5",
+            "links[0].burst_loss",
+        ),
+        (
+            "assembler = { timer = \"1ms\" }",
+            "burst_loss = -0.1",
+            "links[0].burst_loss",
+        ),
+        ("", "burst_loss = 0.1", "links[0].burst_loss"),
+        ("assembler = { policy = \"mixed\" }", "", "links[0].assembler.timer"),
+        ("assembler = { policy = \"window\", timers = [\"1ms\", \"5ms\"] }", "", "links[0].assembler.thresholds"),
+        ("assembler = { policy = \"window\", thresholds = [4] }", "", "links[0].assembler.timers"),
+        ("assembler = { policy = \"window\", timers = [\"1ms\", 0], thresholds = [4] }", "", "links[0].assembler.timers[1]"),
+        ("assembler = { policy = \"window\", timers = [\"1ms\", \"2ms\", \"3ms\"], thresholds = [64, 16] }", "", "links[0].assembler.thresholds[1]"),
+        ("assembler = { policy = \"window\", timer = \"1ms\", timers = [\"1ms\"], thresholds = [] }", "", "links[0].assembler.timer"),
+        ("assembler = { timer = \"1ms\", thresholds = [4] }", "", "links[0].assembler.thresholds"),
+    ];
+    for (a, l, field) in cases {
+        let e = bad(a, l);
+        println!("{a} {l}: {e}");
+        assert!(e.starts_with(field), "{a} {l}: {e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+}
+
+/// The fluid engine cannot gather packets into bursts: it refuses, naming the field.
+#[test]
+fn obs_fluid_engine_refuses_bursts() {
+    let toml = obs_toml(2, "{ timer = \"1ms\" }", 0.02, 10.0, "")
+        .replace("engine = \"packet\"", "engine = \"fluid\"");
+    let sc = common::scenario(&toml);
+    let e = lossync_core::Simulation::new(&sc)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.starts_with("links[0].assembler:"), "{e}");
+}
