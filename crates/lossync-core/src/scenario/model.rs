@@ -302,6 +302,10 @@ pub enum Sync {
     },
 }
 
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 fn is_one(x: &f64) -> bool {
     *x == 1.0
 }
