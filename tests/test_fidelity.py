@@ -90,3 +90,17 @@ def test_burst_headroom_holds_the_fluid_queue_below_the_buffer_and_conserves_pac
     # It round-trips through the resolved scenario (the written scenario.toml re-runs to it).
     assert r.scenario["loss"] == {"model": "tcp", "burst_pkts": 15.0}
     assert "burst_pkts = 15.0" in r.scenario_toml()
+
+
+def test_losses_during_recovery_do_not_cut_the_window_again():
+    # 10 Reno flows, 10 Gb/s, 50 ms, 0.5 BDP: slow start overshoots and loses for more than one
+    # RTT. The packet engine cuts once (its SACK recovery, RFC 6675 §5, absorbs the losses it
+    # detects before the recovery ends) and keeps the link full; the fluid engine cut a second
+    # time on the overshoot's later drops (U 0.745 against 1.000) until a loss event's drops were
+    # counted for two RTTs instead of one.
+    doc = {"dumbbell": {"capacity": "10Gbps", "buffer": {"bdp_fraction": 0.5}},
+           "flows": [{"count": 10, "cc": "reno", "rtt": "50ms", "slow_start": True}],
+           "run": {"duration": "20s", "warmup": "5s", "record_interval": "1s"}}
+    table = compare(doc, ["fluid:tcp", "packet"])
+    u = table["utilization"]
+    assert u["packet"] > 0.99 and abs(u["fluid:tcp"] - u["packet"]) <= 0.03, u.to_dict()

@@ -422,7 +422,11 @@ impl LinkState {
                         || tf.early_drops >= tf.early_threshold)
                 {
                     tf.draw_thresholds(&mut tcp.rng, tcp.event_threshold);
-                    tf.loss_until_s = t + f.rtt_s;
+                    // The loss is detected one RTT after the drop, and the recovery it opens ends
+                    // when its retransmissions are acknowledged, a further RTT on: losses
+                    // detected before then, of packets sent before the cut or during recovery,
+                    // belong to this event (RFC 6675 §5, as the packet engine's sender).
+                    tf.loss_until_s = t + 2.0 * f.rtt_s;
                     tcp.due.at(now, delay, m.flow).reductions += 1.0;
                     loss_event[k] = true;
                     any_loss_event = true;
