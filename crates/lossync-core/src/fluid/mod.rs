@@ -125,8 +125,8 @@ struct TcpRings {
 struct TcpFlow {
     /// Packets sent and neither acknowledged nor detected lost yet.
     inflight: f64,
-    /// Drops before this time belong to the loss event under way (the window of data sent before
-    /// the sender reacts).
+    /// Drops before this time belong to the loss event under way (the data sent before the
+    /// sender reacts, and during the recovery that follows).
     loss_until_s: f64,
     /// What it sent this step beyond replacing the packets acknowledged (its window growth, slow
     /// start's doubling): the packets a full drop-tail queue refuses.
