@@ -1080,8 +1080,8 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
         {
             out.push(format!(
                 "links[{i}].buffer: {:.1}% of the BDP; below 10% the default loss model was within \
-                 3 points of the packet engine in 78% of the fidelity matrix's cells (65% with \
-                 unequal RTTs), against 97% from 10% up: check with --engine packet",
+                 3 points of the packet engine in 78% of the fidelity matrix's cells (64% with \
+                 unequal RTTs), against 98% from 10% up: check with --engine packet",
                 100.0 * l.buffer_pkts / bdp
             ));
         }
