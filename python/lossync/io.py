@@ -22,6 +22,8 @@ from typing import Any
 from .errors import InputFileError
 
 Writer = Callable[[Path], Any]
+#: `atomic_write`'s temporary files are `.<name>.<random>.tmp` beside their target.
+TEMPORARY_SUFFIX = ".tmp"
 
 
 def _umask() -> int:
@@ -46,7 +48,7 @@ def atomic_write(path: str | Path, write: Writer) -> Path:
     """Calls `write(tmp)` for a temporary path beside `path`, then renames it to `path`. On any
     error (or Ctrl-C) the temporary file is removed and `path` is untouched."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX, dir=path.parent)
     os.close(fd)
     try:
         write(Path(tmp))
@@ -56,6 +58,13 @@ def atomic_write(path: str | Path, write: Writer) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def remove_temporaries(folder: str | Path) -> None:
+    """Removes the temporary files `atomic_write` leaves when its process is killed (SIGKILL gives
+    it no chance to clean up). Only for a folder no live writer uses (the caller holds its lock)."""
+    for stale in Path(folder).glob(f".*{TEMPORARY_SUFFIX}"):
+        stale.unlink(missing_ok=True)
 
 
 def write_text(path: str | Path, text: str) -> Path:

@@ -23,7 +23,7 @@ import pandas as pd
 
 from .. import _core
 from ..errors import InputFileError, LossyncError
-from ..io import atomic_write, write_text
+from ..io import atomic_write, remove_temporaries, write_text
 from ..scenario import apply_overrides, load_scenario, set_path
 from ..stats import LINK_METRICS, METRICS
 from .spec import SweepSpec, load_sweep, parse_spec
@@ -180,8 +180,7 @@ def sweep(
             if spec_file.exists() and spec_file.read_text() != spec_text:
                 raise LossyncError(f"{out}: holds results of a different sweep; resuming needs the same sweep")
         runs.mkdir(parents=True, exist_ok=True)
-        for stale in runs.glob(".*.tmp"):  # rows a killed sweep was writing; we hold the lock
-            stale.unlink(missing_ok=True)
+        remove_temporaries(runs)  # rows a killed sweep was writing; we hold the lock
         write_text(spec_file, spec_text)
 
         done = set()
