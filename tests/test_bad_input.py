@@ -215,3 +215,8 @@ def test_a_missing_calibration_file_or_two_sources_are_refused(tmp_path):
 
 def test_event_threshold_out_of_range_names_its_field():
     _one_line_naming(cli("validate", str(GOOD), "--set", 'loss={model="tcp", event_threshold=0}'), "loss.event_threshold")
+
+
+def test_growth_share_out_of_range_or_on_another_model_names_its_field():
+    _one_line_naming(cli("validate", str(GOOD), "--set", 'loss={model="tcp", growth_share=1.5}'), "loss.growth_share")
+    _one_line_naming(cli("validate", str(GOOD), "--set", 'loss={model="proportional", growth_share=0.5}'), "loss.growth_share")

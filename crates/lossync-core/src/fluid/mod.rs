@@ -128,6 +128,8 @@ struct TcpFlow {
     /// Drops before this time belong to the loss event under way (the data sent before the
     /// sender reacts, and during the recovery that follows).
     loss_until_s: f64,
+    /// The window does not grow before this time (fast recovery after a cut).
+    recovery_until_s: f64,
     /// What it sent this step beyond replacing the packets acknowledged (its window growth, slow
     /// start's doubling): the packets a full drop-tail queue refuses.
     excess: f64,
@@ -136,8 +138,9 @@ struct TcpFlow {
     /// The ACK ring's delay when its ACKs cross no queue (its base RTT, fixed); 0: they do, the
     /// delay is computed per step.
     ack_delay: usize,
-    /// Expected drops since its last loss event, overflow and early apart, and the thresholds at
-    /// which they make one (see `TcpFlow::draw_thresholds`).
+    /// Expected drops since its last loss event, of its growth packets (at a full queue) and of
+    /// packets picked at random (early drops, and overflow drops beyond the growth share), and
+    /// the thresholds at which they make one (see `TcpFlow::draw_thresholds`).
     overflow_drops: f64,
     early_drops: f64,
     overflow_threshold: f64,
@@ -147,9 +150,10 @@ struct TcpFlow {
 impl TcpFlow {
     /// New thresholds for a flow whose loss event has just begun (or that starts). A drop-tail
     /// overflow refuses the packets a flow sends beyond its ACK clock, which come once per
-    /// increment at a phase of their own: with `D` expected overflow drops the flow has lost a
-    /// packet with probability min(1, D), a uniform threshold. Early drops (random loss, RED)
-    /// hit packets independently: probability 1 − e^(−D), an exponential threshold.
+    /// increment at a phase of their own: with `D` expected growth drops the flow has lost a
+    /// packet with probability min(1, D), a uniform threshold. Drops picked at random (random
+    /// loss, RED, overflow drops beyond the growth share) hit packets independently: probability
+    /// 1 − e^(−D), an exponential threshold.
     /// `scale` (`loss.event_threshold`) stretches the uniform threshold: above 1 a flow needs
     /// more drops per loss event, so fewer flows lose in an overflow (a calibration, not physics).
     fn draw_thresholds(&mut self, rng: &mut Rng, scale: f64) {
@@ -230,6 +234,13 @@ struct LinkState {
     /// Drops of this step (early + overflow), and the overflow part alone.
     dropped: Vec<f64>,
     overflowed: Vec<f64>,
+    /// `tcp`: the part of `overflowed` that fell on arrivals at random (the rest on growth).
+    overflow_random: Vec<f64>,
+    /// `tcp`: the share of overflow drops charged to window growth (`None`: from the RTT
+    /// classes at each overflow), each member's base-RTT class, and a scratch sum per class.
+    growth_share: Option<f64>,
+    rtt_class: Vec<usize>,
+    class_rate: Vec<f64>,
     /// `tcp` loss model: members whose loss event began this step.
     loss_event: Vec<bool>,
     // Congestion event under way.
@@ -297,6 +308,7 @@ impl LinkState {
             admitted[k] = arriving - early;
             dropped[k] = early;
             overflowed[k] = 0.0;
+            self.overflow_random[k] = 0.0;
             arriving_sum += r;
             admitted_sum += arriving - early;
             early_sum += early;
@@ -378,6 +390,7 @@ impl LinkState {
         let overflowed = &self.overflowed[..n];
         let rate = &self.rate[..n];
         let dropped = &self.dropped[..n];
+        let overflow_random = &self.overflow_random[..n];
         let loss_event = &mut self.loss_event[..n];
         let mut any_loss_event = false;
         for (k, m) in self.members.iter().enumerate() {
@@ -414,8 +427,9 @@ impl LinkState {
                 // when the drops since the last one reach a threshold.
                 let tf = &mut tcp.flows[m.flow];
                 if t >= tf.loss_until_s {
-                    tf.overflow_drops += overflowed[k];
-                    tf.early_drops += drops - overflowed[k];
+                    // Drops of growth packets, and drops of packets picked at random.
+                    tf.overflow_drops += overflowed[k] - overflow_random[k];
+                    tf.early_drops += drops - overflowed[k] + overflow_random[k];
                 }
                 if t >= tf.loss_until_s
                     && (tf.overflow_drops >= tf.overflow_threshold
@@ -588,6 +602,7 @@ impl FluidEngine {
                 }),
                 _ => 0.0,
             };
+            let rtt_class = rtt_classes(&members, |f| sc.flows[f].rtt_s, 1.0 / l.capacity_pps);
             links.push(LinkState {
                 index: li,
                 capacity_pps: l.capacity_pps,
@@ -611,6 +626,13 @@ impl FluidEngine {
                 admitted: vec![0.0; n],
                 dropped: vec![0.0; n],
                 overflowed: vec![0.0; n],
+                overflow_random: vec![0.0; n],
+                class_rate: vec![0.0; n],
+                rtt_class,
+                growth_share: match sc.loss {
+                    LossModel::Tcp { growth_share, .. } => growth_share,
+                    _ => None,
+                },
                 loss_event: vec![false; n],
                 event: EventState {
                     active: false,
@@ -805,7 +827,16 @@ impl FluidEngine {
                 if has_xcp {
                     ctx.feedback_pkts = path_feedback(f, links, path_links);
                 }
-                update_window(f, &ctx, r, acked);
+                reduce_window(f, &ctx, r);
+                if r > 0.0 {
+                    // Fast recovery lasts until the data sent before the cut are acknowledged,
+                    // one RTT; the window does not grow meanwhile (RFC 6675 §5, as the packet
+                    // engine's sender).
+                    tf.recovery_until_s = t + rtt;
+                }
+                if t >= tf.recovery_until_s {
+                    grow_window(f, &ctx, acked);
+                }
                 // The ACK clock: send what the window allows beyond the data in flight, at
                 // most what the access link carries in a step.
                 let mut send = (f.w - tf.inflight).max(0.0).min(f.access_pps * dt);
@@ -1136,11 +1167,19 @@ fn path_rtt(f: &FlowState, delays: &[f64], path_links: &[usize], ack_links: &[us
 /// below ssthresh (RFC 5681 §3.1), else its law.
 #[inline]
 fn update_window(f: &mut FlowState, ctx: &CcContext, reductions: f64, acked: f64) {
+    reduce_window(f, ctx, reductions);
+    grow_window(f, ctx, acked);
+}
+
+fn reduce_window(f: &mut FlowState, ctx: &CcContext, reductions: f64) {
     if reductions > 0.0 {
         f.w = f.cc.on_loss(ctx, f.w, reductions).max(1.0);
         f.ssthresh = f.w;
         f.acc.reductions += reductions;
     }
+}
+
+fn grow_window(f: &mut FlowState, ctx: &CcContext, acked: f64) {
     // Fluid ACKs have no boundaries: no byte-counting limit.
     f.w = cc::grow_window(
         f.cc.as_mut(),
@@ -1290,8 +1329,13 @@ fn assign_overflow(
 ) {
     let members = link.members.len();
     if let Some(tcp_flows) = tcp_flows {
-        // A full queue refuses the packets that arrive beyond the ACK clock: each flow's excess
-        // over the packets it replaces (first hop), then the rest in proportion to arrivals.
+        let growth_share = link.growth_share.unwrap_or_else(|| {
+            ack_clock_coherence(&link.rtt_class, &link.rate, &mut link.class_rate)
+        });
+        // A full queue refuses the packets that arrive beyond the ACK clock (each flow's excess
+        // over the packets it replaces, first hop) as far as the arrivals keep the order of the
+        // departures they replace (`growth_share`); the rest of the drops fall on arrivals at
+        // random, in proportion to them (docs/fluid.md, "Which packets a full queue drops").
         let excess = |k: usize| {
             let m = link.members[k];
             if m.hop == 0 {
@@ -1301,18 +1345,17 @@ fn assign_overflow(
             }
         };
         let excess_sum: f64 = (0..members).map(excess).sum();
+        let growth_total = growth_share * overflow.min(excess_sum);
+        let random_total = overflow - growth_total;
         for k in 0..members {
-            link.overflowed[k] = if excess_sum >= overflow {
-                overflow * excess(k) / excess_sum
+            let g = if excess_sum > 0.0 {
+                growth_total * excess(k) / excess_sum
             } else {
-                let rest = admitted_sum - excess_sum;
-                excess(k)
-                    + if rest > 0.0 {
-                        (overflow - excess_sum) * (link.admitted[k] - excess(k)) / rest
-                    } else {
-                        0.0
-                    }
+                0.0
             };
+            let r = random_total * link.admitted[k] / admitted_sum;
+            link.overflowed[k] = g + r;
+            link.overflow_random[k] = r;
         }
     } else if link.sync.is_none() {
         for k in 0..members {
@@ -1355,6 +1398,38 @@ fn assign_overflow(
     for k in 0..members {
         link.dropped[k] += link.overflowed[k];
     }
+}
+
+/// The probability that two packets arriving at `link` come from flows of the same base RTT
+/// (within a packet time), weighted by their arrival rates: the sum of squared rate shares of the
+/// RTT classes.
+fn ack_clock_coherence(rtt_class: &[usize], rate: &[f64], classes: &mut [f64]) -> f64 {
+    classes.fill(0.0);
+    let mut total = 0.0;
+    for (&c, &r) in rtt_class.iter().zip(rate) {
+        classes[c] += r;
+        total += r;
+    }
+    if total <= 0.0 {
+        return 1.0;
+    }
+    classes.iter().map(|&c| (c / total) * (c / total)).sum()
+}
+
+/// Each member's RTT class: members whose base RTTs lie within `tolerance_s` of the next
+/// (sorted) share one.
+fn rtt_classes(members: &[Member], rtt_s: impl Fn(usize) -> f64, tolerance_s: f64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    order.sort_by(|&a, &b| rtt_s(members[a].flow).total_cmp(&rtt_s(members[b].flow)));
+    let mut class = vec![0; members.len()];
+    let mut c = 0;
+    for w in 1..order.len() {
+        if rtt_s(members[order[w]].flow) - rtt_s(members[order[w - 1]].flow) > tolerance_s {
+            c += 1;
+        }
+        class[order[w]] = c;
+    }
+    class
 }
 
 fn close_event(link: &mut LinkState, log: &mut Vec<EventRecord>) {
@@ -1418,5 +1493,32 @@ mod tests {
             assert_eq!(std::mem::take(&mut due[0]), want(3), "n={n}");
             assert_eq!(std::mem::take(&mut due[1]), want(4), "n={n}");
         }
+    }
+
+    #[test]
+    fn coherence_is_the_chance_two_arrivals_share_an_rtt_class() {
+        let members: Vec<Member> = (0..4)
+            .map(|flow| Member {
+                flow,
+                hop: 0,
+                last: true,
+            })
+            .collect();
+        // Two classes: 50 ms (within a 1 us tolerance of each other) and 150 ms.
+        let rtts = [0.05, 0.150, 0.0500005, 0.15];
+        let class = rtt_classes(&members, |f| rtts[f], 1e-6);
+        assert_eq!(class[0], class[2]);
+        assert_eq!(class[1], class[3]);
+        assert_ne!(class[0], class[1]);
+        let mut scratch = [0.0; 4];
+        // Equal rates: two classes of one half each, 1/4 + 1/4.
+        let g = ack_clock_coherence(&class, &[1.0; 4], &mut scratch);
+        assert!((g - 0.5).abs() < 1e-12, "{g}");
+        // One class carries everything: coherent.
+        let g = ack_clock_coherence(&class, &[3.0, 0.0, 1.0, 0.0], &mut scratch);
+        assert!((g - 1.0).abs() < 1e-12, "{g}");
+        // One RTT for all: one class.
+        let same = rtt_classes(&members, |_| 0.05, 1e-6);
+        assert!(same.iter().all(|&c| c == 0));
     }
 }

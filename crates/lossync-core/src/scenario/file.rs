@@ -351,6 +351,7 @@ pub struct LossSpec {
     pub holdoff: Option<Time>,
     pub burst_pkts: Option<f64>,
     pub event_threshold: Option<f64>,
+    pub growth_share: Option<f64>,
     pub calibration: Option<String>,
 }
 

@@ -265,6 +265,12 @@ pub enum LossModel {
         /// 1 unless calibrated.
         #[serde(skip_serializing_if = "is_one")]
         event_threshold: f64,
+        /// The fraction of a full queue's drops that fall on the packets the flows send beyond
+        /// their ACK clock (their window growth); the rest fall on arrivals at random (docs/
+        /// fluid.md, "Which packets a full queue drops"). `None`: per link, the probability that
+        /// two arriving packets come from flows of one base RTT.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        growth_share: Option<f64>,
         /// The calibration file `burst_pkts` was read from, if any.
         #[serde(skip_serializing_if = "Option::is_none")]
         calibration: Option<String>,
@@ -326,6 +332,7 @@ pub fn default_burst_pkts(flows: usize, buffer_pkts: f64) -> f64 {
 struct TcpModelFields {
     burst_pkts: Option<f64>,
     event_threshold: Option<f64>,
+    growth_share: Option<f64>,
     calibration: Option<String>,
 }
 
@@ -352,6 +359,7 @@ impl<'de> Deserialize<'de> for LossModel {
                 LossModel::Tcp {
                     burst_pkts: f.burst_pkts,
                     event_threshold: f.event_threshold.unwrap_or(1.0),
+                    growth_share: f.growth_share,
                     calibration: f.calibration,
                 }
             }

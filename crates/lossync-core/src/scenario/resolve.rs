@@ -1263,9 +1263,18 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
             format!("{b} packets of burst headroom is not below the smallest buffer ({smallest} packets)"),
         ));
     }
+    if let Some(g) = l.growth_share {
+        in_range(
+            "loss.growth_share",
+            g,
+            (0.0, 1.0),
+            "the fraction of overflow drops charged to window growth",
+        )?;
+    }
     Ok(LossModel::Tcp {
         burst_pkts,
         event_threshold,
+        growth_share: l.growth_share,
         calibration,
     })
 }
@@ -1304,6 +1313,7 @@ fn resolve_loss(
                 for (name, given) in [
                     ("burst_pkts", l.burst_pkts.is_some()),
                     ("event_threshold", l.event_threshold.is_some()),
+                    ("growth_share", l.growth_share.is_some()),
                     ("calibration", l.calibration.is_some()),
                 ] {
                     if given {

@@ -323,6 +323,7 @@ fn write_loss(o: &mut String, loss: &LossModel) {
         LossModel::Tcp {
             burst_pkts,
             event_threshold,
+            growth_share,
             calibration,
         } => {
             line(o, "model", &string("tcp"));
@@ -334,6 +335,9 @@ fn write_loss(o: &mut String, loss: &LossModel) {
             }
             if *event_threshold != 1.0 {
                 line(o, "event_threshold", &num(*event_threshold));
+            }
+            if let Some(g) = growth_share {
+                line(o, "growth_share", &num(*g));
             }
             if let Some(c) = calibration {
                 let _ = writeln!(o, "# from the calibration file {c}");
