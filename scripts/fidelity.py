@@ -234,6 +234,27 @@ def scorecard(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def regions(df: pd.DataFrame, jittered: pd.DataFrame) -> pd.DataFrame:
+    """Where each loss model can be trusted: the share of cells within tolerance per region
+    (buffer below or from 10% BDP, equal or unequal RTTs); utilization against the packet engine,
+    fairness against the jittered one (no phase effects)."""
+    rows = []
+    for m, g in df.groupby("model", sort=False):
+        j = jittered[jittered["model"] == m]
+        row = {"model": m}
+        for rtt in ("equal", "spread"):
+            name = "equal RTTs" if rtt == "equal" else "unequal RTTs"
+            for small, label in ((True, "< 10%"), (False, ">= 10%")):
+                c = g[(g["rtt"] == rtt) & ((g["buffer"] < 0.1) == small)]
+                row[f"U within 3 pt, {label} BDP, {name}"] = f"{(c['du'].abs() <= 0.03).mean():.0%}"
+            c = j[j["rtt"] == rtt]
+            homo, mixed = c[~c["mixed"]], c[c["mixed"]]
+            row[f"Jain within 0.05, {name}"] = f"{(homo['djain'].abs() <= 0.05).mean():.0%}"
+            row[f"shares within 25%, {name}"] = f"{(mixed['share_err'] <= 0.25).mean():.0%}"
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("model").T
+
+
 def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
     rows = load(path)
     df = frame(rows)
@@ -265,6 +286,11 @@ def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
                  "The same cells, with the reference run again with `send_jitter` = one bottleneck packet time on "
                  "every flow (Floyd & Jacobson's random processing time, ns-2's `overhead_`), which breaks the "
                  "deterministic engine's phase effects:", "", markdown(scorecard(jittered), index=False), ""]
+    if len(jittered):
+        text += ["## Where to trust each loss model", "",
+                 "Share of cells within tolerance per region: utilization against the packet engine, fairness "
+                 "(Jain's index in homogeneous cells, each variant's share in mixed cells) against the packet "
+                 "engine with send jitter.", "", markdown(regions(df, jittered).rename_axis("region")), ""]
     text += [
         "Caveat on Jain's index: the packet engine is deterministic, and at large buffers its fairness is "
         "dominated by phase effects (Floyd & Jacobson 1992), not by the variants' laws. Example (run by hand, "

@@ -78,14 +78,16 @@ def test_every_shipped_dumbbell_default_fluid_is_within_3_points_of_the_packet_e
 
 
 def test_a_calibration_carries_to_longer_runs_it_was_not_fitted_on(tmp_path):
-    # Issue 11 acceptance 3 on a cell where the default model is about 5 points too low: 5 Reno
-    # and 5 CUBIC flows, 100 Mb/s, RTTs 25..75 ms, 10% BDP. Fitted on 60 s runs, checked on 120 s
-    # runs of other seeds (the packet engine is the reference, within 2 points).
-    flows = [{"count": 5, "cc": cc, "rtt": "25ms..75ms", "slow_start": True} for cc in ("reno", "cubic")]
-    doc = {"dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": 0.1}}, "flows": flows,
+    # Issue 11 acceptance 3 on a cell where the default model is about 9 points too high
+    # (docs/validation/calibration.md): 10 CUBIC flows, 100 Mb/s, RTTs 25..75 ms, 5% BDP. Fitted on
+    # 60 s runs, checked on 120 s runs of other seeds (the packet engine is the reference, within
+    # 2 points).
+    flows = [{"count": 10, "cc": "cubic", "rtt": "25ms..75ms", "slow_start": True}]
+    doc = {"dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": 0.05}}, "flows": flows,
            "run": {"duration": "60s", "warmup": "20s", "record_interval": "1s"}}
     cal = lossync.calibrate(doc, tmp_path / "cal.toml", seeds=2)
-    assert cal["event_threshold"] > 1
+    # More headroom than the default (half a packet per flow: 5 packets).
+    assert cal["burst_pkts"] > 5
     longer = {**doc, "run": {"duration": "120s", "warmup": "40s", "record_interval": "1s"}}
 
     def u(d):

@@ -429,11 +429,14 @@ def list_variants() -> None:
 @click.option("--engine", "engines", default="fluid", show_default=True, help="Comma-separated engines: fluid, packet, ns3.")
 @click.option("--duration", default=None, type=float, help="Simulated seconds per run (default: fluid 3000, packet and ns3 20).")
 @click.option("--variants", "names", default="reno,highspeed,cubic,htcp", show_default=True, help="Fluid engine variants.")
+@click.option("--loss", "losses", default="sync-0.6", show_default=True,
+              help="Fluid engine: comma-separated loss models (proportional, tcp, sync-0.3, sync-0.6, sync-1), each timed on every variant.")
 @click.option("--step", default=None, type=float, help="Fluid step size in seconds (default: the scenario's).")
 @click.option("--capacities", default="100Mbps,1Gbps,10Gbps", show_default=True, help="Packet and ns3 engines: bottleneck capacities.")
 @click.option("--ns3-wall", default=120.0, show_default=True, help="ns3: stop each run after this many wall seconds (it reports how far it got).")
-def bench(engines: str, duration: float | None, names: str, step: float | None, capacities: str, ns3_wall: float) -> None:
-    """Engine speed, one core. fluid: the paper's 10 Gbps 10-flow case (sync X = 0.6) per variant.
+def bench(engines: str, duration: float | None, names: str, losses: str, step: float | None, capacities: str, ns3_wall: float) -> None:
+    """Engine speed, one core. fluid: the paper's 10 Gbps 10-flow case per variant and loss model
+    (default sync X = 0.6, the paper's).
     packet, ns3: a 10-flow Reno dumbbell (RTT 80..260 ms, buffer 25% of BDP, slow start) per
     capacity. With both, each capacity runs in ns-3 first (up to --ns3-wall), then in the packet
     engine over the same simulated span and over the whole duration, side by side."""
@@ -450,17 +453,30 @@ def bench(engines: str, duration: float | None, names: str, step: float | None, 
             click.echo(f"lossync: skipped ns3: {e}", err=True)
             chosen.remove("ns3")
     if "fluid" in chosen:
+        from .compare import FLUID_MODELS
+        from .scenario import apply_overrides, load_scenario
+
+        models = losses.split(",")
+        for m in models:
+            if m not in FLUID_MODELS:
+                raise ScenarioError("--loss", f"unknown loss model {m!r} ({', '.join(FLUID_MODELS)})")
         base = default_scenario_path()
-        click.echo(f"fluid engine\n{'variant':<12}{'sim s':>8}{'wall s':>9}{'flow-updates/s':>17}{'sim s / wall s':>16}")
+        click.echo(f"fluid engine\n{'variant':<12}{'loss':<14}{'sim s':>8}{'wall s':>9}{'flow-updates/s':>17}{'ns/flow-update':>16}"
+                   f"{'sim s / wall s':>16}")
         for name in names.split(","):
-            ov = [f"run.duration={duration or 3000}", f'flows.0.cc="{name}"', "run.record_interval=1.0"]
-            if step:
-                ov.append(f"run.step={step}")
-            t0 = time.perf_counter()
-            r = run_scenario(base, ov, progress=False)
-            wall = time.perf_counter() - t0
-            s = r.summary
-            click.echo(f"{name:<12}{s['duration_s']:>8.0f}{wall:>9.3f}{s['flow_updates'] / wall:>17.3e}{s['duration_s'] / wall:>16.0f}")
+            for m in models:
+                ov = [f"run.duration={duration or 3000}", f'flows.0.cc="{name}"', "run.record_interval=1.0"]
+                if step:
+                    ov.append(f"run.step={step}")
+                doc = apply_overrides(load_scenario(base), ov)
+                # The loss model replaces the scenario's, keeping its drop policy for `sync`.
+                doc["loss"] = {**FLUID_MODELS[m], **({"policy": doc["loss"]["policy"]} if m.startswith("sync") else {})}
+                t0 = time.perf_counter()
+                r = run_scenario(doc, progress=False)
+                wall = time.perf_counter() - t0
+                s = r.summary
+                click.echo(f"{name:<12}{m:<14}{s['duration_s']:>8.0f}{wall:>9.3f}{s['flow_updates'] / wall:>17.3e}"
+                           f"{1e9 * wall / s['flow_updates']:>16.1f}{s['duration_s'] / wall:>16.0f}")
     if "packet" in chosen or "ns3" in chosen:
         _bench_packet_level(capacities.split(","), duration or 20.0, "packet" in chosen, "ns3" in chosen, ns3_wall)
 

@@ -586,6 +586,19 @@ fn summaries_warn_outside_the_validated_region_and_without_congestion() {
         fast.iter().any(|w| w.starts_with("links[0].capacity")),
         "{fast:?}"
     );
+    let spread = run(
+        "[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.25 }\n[[flows]]\n\
+         count = 4\ncc = \"cubic\"\nrtt = \"25ms..75ms\"\n[run]\nduration = \"60s\"\nwarmup = \"10s\"\n",
+    )
+    .summary;
+    assert!(
+        spread
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("links[0]: flows of unequal RTTs (25-75 ms)")),
+        "{:?}",
+        spread.warnings
+    );
     // An idle link (4 flows capped far below its capacity) never congests.
     let idle = run(
         "[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.25 }\n[[flows]]\n\
