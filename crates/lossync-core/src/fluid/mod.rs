@@ -236,6 +236,8 @@ struct LinkState {
     overflowed: Vec<f64>,
     /// `tcp`: the part of `overflowed` that fell on arrivals at random (the rest on growth).
     overflow_random: Vec<f64>,
+    /// `tcp`: each member's excess this step (scratch).
+    excess: Vec<f64>,
     /// `tcp`: the share of overflow drops charged to window growth (`None`: from the RTT
     /// classes at each overflow), each member's base-RTT class, and a scratch sum per class.
     growth_share: Option<f64>,
@@ -627,6 +629,7 @@ impl FluidEngine {
                 dropped: vec![0.0; n],
                 overflowed: vec![0.0; n],
                 overflow_random: vec![0.0; n],
+                excess: vec![0.0; n],
                 class_rate: vec![0.0; n],
                 rtt_class,
                 growth_share: match sc.loss {
@@ -1347,31 +1350,23 @@ fn assign_overflow(
         let growth_share = link.growth_share.unwrap_or_else(|| {
             ack_clock_coherence(&link.rtt_class, &link.rate, &mut link.class_rate)
         });
-        // A full queue refuses the packets that arrive beyond the ACK clock (each flow's excess
-        // over the packets it replaces, first hop) as far as the arrivals keep the order of the
-        // departures they replace (`growth_share`); the rest of the drops fall on arrivals at
-        // random, in proportion to them (docs/fluid.md, "Which packets a full queue drops").
-        let excess = |k: usize| {
-            let m = link.members[k];
-            if m.hop == 0 {
+        // Each member's excess over the packets it replaces (first hop only: later hops see the
+        // previous hop's departures).
+        for (k, m) in link.members.iter().enumerate() {
+            link.excess[k] = if m.hop == 0 {
                 tcp_flows[m.flow].excess.min(link.admitted[k])
             } else {
                 0.0
-            }
-        };
-        let excess_sum: f64 = (0..members).map(excess).sum();
-        let growth_total = growth_share * overflow.min(excess_sum);
-        let random_total = overflow - growth_total;
-        for k in 0..members {
-            let g = if excess_sum > 0.0 {
-                growth_total * excess(k) / excess_sum
-            } else {
-                0.0
             };
-            let r = random_total * link.admitted[k] / admitted_sum;
-            link.overflowed[k] = g + r;
-            link.overflow_random[k] = r;
         }
+        charge_overflow(
+            overflow,
+            growth_share,
+            &link.excess,
+            &link.admitted,
+            &mut link.overflowed,
+            &mut link.overflow_random,
+        );
     } else if link.sync.is_none() {
         for k in 0..members {
             link.overflowed[k] = overflow * link.admitted[k] / admitted_sum;
@@ -1412,6 +1407,42 @@ fn assign_overflow(
     }
     for k in 0..members {
         link.dropped[k] += link.overflowed[k];
+    }
+}
+
+/// The `tcp` model's split of a step's `overflow` (docs/fluid.md, "Which packets a full queue
+/// drops"): a full queue refuses the packets that arrive beyond the ACK clock (each member's
+/// `excess`) as far as the arrivals keep the order of the departures they replace
+/// (`growth_share`); the rest falls on the packets left, at random, in proportion to them.
+/// Writes each member's drops to `overflowed` and their random part to `random`.
+fn charge_overflow(
+    overflow: f64,
+    growth_share: f64,
+    excess: &[f64],
+    admitted: &[f64],
+    overflowed: &mut [f64],
+    random: &mut [f64],
+) {
+    let excess_sum: f64 = excess.iter().sum();
+    let admitted_sum: f64 = admitted.iter().sum();
+    let growth_total = growth_share * overflow.min(excess_sum);
+    // Shared by the packets growth did not take, so no member loses more than it sent (the
+    // overflow is at most the arrivals).
+    let left = admitted_sum - growth_total;
+    let random_total = overflow - growth_total;
+    for k in 0..admitted.len() {
+        let g = if excess_sum > 0.0 {
+            growth_total * excess[k] / excess_sum
+        } else {
+            0.0
+        };
+        let r = if left > 0.0 {
+            random_total * (admitted[k] - g) / left
+        } else {
+            0.0
+        };
+        overflowed[k] = g + r;
+        random[k] = r;
     }
 }
 
@@ -1535,5 +1566,24 @@ mod tests {
         // One RTT for all: one class.
         let same = rtt_classes(&members, |_| 0.05, 1e-6);
         assert!(same.iter().all(|&c| c == 0));
+    }
+
+    #[test]
+    fn no_member_loses_more_than_it_sent_and_the_overflow_is_all_charged() {
+        // A slow-start burst: member 0 sends only excess (1 packet); member 1 sends 9 it
+        // replaces. A burst overflows 8 of the 10 with half the drops charged to growth. Sharing
+        // the random part in proportion to arrivals charged member 0 with 0.5 + 7.5 / 10 = 1.25
+        // packets of the 1 it sent.
+        let (excess, admitted) = ([1.0, 0.0], [1.0, 9.0]);
+        let (mut overflowed, mut random) = ([0.0; 2], [0.0; 2]);
+        charge_overflow(8.0, 0.5, &excess, &admitted, &mut overflowed, &mut random);
+        for k in 0..2 {
+            assert!(overflowed[k] <= admitted[k] + 1e-12, "{overflowed:?}");
+            assert!(random[k] <= overflowed[k] && random[k] >= 0.0, "{random:?}");
+        }
+        assert!((overflowed.iter().sum::<f64>() - 8.0).abs() < 1e-12);
+        // Growth first, when growth alone absorbs it.
+        charge_overflow(0.5, 1.0, &excess, &admitted, &mut overflowed, &mut random);
+        assert_eq!((overflowed, random), ([0.5, 0.0], [0.0, 0.0]));
     }
 }
