@@ -140,6 +140,9 @@ pub struct Sender {
     last_integrated_ps: SimTime,
     started: bool,
     stats: SenderStats,
+    /// The flow's size: no new packet at or above this sequence number (a dynamic flow's size;
+    /// `u64::MAX` for a persistent flow).
+    limit_pkts: u64,
 }
 
 impl Sender {
@@ -182,7 +185,51 @@ impl Sender {
             last_integrated_ps: 0,
             started: false,
             stats: SenderStats::default(),
+            limit_pkts: u64::MAX,
         }
+    }
+
+    /// A new connection in this sender's place (a dynamic flow taking a pool slot): the state
+    /// of [`Sender::new`] with law `cc`, sending `size_pkts` packets; the scoreboard's memory is
+    /// kept, and so are the counters ([`SenderStats`] add up over the slot's flows).
+    pub fn reset(
+        &mut self,
+        cc: Box<dyn CongestionControl>,
+        initial_window_pkts: f64,
+        slow_start: bool,
+        base_rtt_s: f64,
+        size_pkts: u64,
+    ) {
+        self.board.fill(IN_FLIGHT);
+        self.retx_fifo.clear();
+        let board = std::mem::take(&mut self.board);
+        let retx_fifo = std::mem::take(&mut self.retx_fifo);
+        let fresh = Sender::new(
+            cc,
+            initial_window_pkts,
+            self.rwnd_pkts,
+            slow_start,
+            base_rtt_s,
+            0,
+        );
+        let stats = self.stats;
+        let abc_limit = self.abc_limit;
+        *self = Sender {
+            mask: board.len() as u64 - 1,
+            board,
+            retx_fifo,
+            stats,
+            abc_limit,
+            limit_pkts: size_pkts,
+            ..fresh
+        };
+    }
+
+    /// The connection ends (its last packet is acknowledged): its window stops counting in
+    /// ∫cwnd dt.
+    pub fn stop(&mut self, now_ps: SimTime) {
+        self.integrate(now_ps);
+        self.started = false;
     }
 
     /// The receiver ACKs every `n` packets: each ACK may count for up to `n` (RFC 3465 L).
@@ -503,7 +550,10 @@ impl Sender {
             });
         }
         self.force_retx = false;
-        if !window_open || (self.snd_nxt - self.snd_una) as f64 >= self.rwnd_pkts {
+        if !window_open
+            || (self.snd_nxt - self.snd_una) as f64 >= self.rwnd_pkts
+            || self.snd_nxt >= self.limit_pkts
+        {
             return None;
         }
         if self.snd_nxt - self.snd_una > self.mask {
