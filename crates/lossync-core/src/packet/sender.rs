@@ -156,6 +156,31 @@ impl Sender {
         window_hint_pkts: usize,
     ) -> Self {
         let cap = window_hint_pkts.max(64).next_power_of_two();
+        let board = vec![IN_FLIGHT; cap];
+        let retx_fifo = VecDeque::with_capacity(64);
+        Self::with_buffers(
+            cc,
+            initial_window_pkts,
+            rwnd_pkts,
+            slow_start,
+            base_rtt_s,
+            board,
+            retx_fifo,
+        )
+    }
+
+    /// [`Sender::new`] on a scoreboard (a power of two long, every state `IN_FLIGHT`) and
+    /// retransmission FIFO (empty) of the caller's.
+    fn with_buffers(
+        cc: Box<dyn CongestionControl>,
+        initial_window_pkts: f64,
+        rwnd_pkts: f64,
+        slow_start: bool,
+        base_rtt_s: f64,
+        board: Vec<u8>,
+        retx_fifo: VecDeque<(u64, u64)>,
+    ) -> Self {
+        let cap = board.len();
         Sender {
             cc,
             cwnd_pkts: initial_window_pkts.min(rwnd_pkts).max(1.0),
@@ -166,12 +191,12 @@ impl Sender {
             snd_una: 0,
             snd_nxt: 0,
             pipe_pkts: 0,
-            board: vec![IN_FLIGHT; cap],
+            board,
             mask: cap as u64 - 1,
             top_sacked: [0; 3],
             lost_scan: 0,
             retx_next: 0,
-            retx_fifo: VecDeque::with_capacity(64),
+            retx_fifo,
             recovery: Recovery::Open,
             force_retx: false,
             srtt_ps: 0.0,
@@ -204,24 +229,20 @@ impl Sender {
         self.retx_fifo.clear();
         let board = std::mem::take(&mut self.board);
         let retx_fifo = std::mem::take(&mut self.retx_fifo);
-        let fresh = Sender::new(
-            cc,
-            initial_window_pkts,
-            self.rwnd_pkts,
-            slow_start,
-            base_rtt_s,
-            0,
-        );
-        let stats = self.stats;
-        let abc_limit = self.abc_limit;
+        let (stats, abc_limit) = (self.stats, self.abc_limit);
         *self = Sender {
-            mask: board.len() as u64 - 1,
-            board,
-            retx_fifo,
             stats,
             abc_limit,
             limit_pkts: size_pkts,
-            ..fresh
+            ..Self::with_buffers(
+                cc,
+                initial_window_pkts,
+                self.rwnd_pkts,
+                slow_start,
+                base_rtt_s,
+                board,
+                retx_fifo,
+            )
         };
     }
 
