@@ -356,6 +356,6 @@ fn bad_arrivals_are_refused_naming_the_field() {
         )
         .replace("engine = \"packet\"", "engine = \"fluid\""),
     );
-    let e = lossync_core::run(&sc).err().expect("refused").to_string();
+    let e = lossync_core::run(&sc).expect_err("refused").to_string();
     assert!(e.starts_with("flows[0].arrivals"), "{e}");
 }
