@@ -42,6 +42,10 @@
 //!
 //! Senders: [`sender`] (SACK recovery, RFC 6675; RTO, RFC 6298; the variant's law per ACK;
 //! optional pacing). Receivers: [`receiver`] (an ACK per packet, or delayed ACKs).
+//! Dynamic traffic: a flow group with `arrivals` is a pool of slots whose flows arrive, send
+//! their size and finish ([`dynamic`]); a slot is reused once none of its packets is in the
+//! network (a count per connection), so late packets never reach its next flow.
+//!
 //! Not modelled in this version: ECN, routing that changes during a run.
 
 pub mod access;
