@@ -407,7 +407,10 @@ warmup = "0s"
             .filter(|c| c.group == g && c.drained)
             .collect();
         assert!(done.len() > 100, "group {g}: {}", done.len());
-        assert!(done.iter().map(|c| c.dropped_pkts).sum::<u64>() > 10, "group {g}");
+        assert!(
+            done.iter().map(|c| c.dropped_pkts).sum::<u64>() > 10,
+            "group {g}"
+        );
         for c in done {
             assert_eq!(c.sent_pkts, c.received_pkts + c.dropped_pkts, "{c:?}");
             assert_eq!(c.delivered_pkts, c.size_pkts, "{c:?}");
@@ -416,4 +419,30 @@ warmup = "0s"
     assert_eq!(r.summary.dynamic.len(), 2);
     assert!(r.series.get("active_flows.paced").is_some());
     assert!(r.series.get("active_flows.plain").is_some());
+}
+
+/// The pool is counted in the packet engine's memory estimate, which names `max_active` as the
+/// field to lower when the slots dominate; a run the machine cannot hold is refused before
+/// anything is allocated (one line, naming the field).
+#[test]
+fn the_pool_is_in_the_memory_estimate() {
+    let sc = scenario(&dyn_toml(
+        "10Gbps",
+        1000,
+        "{ rate = 50, shape = 1.5, mean_size = \"700KB\", max_active = 100000 }",
+        1.0,
+        "",
+    ));
+    let e = lossync_core::packet::memory_estimate(&sc);
+    assert_eq!(e.field, "flows[0].arrivals.max_active", "{e:?}");
+    // Each slot holds a connection's state and pre-sized rings: kilobytes, not bytes.
+    assert!(e.bytes > 100_000.0 * 1e3, "{e:?}");
+    if e.bytes > lossync_core::memory::limit_bytes() {
+        let err = lossync_core::PacketEngine::new(&sc)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(err.starts_with("flows[0].arrivals.max_active"), "{err}");
+        assert!(!err.contains('\n'));
+    }
 }
