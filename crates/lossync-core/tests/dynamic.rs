@@ -444,5 +444,19 @@ fn the_pool_is_in_the_memory_estimate() {
             .to_string();
         assert!(err.starts_with("flows[0].arrivals.max_active"), "{err}");
         assert!(!err.contains('\n'));
-    }
+    } // 10^6 flows/s for 10^5 s: 10^11 finished-flow records (terabytes) are refused up front.
+    let many = scenario(&dyn_toml(
+        "10Gbps",
+        1000,
+        "{ rate = 1e6, shape = 1.5, mean_size = \"1KB\", max_active = 10 }",
+        1e5,
+        "",
+    ));
+    let e = lossync_core::packet::memory_estimate(&many);
+    assert_eq!(e.field, "flows[0].arrivals.rate", "{e:?}");
+    let err = lossync_core::PacketEngine::new(&many)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.starts_with("flows[0].arrivals.rate"), "{err}");
 }

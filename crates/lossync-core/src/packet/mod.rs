@@ -364,9 +364,23 @@ pub fn memory_estimate(sc: &Scenario) -> MemoryEstimate {
     let series = n_records * n_cols * 8.0;
     let drop_log = DROP_LOG_LIMIT as f64 * size_of::<(f64, usize)>() as f64;
 
-    let bytes = connections + link_pipes + buffers + in_flight + series + drop_log;
-    let largest = connections.max(buffers).max(in_flight).max(series);
-    let (field, what) = if largest == series {
+    // Dynamic traffic: a record per finished flow.
+    let completions = expected_arrivals(sc) * size_of::<CompletionRecord>() as f64;
+    let bytes = connections + link_pipes + buffers + in_flight + series + drop_log + completions;
+    let largest = connections
+        .max(buffers)
+        .max(in_flight)
+        .max(series)
+        .max(completions);
+    let (field, what) = if largest == completions {
+        let g = metrics::dynamic_groups(sc)
+            .first()
+            .map_or(0, |&i| sc.flows[i].group);
+        (
+            format!("flows[{g}].arrivals.rate"),
+            format!("records of {:.3e} finished flows", expected_arrivals(sc)),
+        )
+    } else if largest == series {
         (
             "run.record_interval".to_string(),
             format!("a time series of {n_records} samples of {n_cols} columns"),
@@ -444,6 +458,16 @@ pub fn memory_estimate(sc: &Scenario) -> MemoryEstimate {
         )
     };
     MemoryEstimate { bytes, field, what }
+}
+
+/// Flows a run's dynamic groups are expected to start: a Poisson count, mean plus 5σ.
+fn expected_arrivals(sc: &Scenario) -> f64 {
+    let mean: f64 = metrics::dynamic_groups(sc)
+        .iter()
+        .filter_map(|&i| sc.flows[i].arrivals)
+        .map(|a| a.rate_per_s * sc.run.duration_s)
+        .sum();
+    mean + 5.0 * mean.sqrt()
 }
 
 /// Refuses a run whose [`memory_estimate`] exceeds the memory available ([`crate::memory`]).
@@ -567,12 +591,8 @@ impl PacketEngine {
                 queue.push(t, Event::Arrival(g as u32));
             }
         }
-        // Completions, pre-sized for the expected arrivals (a Poisson count: mean plus 5σ).
-        let expected: f64 = dynamic
-            .iter()
-            .map(|d| d.rate_per_s * sc.run.duration_s)
-            .sum();
-        let completions = Vec::with_capacity((expected + 5.0 * expected.sqrt()).min(1e7) as usize);
+        // Completions, pre-sized for the expected arrivals (capped: beyond, the list doubles).
+        let completions = Vec::with_capacity(expected_arrivals(&sc).min(1e5) as usize);
         queue.push(ps_from_s(sc.run.warmup_s), Event::WarmupEnd);
         for (i, p) in ports.iter().enumerate() {
             if p.has_feedback() {
