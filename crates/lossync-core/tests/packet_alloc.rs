@@ -33,8 +33,13 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// The counter is global: the tests of this binary take turns, so that one's allocations are
+/// not counted as another's.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_network_in_steady_state_allocates_nothing_per_packet() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut e = packet_engine(
         r#"
 engine = "packet"
@@ -101,6 +106,7 @@ duration = "60s"
 /// standard deviations above), plus a few for rings that still grow.
 #[test]
 fn dynamic_traffic_allocates_per_flow_not_per_packet() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut e = packet_engine(
         r#"
 engine = "packet"
