@@ -52,6 +52,13 @@ def test_example_conserves_packets(path, engine):
             lossync.run(path, overrides)
         assert info.value.field == f"links[{bursts[0]}].assembler"
         return
+    dynamic = [f["group"] for f in lossync.resolve(path)["flows"] if f.get("arrivals")]
+    if engine == "fluid" and dynamic:
+        # Dynamic traffic (flows that arrive and finish) is the packet engine's alone too.
+        with pytest.raises(lossync.LossyncError) as info:
+            lossync.run(path, overrides)
+        assert info.value.field == f"flows[{dynamic[0]}].arrivals"
+        return
     if engine == "packet" and lossync.resolve(path)["links"][0]["capacity_bps"] > 1e9:
         overrides.append('dumbbell.capacity="1Gbps"')  # the 10 Gb/s cases: same shape, fewer packets
         overrides.append("run.duration=10")

@@ -84,6 +84,17 @@ def summary_table(summary: dict) -> str:
                 f"flows/burst {_fmt(b['mean_flows'], 3)} (max {b['max_flows']}), "
                 f"flows/lost burst {_fmt(b['mean_flows_per_lost_burst'], 3)}"
             )
+    for d in s.get("dynamic", []):  # flows that arrive and finish (packet engine)
+        lines.append(
+            f"  group {d['group']}: {d['arrivals']} arrivals ({_fmt(d['arrival_rate_per_s'], 4)}/s of {d['rate_per_s']:g}/s), "
+            f"{d['completed']} finished, {d['refused']} refused, {_fmt(d['active_mean'], 3)} active on average, "
+            f"goodput {d['goodput_bps'] / 1e6:.2f} Mbps"
+        )
+        for c in d["fct"]:
+            lines.append(
+                f"    FCT {c['class']:<10} {c['flows']:>7} flows  mean {_fmt(c['fct_mean_s'], 4)} s  p50 {_fmt(c['fct_p50_s'], 4)} s  "
+                f"p90 {_fmt(c['fct_p90_s'], 4)} s  p99 {_fmt(c['fct_p99_s'], 4)} s"
+            )
     lines += ["", f"  {'flow':>4}  {'variant':<10}{'rtt ms':>8}{'Mbps':>12}{'share':>8}{'loss':>11}{'cwnd':>10}{'cuts':>8}"]
     total = sum(f["throughput_bps"] for f in s["flows"]) or 1.0
     for f in s["flows"]:

@@ -15,8 +15,11 @@ from .errors import InputFileError
 from .io import check_result_set, write_result_set
 
 EVENT_COLUMNS = ["link", "start_s", "candidates", "signalled", "lost"]
+#: One row per finished flow of a dynamic group (`arrivals`; packet engine).
+FCT_COLUMNS = ["group", "slot", "start_s", "size_bytes", "size_pkts", "fct_s", "sent_pkts", "received_pkts",
+               "delivered_pkts", "dropped_pkts", "drained"]
 #: What `Result.write` may put in a folder; summary.json is written last and marks it complete.
-RESULT_FILES = ("scenario.toml", "series.parquet", "events.csv", "figure.png", "summary.json")
+RESULT_FILES = ("scenario.toml", "series.parquet", "events.csv", "fct.parquet", "figure.png", "summary.json")
 
 
 @dataclass
@@ -31,6 +34,11 @@ class Result:
         signalled: m_k plus any spill; 0 in proportional mode), `lost` (flows that lost packets).
     scenario: the resolved scenario (every default filled in).
     drops: bottleneck drops (`time_s`, `flow`), packet-level engines only (at most 4 million).
+    fct: dynamic traffic (flow groups with `arrivals`, packet engine): one row per finished flow,
+        in order of completion: `group`, `slot` (the connection that carried it), `start_s`,
+        `size_bytes`, `size_pkts`, `fct_s` (arrival to the ACK of its last packet), `sent_pkts`,
+        `received_pkts`, `delivered_pkts`, `dropped_pkts`, `drained` (none of its packets left in
+        the network when counted). Empty without dynamic traffic.
     """
 
     summary: dict[str, Any]
@@ -38,15 +46,17 @@ class Result:
     events: pd.DataFrame
     scenario: dict[str, Any] = field(repr=False)
     drops: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"time_s": [], "flow": []}), repr=False)
+    fct: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FCT_COLUMNS), repr=False)
 
     @classmethod
     def from_core(cls, finished: tuple[str, list[tuple[str, np.ndarray]], str], scenario: dict[str, Any],
-                  drops: tuple[np.ndarray, np.ndarray] | None = None) -> Result:
-        """A Result from what the core's `finish` / `summarize` return."""
+                  drops: tuple[np.ndarray, np.ndarray] | None = None, fct_json: str = "[]") -> Result:
+        """A Result from what the core's `finish` / `summarize` return (and `Simulation.fct`)."""
         summary_json, columns, events_json = finished
         series = pd.DataFrame(dict(columns))
         events = pd.DataFrame(json.loads(events_json), columns=EVENT_COLUMNS)
         result = cls(json.loads(summary_json), series, events, scenario)
+        result.fct = pd.DataFrame(json.loads(fct_json), columns=FCT_COLUMNS)
         result.summary.setdefault("partial", False)  # true only for an interrupted run (engines.core)
         if drops is not None:
             result.drops = pd.DataFrame({"time_s": drops[0], "flow": drops[1]})
@@ -86,8 +96,8 @@ class Result:
 
     def write(self, out_dir: str | Path, figure: bool = True) -> list[Path]:
         """Writes summary.json (with the resolved scenario for provenance), scenario.toml (the
-        resolved scenario, which re-runs to this result), series.parquet, events.csv and
-        figure.png into `out_dir`, as one set: summary.json appears last, only beside files of
+        resolved scenario, which re-runs to this result), series.parquet, events.csv, fct.parquet
+        (with dynamic traffic only) and figure.png into `out_dir`, as one set: summary.json appears last, only beside files of
         the same run, and names each with its SHA-256 (`files`), so `Result.read` can tell a
         complete set; an interrupted or killed write leaves no summary.json."""
         files = {
@@ -95,6 +105,8 @@ class Result:
             "series.parquet": lambda p: self.series.to_parquet(p, index=False),
             "events.csv": lambda p: self.events.to_csv(p, index=False),
         }
+        if len(self.fct):
+            files["fct.parquet"] = lambda p: self.fct.to_parquet(p, index=False)
         if figure:
             fig = self.plot()
             files["figure.png"] = lambda p: fig.savefig(p, dpi=120, format="png")
@@ -127,4 +139,7 @@ class Result:
             raise InputFileError(str(marker), f"not a lossync summary ({type(e).__name__}: {e})") from None
         check_result_set(out, digests)
         events = pd.read_csv(out / "events.csv") if "events.csv" in digests else pd.DataFrame(columns=EVENT_COLUMNS)
-        return cls(doc, pd.read_parquet(out / "series.parquet"), events, provenance["scenario"])
+        result = cls(doc, pd.read_parquet(out / "series.parquet"), events, provenance["scenario"])
+        if "fct.parquet" in digests:
+            result.fct = pd.read_parquet(out / "fct.parquet")
+        return result

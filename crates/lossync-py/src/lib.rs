@@ -82,6 +82,7 @@ fn to_python<'py>(py: Python<'py>, r: RunResult) -> PyResult<(String, Columns<'p
         summary,
         series,
         events,
+        ..
     } = r;
     let to_json = |e: serde_json::Error| PyRuntimeError::new_err(e.to_string());
     let json = serde_json::to_string(&summary).map_err(to_json)?;
@@ -144,6 +145,8 @@ fn variants() -> Vec<(&'static str, &'static str)> {
 struct Simulation {
     engine: Option<CoreSimulation>,
     resolved_json: String,
+    /// The finished run's flow completions (dynamic traffic) as JSON, once `finish` ran.
+    fct_json: Option<String>,
 }
 
 #[pymethods]
@@ -158,6 +161,7 @@ impl Simulation {
         Ok(Simulation {
             engine: Some(engine),
             resolved_json,
+            fct_json: None,
         })
     }
 
@@ -209,8 +213,21 @@ impl Simulation {
             .engine
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("this simulation has finished"))?;
-        let result = py.detach(|| guarded(|| Ok(engine.finish())))?;
+        let mut result = py.detach(|| guarded(|| Ok(engine.finish())))?;
+        let completions = std::mem::take(&mut result.completions);
+        self.fct_json = Some(
+            serde_json::to_string(&completions)
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
+        );
         to_python(py, result)
+    }
+
+    /// After `finish`: every finished flow of the run's dynamic groups (`arrivals`), as a JSON
+    /// list of records (group, slot, start_s, size_bytes, size_pkts, fct_s, packet counts).
+    fn fct(&self) -> PyResult<String> {
+        self.fct_json
+            .clone()
+            .ok_or_else(|| PyRuntimeError::new_err("fct() needs a finished simulation"))
     }
 }
 

@@ -65,14 +65,16 @@ def run_core(text: str, base_dir: str | Path, progress: bool | None = None) -> R
         if bar is not None:
             bar.close()
     drops = sim.drops()
-    return Result.from_core(sim.finish(), json.loads(sim.resolved), drops)
+    finished = sim.finish()
+    return Result.from_core(finished, json.loads(sim.resolved), drops, sim.fct())
 
 
 def _partial(sim: _core.Simulation, duration: float) -> Result | None:
     now = sim.now_s
     try:
         drops = sim.drops()
-        result = Result.from_core(sim.finish(), json.loads(sim.resolved), drops)
+        finished = sim.finish()
+        result = Result.from_core(finished, json.loads(sim.resolved), drops, sim.fct())
     except LossyncError:
         return None
     result.summary["partial"] = True

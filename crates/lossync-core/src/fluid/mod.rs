@@ -514,9 +514,22 @@ fn check_no_bursts(sc: &Scenario) -> Result<()> {
     Ok(())
 }
 
+/// Refuses dynamic traffic: the fluid model's flows are persistent (docs/model.md §1), so flows
+/// that arrive and finish run in the packet engine only.
+fn check_no_arrivals(sc: &Scenario) -> Result<()> {
+    match sc.flows.iter().find(|f| f.arrivals.is_some()) {
+        Some(f) => Err(Error::field(
+            format!("flows[{}].arrivals", f.group),
+            "dynamic traffic runs in the packet engine only (engine = \"packet\")",
+        )),
+        None => Ok(()),
+    }
+}
+
 impl FluidEngine {
     pub fn new(scenario: &Scenario) -> Result<Self> {
         check_no_bursts(scenario)?;
+        check_no_arrivals(scenario)?;
         let sc = scenario.clone();
         let dt = sc.run.step_s;
         let total_steps = (sc.run.duration_s / dt).round() as u64;
@@ -1060,6 +1073,7 @@ impl FluidEngine {
             samples: self.series,
             warnings: region_warnings(&self.scenario),
             bursts: Vec::new(),
+            ..Records::default()
         };
         metrics::summarize(&self.scenario, records)
     }

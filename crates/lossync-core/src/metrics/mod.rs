@@ -3,11 +3,13 @@
 //! series and the event table: utilization, per-flow throughput, Jain's index, loss, queue,
 //! congestion events and the synchronization rate. This module knows no engine.
 
+pub mod dynamic;
 pub mod events;
 pub mod records;
 
+pub use dynamic::{DynamicSummary, FctSummary};
 pub use events::{sync_statistics, DropClusters, SyncStatistics};
-pub use records::{BurstRecord, FlowRecord, LinkRecord, Records};
+pub use records::{ArrivalRecord, BurstRecord, CompletionRecord, FlowRecord, LinkRecord, Records};
 
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
@@ -51,6 +53,9 @@ pub struct Summary {
     pub flow_updates: u64,
     /// Reasons these numbers may be wrong (outside the validated region, no congestion seen, …).
     pub warnings: Vec<String>,
+    /// Dynamic traffic: per group with `arrivals`, its flow completion times and arrivals.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dynamic: Vec<DynamicSummary>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -179,6 +184,8 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
         samples,
         mut warnings,
         bursts,
+        arrivals,
+        completions,
     } = r;
     let per = |v: f64| if span_s > 0.0 { v / span_s } else { 0.0 };
     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
@@ -258,6 +265,21 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
             measured_from_s
         ));
     }
+    for a in arrivals.iter().filter(|a| a.refused > 0) {
+        warnings.push(format!(
+            "flows[{}].arrivals.max_active: {} of {} arrivals found no free slot and were \
+             refused (raise max_active)",
+            a.group, a.refused, a.arrivals
+        ));
+    }
+    let series = Series::standard(sc, samples);
+    let dynamic = dynamic::summarize_dynamic(
+        sc,
+        &arrivals,
+        &completions,
+        &series,
+        (measured_from_s, duration_s, span_s),
+    );
     let summary = Summary {
         scenario: sc.name.clone(),
         engine,
@@ -278,11 +300,13 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
         links,
         flows,
         warnings,
+        dynamic,
     };
     RunResult {
         summary,
-        series: Series::standard(sc, samples),
+        series,
         events,
+        completions,
     }
 }
 
@@ -316,6 +340,15 @@ fn logical_flows(sc: &Scenario, conns: Vec<FlowSummary>) -> Vec<FlowSummary> {
     out
 }
 
+/// The first flow of each group with `arrivals`, in group order.
+pub fn dynamic_groups(sc: &Scenario) -> Vec<usize> {
+    (0..sc.flows.len())
+        .filter(|&i| {
+            sc.flows[i].arrivals.is_some() && (i == 0 || sc.flows[i - 1].group != sc.flows[i].group)
+        })
+        .collect()
+}
+
 /// Time series as named columns of equal length, sampled every `record_interval_s`.
 #[derive(Debug, Clone, Default)]
 pub struct Series {
@@ -324,7 +357,8 @@ pub struct Series {
 
 impl Series {
     /// The columns every engine records, in order: `time_s`, then per link `queue_pkts.<link>`
-    /// and `utilization.<link>`, then per flow `cwnd_pkts.<i>` and `rate_pps.<i>`.
+    /// and `utilization.<link>`, then per flow `cwnd_pkts.<i>` and `rate_pps.<i>`, then per
+    /// dynamic group `active_flows.<group>` (flows sending at the sample).
     pub fn standard(sc: &Scenario, data: Vec<Vec<f64>>) -> Series {
         let mut names = vec!["time_s".to_string()];
         for l in &sc.links {
@@ -333,6 +367,13 @@ impl Series {
         }
         let per_link = 1 + 2 * sc.links.len();
         let mut data = data;
+        // Dynamic groups' `active_flows` columns come last.
+        let dynamic = dynamic_groups(sc);
+        let active = if data.len() >= per_link + dynamic.len() {
+            data.split_off(data.len() - dynamic.len())
+        } else {
+            Vec::new()
+        };
         if sc.flows.iter().enumerate().any(|(i, f)| f.logical != i) {
             // Parallel connections: one window and one rate column per logical flow, summed.
             let mut conns = data.split_off(per_link).into_iter();
@@ -359,6 +400,12 @@ impl Series {
         for i in 0..n_logical {
             names.push(format!("cwnd_pkts.{i}"));
             names.push(format!("rate_pps.{i}"));
+        }
+        if active.len() == dynamic.len() {
+            for g in &dynamic {
+                names.push(format!("active_flows.{}", sc.flows[*g].group_name));
+            }
+            data.extend(active);
         }
         Series {
             columns: names.into_iter().zip(data).collect(),
@@ -392,6 +439,8 @@ pub struct RunResult {
     pub series: Series,
     /// Congestion events in the measurement window, in order of their start.
     pub events: Vec<EventRecord>,
+    /// Dynamic traffic: every finished flow (size, start, FCT), over the whole run.
+    pub completions: Vec<CompletionRecord>,
 }
 
 /// A fluid link's departures are a sum of up to ~10^8 steps of `capacity × dt`, whose rounding

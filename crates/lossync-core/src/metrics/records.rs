@@ -39,6 +39,49 @@ pub struct Records {
     /// from the end of the warm-up (as congestion events).
     #[serde(default)]
     pub bursts: Vec<BurstRecord>,
+    /// Dynamic traffic (packet engine): per group with `arrivals`, its arrival process.
+    #[serde(default)]
+    pub arrivals: Vec<ArrivalRecord>,
+    /// Dynamic traffic: every flow that finished, over the whole run, in order of completion.
+    #[serde(default)]
+    pub completions: Vec<CompletionRecord>,
+}
+
+/// A dynamic group's arrivals over the whole run (counts, nothing derived).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivalRecord {
+    pub group: usize,
+    /// Flows that arrived, of those refused for want of a free slot, and finished.
+    pub arrivals: u64,
+    pub refused: u64,
+    pub completed: u64,
+    /// Flows sending at the end of the run.
+    pub active_end: u64,
+}
+
+/// One finished flow of a dynamic group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompletionRecord {
+    pub group: usize,
+    /// The connection (pool slot) that carried it.
+    pub slot: usize,
+    /// Arrival: its first packet leaves the sender.
+    pub start_s: f64,
+    pub size_bytes: f64,
+    pub size_pkts: u64,
+    /// Flow completion time: from the arrival to the ACK of its last packet at the sender.
+    pub fct_s: f64,
+    /// Data packets sent (retransmissions included), arrived at the receiver (duplicates
+    /// included), delivered in order (each once) and dropped.
+    pub sent_pkts: u64,
+    pub received_pkts: u64,
+    pub delivered_pkts: u64,
+    pub dropped_pkts: u64,
+    /// Whether none of its packets was left in the network when counted (false only for a flow
+    /// finishing at the end of the run): then sent = received + dropped exactly.
+    pub drained: bool,
 }
 
 /// The bursts a link's assembler released after the warm-up: counts and histograms,

@@ -61,6 +61,8 @@ pub enum Event {
     },
     /// The XCP router of a port ends its control interval.
     XcpInterval(u32),
+    /// The next flow of a dynamic group (an index into the engine's dynamic groups) arrives.
+    Arrival(u32),
     /// Take one time-series sample.
     Record,
     /// The warm-up ends.

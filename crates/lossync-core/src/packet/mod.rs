@@ -42,10 +42,15 @@
 //!
 //! Senders: [`sender`] (SACK recovery, RFC 6675; RTO, RFC 6298; the variant's law per ACK;
 //! optional pacing). Receivers: [`receiver`] (an ACK per packet, or delayed ACKs).
+//! Dynamic traffic: a flow group with `arrivals` is a pool of slots whose flows arrive, send
+//! their size and finish ([`dynamic`]); a slot is reused once none of its packets is in the
+//! network (a count per connection), so late packets never reach its next flow.
+//!
 //! Not modelled in this version: ECN, routing that changes during a run.
 
 pub mod access;
 pub mod assembler;
+pub mod dynamic;
 pub mod event;
 pub mod node;
 pub mod pipe;
@@ -57,7 +62,9 @@ pub mod topology;
 
 use crate::cc::CcParams;
 use crate::error::{Error, Result};
-use crate::metrics::{self, DropClusters, FlowRecord, LinkRecord, Records, RunResult};
+use crate::metrics::{
+    self, ArrivalRecord, CompletionRecord, DropClusters, FlowRecord, LinkRecord, Records, RunResult,
+};
 use crate::queue::{Buffer, Header, Verdict};
 use crate::scenario::{Pacing, Scenario};
 use access::Access;
@@ -105,6 +112,41 @@ struct FlowState {
     /// Paced flows: the earliest time of the next send, and whether a `Pace` event is pending.
     pace_next_ps: SimTime,
     pace_pending: bool,
+    /// Its packets (data and ACKs) in the network: a dynamic flow's slot is free again only at 0.
+    in_net: u32,
+    /// Data packets that reached its receiver, duplicates included.
+    received: u64,
+    /// Dynamic traffic: what the slot is doing, and its current flow.
+    phase: Phase,
+    slot: SlotFlow,
+}
+
+/// A connection's phase: a persistent flow's, or a dynamic slot's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Persistent,
+    /// A free slot.
+    Idle,
+    /// Sending its flow.
+    Sending,
+    /// Its flow is acknowledged; its last packets are still in the network.
+    Draining,
+}
+
+/// The flow a dynamic slot carries, and the slot's counters when it arrived.
+#[derive(Debug, Clone, Copy, Default)]
+struct SlotFlow {
+    /// Index of its group in `PacketEngine::dynamic`.
+    group: u32,
+    size_bytes: f64,
+    /// `u64::MAX` for a persistent flow (never complete).
+    size_pkts: u64,
+    arrived_ps: SimTime,
+    done_ps: SimTime,
+    base_sent: u64,
+    base_received: u64,
+    base_delivered: u64,
+    base_dropped: u64,
 }
 
 /// A packet-level run in progress. Build with [`PacketEngine::new`] (the scenario's network)
@@ -142,6 +184,9 @@ pub struct PacketEngine {
     last_record_busy_ps: Vec<u64>,
     series: Vec<Vec<f64>>,
     events_processed: u64,
+    /// Dynamic traffic: per group with arrivals, its process and free slots.
+    dynamic: Vec<dynamic::Group>,
+    completions: Vec<CompletionRecord>,
 }
 
 /// Refuses a run whose buffers and packets in flight would need more than
@@ -319,9 +364,23 @@ pub fn memory_estimate(sc: &Scenario) -> MemoryEstimate {
     let series = n_records * n_cols * 8.0;
     let drop_log = DROP_LOG_LIMIT as f64 * size_of::<(f64, usize)>() as f64;
 
-    let bytes = connections + link_pipes + buffers + in_flight + series + drop_log;
-    let largest = connections.max(buffers).max(in_flight).max(series);
-    let (field, what) = if largest == series {
+    // Dynamic traffic: a record per finished flow.
+    let completions = expected_arrivals(sc) * size_of::<CompletionRecord>() as f64;
+    let bytes = connections + link_pipes + buffers + in_flight + series + drop_log + completions;
+    let largest = connections
+        .max(buffers)
+        .max(in_flight)
+        .max(series)
+        .max(completions);
+    let (field, what) = if largest == completions {
+        let g = metrics::dynamic_groups(sc)
+            .first()
+            .map_or(0, |&i| sc.flows[i].group);
+        (
+            format!("flows[{g}].arrivals.rate"),
+            format!("records of {:.3e} finished flows", expected_arrivals(sc)),
+        )
+    } else if largest == series {
         (
             "run.record_interval".to_string(),
             format!("a time series of {n_records} samples of {n_cols} columns"),
@@ -340,7 +399,13 @@ pub fn memory_estimate(sc: &Scenario) -> MemoryEstimate {
         let g = (0..groups)
             .max_by_key(|&g| (conns[g], usize::MAX - g))
             .unwrap_or(0);
-        let setting = if conns[g] > logical[g] {
+        let dynamic = sc
+            .flows
+            .iter()
+            .any(|f| f.group == g && f.arrivals.is_some());
+        let setting = if dynamic {
+            "arrivals.max_active"
+        } else if conns[g] > logical[g] {
             "parallel"
         } else {
             "count"
@@ -395,6 +460,16 @@ pub fn memory_estimate(sc: &Scenario) -> MemoryEstimate {
     MemoryEstimate { bytes, field, what }
 }
 
+/// Flows a run's dynamic groups are expected to start: a Poisson count, mean plus 5σ.
+fn expected_arrivals(sc: &Scenario) -> f64 {
+    let mean: f64 = metrics::dynamic_groups(sc)
+        .iter()
+        .filter_map(|&i| sc.flows[i].arrivals)
+        .map(|a| a.rate_per_s * sc.run.duration_s)
+        .sum();
+    mean + 5.0 * mean.sqrt()
+}
+
 /// Refuses a run whose [`memory_estimate`] exceeds the memory available ([`crate::memory`]).
 fn check_memory(sc: &Scenario) -> Result<()> {
     let e = memory_estimate(sc);
@@ -438,8 +513,26 @@ impl PacketEngine {
             .collect();
 
         let routes = RouteTable::new(&routes);
+        let mut dynamic = Vec::new();
+        for g in metrics::dynamic_groups(&sc) {
+            let f = &sc.flows[g];
+            let a = f.arrivals.expect("a dynamic group");
+            let slots = (g..n)
+                .take_while(|&i| sc.flows[i].group == f.group)
+                .map(|i| i as u32)
+                .collect();
+            let packet_bytes = sc.links[f.path[0]].packet_size_bytes;
+            dynamic.push(dynamic::Group::new(
+                f.group,
+                &a,
+                packet_bytes,
+                sc.run.seed,
+                slots,
+            ));
+        }
         let mut flows = Vec::with_capacity(n);
         for (i, f) in sc.flows.iter().enumerate() {
+            let group = dynamic.iter().position(|d| d.group == f.group);
             let law = f.cc.build();
             let hint = topology::ring_hint(&sc, f);
             let ack_every = f.delayed_ack.map_or(1, |d| d.count);
@@ -467,17 +560,39 @@ impl PacketEngine {
                 pacing: f.pacing,
                 pace_next_ps: 0,
                 pace_pending: false,
+                in_net: 0,
+                received: 0,
+                phase: if group.is_some() {
+                    Phase::Idle
+                } else {
+                    Phase::Persistent
+                },
+                slot: SlotFlow {
+                    group: group.map_or(u32::MAX, |g| g as u32),
+                    size_pkts: u64::MAX,
+                    ..SlotFlow::default()
+                },
             });
         }
         let end_ps = ps_from_s(sc.run.duration_s);
         let record_every_ps = sc.run.record_interval_s * event::PS_PER_S;
         let n_records = (sc.run.duration_s / sc.run.record_interval_s).floor() as usize + 1;
-        let n_cols = 1 + 2 * ports.len() + 2 * n;
+        let n_cols = 1 + 2 * ports.len() + 2 * n + dynamic.len();
 
         let mut queue = EventQueue::with_capacity(4 * n + 8);
         for (i, f) in flows.iter().enumerate() {
-            queue.push(f.start_ps, Event::FlowStart(i as u32));
+            if f.phase == Phase::Persistent {
+                queue.push(f.start_ps, Event::FlowStart(i as u32));
+            }
         }
+        for (g, d) in dynamic.iter_mut().enumerate() {
+            let t = ps_from_s(d.draw_gap_s());
+            if t <= end_ps {
+                queue.push(t, Event::Arrival(g as u32));
+            }
+        }
+        // Completions, pre-sized for the expected arrivals (capped: beyond, the list doubles).
+        let completions = Vec::with_capacity(expected_arrivals(&sc).min(1e5) as usize);
         queue.push(ps_from_s(sc.run.warmup_s), Event::WarmupEnd);
         for (i, p) in ports.iter().enumerate() {
             if p.has_feedback() {
@@ -510,6 +625,8 @@ impl PacketEngine {
             series: (0..n_cols).map(|_| Vec::with_capacity(n_records)).collect(),
             events_processed: 0,
             flows,
+            dynamic,
+            completions,
             scenario: sc,
         })
     }
@@ -608,20 +725,13 @@ impl PacketEngine {
                     }
                 }
             }
-            Event::FlowStart(f) => {
-                let f = f as usize;
-                self.flows[f].sender.start(self.now_ps);
-                for h in self.routes.data(f) {
-                    if let Hop::Queue { port, .. } = *h {
-                        self.ports[port as usize].started_flows += 1;
-                    }
-                }
-                self.send(f);
-            }
+            Event::FlowStart(f) => self.start_flow(f as usize),
             Event::Pace(f) => {
                 self.flows[f as usize].pace_pending = false;
                 self.send(f as usize);
+                self.maybe_release(f as usize);
             }
+            Event::Arrival(g) => self.on_arrival(g as usize),
             Event::NodeTimer { node, token } => {
                 let now = self.now_ps;
                 self.node_call(node, |n, out| n.timer(now, token, out));
@@ -743,6 +853,8 @@ impl PacketEngine {
                 Action::Drop(pkt) => {
                     if !pkt.is_ack {
                         self.on_drop(None, pkt.flow as usize);
+                    } else {
+                        self.gone(pkt.flow as usize);
                     }
                 }
                 Action::Timer { at_ps, token } => {
@@ -792,6 +904,7 @@ impl PacketEngine {
                 let gap_s = s.srtt_s() / (ratio * s.window_pkts().max(1.0));
                 now + ps_from_s(gap_s)
             });
+            fl.in_net += 1;
             self.forward(pkt, now);
             if let Some(t) = pace_next_ps {
                 let fl = &mut self.flows[f];
@@ -848,7 +961,7 @@ impl PacketEngine {
         match self.ports[p].admit(now, pkt, class) {
             Admit::Queued => {}
             Admit::Serving(t) => self.queue.push(now + t, Event::ServiceDone(p as u32)),
-            Admit::Dropped if pkt.is_ack => {}
+            Admit::Dropped if pkt.is_ack => self.gone(pkt.flow as usize),
             Admit::Dropped => self.on_drop(Some(p), pkt.flow as usize),
         }
     }
@@ -869,6 +982,8 @@ impl PacketEngine {
         if verdict != Verdict::Queued {
             if !pkt.is_ack {
                 self.on_drop(Some(p), pkt.flow as usize);
+            } else {
+                self.gone(pkt.flow as usize);
             }
             return;
         }
@@ -891,6 +1006,7 @@ impl PacketEngine {
     fn deliver_inline(&mut self, f: usize, seq: u64, stamp_ps: SimTime, feedback_pkts: f32) {
         let now = self.now_ps;
         let fl = &mut self.flows[f];
+        fl.received += 1;
         let before = fl.receiver.delivered_pkts();
         let ack = fl.receiver.receive(seq, stamp_ps, feedback_pkts);
         fl.interval_delivered += fl.receiver.delivered_pkts() - before;
@@ -910,6 +1026,18 @@ impl PacketEngine {
             }
             None => {}
         }
+        self.gone(f);
+    }
+
+    /// One of flow `f`'s packets left the network (arrived or dropped); a draining dynamic
+    /// flow's slot is freed with its last one.
+    #[inline(always)]
+    fn gone(&mut self, f: usize) {
+        let fl = &mut self.flows[f];
+        fl.in_net -= 1;
+        if fl.in_net == 0 && fl.phase == Phase::Draining {
+            self.maybe_release(f);
+        }
     }
 
     /// The receiver sends an ACK along the flow's ACK route.
@@ -918,6 +1046,7 @@ impl PacketEngine {
         let fl = &mut self.flows[f];
         fl.delack_gen = fl.delack_gen.wrapping_add(1); // cancels a pending delayed-ACK timer
         let pkt = Pkt::ack(f as u32, fl.ack_route, &ack);
+        fl.in_net += 1;
         self.forward(pkt, self.now_ps);
     }
 
@@ -925,7 +1054,12 @@ impl PacketEngine {
     /// ([`Event::PipeToSender`]); a call from the route walk's other sites.
     #[inline(always)]
     fn ack_at_sender(&mut self, f: usize, ack: Ack) {
-        self.flows[f].sender.on_ack(self.now_ps, ack);
+        let fl = &mut self.flows[f];
+        fl.in_net -= 1;
+        fl.sender.on_ack(self.now_ps, ack);
+        if fl.sender.snd_una() >= fl.slot.size_pkts {
+            return self.flow_done(f);
+        }
         self.send(f);
     }
 
@@ -950,6 +1084,124 @@ impl PacketEngine {
         if let Some(p) = p {
             let candidates = self.ports[p].started_flows;
             self.clusters[p].drop(now, f, candidates, self.warm);
+        }
+        self.gone(f);
+    }
+
+    /// A dynamic flow arrives (group `g` of `dynamic`): the next arrival is drawn, then its
+    /// size; it takes a free slot, or is refused if there is none.
+    #[cold]
+    #[inline(never)]
+    fn on_arrival(&mut self, g: usize) {
+        let now = self.now_ps;
+        let d = &mut self.dynamic[g];
+        let next = now + ps_from_s(d.draw_gap_s());
+        if next <= self.end_ps {
+            self.queue.push(next, Event::Arrival(g as u32));
+        }
+        d.arrivals += 1;
+        let (size_bytes, size_pkts) = d.draw_size();
+        let Some(f) = d.free.pop() else {
+            d.refused += 1;
+            return;
+        };
+        d.active += 1;
+        let f = f as usize;
+        let spec = &self.scenario.flows[f];
+        let fl = &mut self.flows[f];
+        fl.sender.reset(
+            spec.cc.build(),
+            spec.initial_window_pkts,
+            spec.slow_start,
+            spec.rtt_s,
+            size_pkts,
+        );
+        fl.receiver.reset();
+        // Timer events of the slot's earlier flows are stale from now on.
+        fl.timer_gen = fl.timer_gen.wrapping_add(1);
+        fl.timer_pending = false;
+        fl.delack_gen = fl.delack_gen.wrapping_add(1);
+        fl.pace_next_ps = 0;
+        let st = fl.sender.stats(now);
+        fl.slot = SlotFlow {
+            group: g as u32,
+            size_bytes,
+            size_pkts,
+            arrived_ps: now,
+            done_ps: 0,
+            base_sent: st.sent_pkts,
+            base_received: fl.received,
+            base_delivered: fl.receiver.delivered_pkts(),
+            base_dropped: fl.dropped,
+        };
+        fl.phase = Phase::Sending;
+        self.start_flow(f);
+    }
+
+    /// Flow `f` starts sending.
+    fn start_flow(&mut self, f: usize) {
+        self.flows[f].sender.start(self.now_ps);
+        for h in self.routes.data(f) {
+            if let Hop::Queue { port, .. } = *h {
+                self.ports[port as usize].started_flows += 1;
+            }
+        }
+        self.send(f);
+    }
+
+    /// A dynamic flow's last packet is acknowledged (or a late ACK reached a finished one).
+    #[cold]
+    #[inline(never)]
+    fn flow_done(&mut self, f: usize) {
+        let now = self.now_ps;
+        let fl = &mut self.flows[f];
+        if fl.phase == Phase::Sending {
+            fl.phase = Phase::Draining;
+            fl.slot.done_ps = now;
+            fl.sender.stop(now);
+            let d = &mut self.dynamic[fl.slot.group as usize];
+            d.active -= 1;
+            d.completed += 1;
+            for h in self.routes.data(f) {
+                if let Hop::Queue { port, .. } = *h {
+                    self.ports[port as usize].started_flows -= 1;
+                }
+            }
+        }
+        self.maybe_release(f);
+    }
+
+    /// Frees a draining slot once none of its packets is in the network and no pacing event
+    /// is pending: its flow's record is taken then, so that its packets add up.
+    fn maybe_release(&mut self, f: usize) {
+        let fl = &self.flows[f];
+        if fl.phase != Phase::Draining || fl.in_net > 0 || fl.pace_pending {
+            return;
+        }
+        let record = self.completion(f, true);
+        self.completions.push(record);
+        let fl = &mut self.flows[f];
+        fl.phase = Phase::Idle;
+        self.dynamic[fl.slot.group as usize].free.push(f as u32);
+    }
+
+    /// The record of dynamic flow `f` (completed) now.
+    fn completion(&mut self, f: usize, drained: bool) -> CompletionRecord {
+        let now = self.now_ps;
+        let fl = &mut self.flows[f];
+        let s = fl.slot;
+        CompletionRecord {
+            group: self.dynamic[s.group as usize].group,
+            slot: f,
+            start_s: s_from_ps(s.arrived_ps),
+            size_bytes: s.size_bytes,
+            size_pkts: s.size_pkts,
+            fct_s: s_from_ps(s.done_ps - s.arrived_ps),
+            sent_pkts: fl.sender.stats(now).sent_pkts - s.base_sent,
+            received_pkts: fl.received - s.base_received,
+            delivered_pkts: fl.receiver.delivered_pkts() - s.base_delivered,
+            dropped_pkts: fl.dropped - s.base_dropped,
+            drained,
         }
     }
 
@@ -1002,13 +1254,21 @@ impl PacketEngine {
         }
         for fl in &mut self.flows {
             debug_assert_eq!(fl.sender.pipe_pkts(), fl.sender.recount_pipe());
-            push(fl.sender.cwnd_pkts());
+            // A free or finished dynamic slot has no window.
+            push(if matches!(fl.phase, Phase::Idle | Phase::Draining) {
+                0.0
+            } else {
+                fl.sender.cwnd_pkts()
+            });
             push(if span_s > 0.0 {
                 fl.interval_delivered as f64 / span_s
             } else {
                 f64::NAN
             });
             fl.interval_delivered = 0;
+        }
+        for d in &self.dynamic {
+            push(d.active as f64);
         }
         self.last_record_ps = now;
         self.records += 1;
@@ -1074,6 +1334,24 @@ impl PacketEngine {
                 reductions: (a.reductions - s.reductions) as f64,
             })
             .collect();
+        // Flows acknowledged whose last packets are still in the network.
+        for f in 0..self.flows.len() {
+            if self.flows[f].phase == Phase::Draining {
+                let r = self.completion(f, false);
+                self.completions.push(r);
+            }
+        }
+        let arrivals = self
+            .dynamic
+            .iter()
+            .map(|d| ArrivalRecord {
+                group: d.group,
+                arrivals: d.arrivals,
+                refused: d.refused,
+                completed: d.completed,
+                active_end: d.active as u64,
+            })
+            .collect();
         let records = Records {
             engine: "packet".into(),
             duration_s: s_from_ps(now),
@@ -1088,6 +1366,8 @@ impl PacketEngine {
             samples: self.series,
             warnings: Vec::new(),
             bursts,
+            arrivals,
+            completions: std::mem::take(&mut self.completions),
         };
         metrics::summarize(&self.scenario, records)
     }

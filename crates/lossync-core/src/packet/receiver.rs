@@ -47,6 +47,18 @@ impl Receiver {
         }
     }
 
+    /// A new connection in this receiver's place (a dynamic flow taking a pool slot): nothing
+    /// received yet; the bitmap's memory and the delivered count (over the slot's flows) kept.
+    pub fn reset(&mut self) {
+        self.rcv_nxt = 0;
+        self.bits.fill(0);
+        self.held = 0;
+        self.pending = 0;
+        self.pending_echo_ps = 0;
+        self.pending_last = 0;
+        self.pending_feedback = 0.0;
+    }
+
     /// Delays ACKs: one per `n` in-order packets (the caller runs the timeout).
     pub fn with_ack_every(mut self, n: u32) -> Self {
         self.ack_every = n.max(1);

@@ -140,6 +140,9 @@ pub struct Sender {
     last_integrated_ps: SimTime,
     started: bool,
     stats: SenderStats,
+    /// The flow's size: no new packet at or above this sequence number (a dynamic flow's size;
+    /// `u64::MAX` for a persistent flow).
+    limit_pkts: u64,
 }
 
 impl Sender {
@@ -153,6 +156,31 @@ impl Sender {
         window_hint_pkts: usize,
     ) -> Self {
         let cap = window_hint_pkts.max(64).next_power_of_two();
+        let board = vec![IN_FLIGHT; cap];
+        let retx_fifo = VecDeque::with_capacity(64);
+        Self::with_buffers(
+            cc,
+            initial_window_pkts,
+            rwnd_pkts,
+            slow_start,
+            base_rtt_s,
+            board,
+            retx_fifo,
+        )
+    }
+
+    /// [`Sender::new`] on a scoreboard (a power of two long, every state `IN_FLIGHT`) and
+    /// retransmission FIFO (empty) of the caller's.
+    fn with_buffers(
+        cc: Box<dyn CongestionControl>,
+        initial_window_pkts: f64,
+        rwnd_pkts: f64,
+        slow_start: bool,
+        base_rtt_s: f64,
+        board: Vec<u8>,
+        retx_fifo: VecDeque<(u64, u64)>,
+    ) -> Self {
+        let cap = board.len();
         Sender {
             cc,
             cwnd_pkts: initial_window_pkts.min(rwnd_pkts).max(1.0),
@@ -163,12 +191,12 @@ impl Sender {
             snd_una: 0,
             snd_nxt: 0,
             pipe_pkts: 0,
-            board: vec![IN_FLIGHT; cap],
+            board,
             mask: cap as u64 - 1,
             top_sacked: [0; 3],
             lost_scan: 0,
             retx_next: 0,
-            retx_fifo: VecDeque::with_capacity(64),
+            retx_fifo,
             recovery: Recovery::Open,
             force_retx: false,
             srtt_ps: 0.0,
@@ -182,7 +210,47 @@ impl Sender {
             last_integrated_ps: 0,
             started: false,
             stats: SenderStats::default(),
+            limit_pkts: u64::MAX,
         }
+    }
+
+    /// A new connection in this sender's place (a dynamic flow taking a pool slot): the state
+    /// of [`Sender::new`] with law `cc`, sending `size_pkts` packets; the scoreboard's memory is
+    /// kept, and so are the counters ([`SenderStats`] add up over the slot's flows).
+    pub fn reset(
+        &mut self,
+        cc: Box<dyn CongestionControl>,
+        initial_window_pkts: f64,
+        slow_start: bool,
+        base_rtt_s: f64,
+        size_pkts: u64,
+    ) {
+        self.board.fill(IN_FLIGHT);
+        self.retx_fifo.clear();
+        let board = std::mem::take(&mut self.board);
+        let retx_fifo = std::mem::take(&mut self.retx_fifo);
+        let (stats, abc_limit) = (self.stats, self.abc_limit);
+        *self = Sender {
+            stats,
+            abc_limit,
+            limit_pkts: size_pkts,
+            ..Self::with_buffers(
+                cc,
+                initial_window_pkts,
+                self.rwnd_pkts,
+                slow_start,
+                base_rtt_s,
+                board,
+                retx_fifo,
+            )
+        };
+    }
+
+    /// The connection ends (its last packet is acknowledged): its window stops counting in
+    /// ∫cwnd dt.
+    pub fn stop(&mut self, now_ps: SimTime) {
+        self.integrate(now_ps);
+        self.started = false;
     }
 
     /// The receiver ACKs every `n` packets: each ACK may count for up to `n` (RFC 3465 L).
@@ -503,7 +571,10 @@ impl Sender {
             });
         }
         self.force_retx = false;
-        if !window_open || (self.snd_nxt - self.snd_una) as f64 >= self.rwnd_pkts {
+        if !window_open
+            || (self.snd_nxt - self.snd_una) as f64 >= self.rwnd_pkts
+            || self.snd_nxt >= self.limit_pkts
+        {
             return None;
         }
         if self.snd_nxt - self.snd_una > self.mask {

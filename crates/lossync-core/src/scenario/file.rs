@@ -249,6 +249,20 @@ pub struct FlowGroupSpec {
     /// Each flow of the group is this many parallel connections (each with the group's
     /// congestion control and rwnd), reported as one flow.
     pub parallel: Option<i64>,
+    /// Dynamic traffic (packet engine only): flows arrive at random and finish.
+    pub arrivals: Option<ArrivalsSpec>,
+}
+
+/// `arrivals = { rate = 50, min_size = "40KB", mean_size = "700KB", max_active = 1000 }`: Poisson
+/// arrivals of `rate` flows/s, Pareto sizes given by two of `shape`, `min_size`, `mean_size`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivalsSpec {
+    pub rate: f64,
+    pub shape: Option<f64>,
+    pub min_size: Option<Bytes>,
+    pub mean_size: Option<Bytes>,
+    pub max_active: Option<i64>,
 }
 
 /// `true`, `false`, or a table of settings (each missing setting takes its default).

@@ -219,6 +219,37 @@ pub struct Flow {
     /// processing time to break phase effects). A fluid has no phases and ignores it.
     #[serde(default)]
     pub send_jitter_s: f64,
+    /// Dynamic traffic (packet engine): this connection is one slot of a pool that carries
+    /// flows arriving at random and finishing ([`Arrivals`]); `None` for a persistent flow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<Arrivals>,
+}
+
+/// A flow group whose flows arrive as a Poisson process with Pareto sizes, each sending its
+/// size and finishing (seed 002: 50 flows/s, sizes Pareto with a 40 KB minimum and a 700 KB
+/// mean). The group's connections are the slots of a bounded pool: an arrival takes a free slot
+/// and a finished flow frees it; an arrival that finds none is refused and counted.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Arrivals {
+    pub rate_per_s: f64,
+    /// Pareto shape α (> 0; the mean is finite for α > 1, the variance for α > 2).
+    pub shape: f64,
+    /// Pareto scale: the smallest size.
+    pub min_size_bytes: f64,
+    /// The pool's size (the group's connections).
+    pub max_active: usize,
+}
+
+impl Arrivals {
+    /// The Pareto mean α·x_m/(α−1) (infinite for α ≤ 1).
+    pub fn mean_size_bytes(&self) -> f64 {
+        if self.shape > 1.0 {
+            self.shape * self.min_size_bytes / (self.shape - 1.0)
+        } else {
+            f64::INFINITY
+        }
+    }
 }
 
 /// JSON has no infinity: serde_json writes it as `null`.

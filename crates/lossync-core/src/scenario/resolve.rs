@@ -849,7 +849,15 @@ fn resolve_flows(
     let mut flows = Vec::new();
     for (g, fs) in spec.flows.iter().enumerate() {
         let field = format!("flows[{g}]");
-        let n = flow_count(fs.count, &field)?;
+        let arrivals = fs
+            .arrivals
+            .as_ref()
+            .map(|a| flow_arrivals(a, fs, &field))
+            .transpose()?;
+        let n = match arrivals {
+            Some(a) => a.max_active,
+            None => flow_count(fs.count, &field)?,
+        };
         let cc = cc::read(&fs.cc.variant, &fs.cc.params, &format!("{field}.cc"))?;
         let rtts = flow_rtts(&fs.rtt, n, &format!("{field}.rtt"))?;
         let starts = flow_starts(fs.start.as_ref(), n, &format!("{field}.start"), seed, g)?;
@@ -875,6 +883,8 @@ fn resolve_flows(
             .map(|r| rate(&format!("{field}.access_capacity"), r.0))
             .transpose()?;
         let parallel = flow_parallel(fs.parallel, &field)?;
+        // A new connection starts in slow start (RFC 5681 §3.1): the default of dynamic flows.
+        let slow_start = fs.slow_start.unwrap_or(arrivals.is_some());
         let send_jitter_s = match fs.send_jitter {
             Some(t) => in_range(
                 &format!("{field}.send_jitter"),
@@ -890,6 +900,9 @@ fn resolve_flows(
             .unwrap_or_else(|| format!("{}{g}", cc.name()));
         let base = flows.last().map_or(0, |f: &Flow| f.logical + 1);
         for k in (0..n).flat_map(|k| std::iter::repeat_n(k, parallel)) {
+            // Each slot of a dynamic group is a host of its own (its own access link, as each
+            // source of seed 002 has).
+            let logical = base + k;
             flows.push(Flow {
                 group: g,
                 group_name: group_name.clone(),
@@ -898,7 +911,7 @@ fn resolve_flows(
                 start_s: starts[k],
                 rwnd_pkts,
                 path: path.clone(),
-                slow_start: fs.slow_start.unwrap_or(false),
+                slow_start,
                 initial_window_pkts,
                 pacing,
                 ack_path: Vec::new(),
@@ -906,12 +919,114 @@ fn resolve_flows(
                 delayed_ack,
                 ack_size_bytes,
                 access_capacity_bps,
-                logical: base + k,
+                logical,
                 send_jitter_s,
+                arrivals,
             });
         }
     }
     Ok(flows)
+}
+
+/// Default pool of a dynamic group: more than the 600–800 flows active at once in seed 002's
+/// NSFnet runs (Vlachos, §III).
+pub const DEFAULT_MAX_ACTIVE: usize = 1000;
+/// The fastest arrival process accepted (flows/s): 10^6 is 20 000 times seed 002's 50 flows/s.
+pub const MAX_ARRIVAL_RATE_PER_S: f64 = 1e6;
+
+/// A dynamic group's arrivals: a Poisson rate and Pareto sizes from two of shape, minimum and
+/// mean. `count`, `start` and `parallel` belong to persistent groups and are refused.
+fn flow_arrivals(a: &ArrivalsSpec, fs: &FlowGroupSpec, field: &str) -> Result<Arrivals> {
+    let af = format!("{field}.arrivals");
+    for (name, given) in [
+        ("count", fs.count.is_some()),
+        ("start", fs.start.is_some()),
+        ("parallel", fs.parallel.is_some_and(|p| p != 1)),
+    ] {
+        if given {
+            return Err(Error::field(
+                format!("{field}.{name}"),
+                "a group with arrivals has none: its flows arrive at random (the pool's size \
+                 is arrivals.max_active)",
+            ));
+        }
+    }
+    if !matches!(fs.rtt, RttSpec::One(_)) {
+        return Err(Error::field(
+            format!("{field}.rtt"),
+            "a group with arrivals takes one RTT for all its flows",
+        ));
+    }
+    let rate_per_s = in_range(
+        &format!("{af}.rate"),
+        positive(&format!("{af}.rate"), a.rate)?,
+        (0.0, MAX_ARRIVAL_RATE_PER_S),
+        "flows per second",
+    )?;
+    let size = |name: &str, b: Option<Bytes>| -> Result<Option<f64>> {
+        b.map(|b| {
+            let f = format!("{af}.{name}");
+            in_range(&f, positive(&f, b.0)?, (1.0, 1e15), "bytes")
+        })
+        .transpose()
+    };
+    let min = size("min_size", a.min_size)?;
+    let mean = size("mean_size", a.mean_size)?;
+    let shape = a
+        .shape
+        .map(|s| {
+            in_range(
+                &format!("{af}.shape"),
+                positive(&format!("{af}.shape"), s)?,
+                (0.0, 1e3),
+                "the Pareto shape α",
+            )
+        })
+        .transpose()?;
+    let (shape, min_size_bytes) = match (shape, min, mean) {
+        (Some(s), Some(m), None) => (s, m),
+        (Some(s), None, Some(mean)) => {
+            if s <= 1.0 {
+                return Err(Error::field(
+                    format!("{af}.shape"),
+                    format!("must be > 1 with a mean_size (a Pareto mean is finite only for α > 1), got {s}"),
+                ));
+            }
+            (s, mean * (s - 1.0) / s)
+        }
+        (None, Some(m), Some(mean)) => {
+            if mean <= m {
+                return Err(Error::field(
+                    format!("{af}.mean_size"),
+                    format!("must exceed min_size ({m} bytes), got {mean} bytes"),
+                ));
+            }
+            // mean = α·m/(α−1) solved for α.
+            (mean / (mean - m), m)
+        }
+        _ => {
+            return Err(Error::field(
+                af,
+                "give exactly two of shape, min_size and mean_size (Pareto sizes)",
+            ))
+        }
+    };
+    let max_active = match a.max_active {
+        None => DEFAULT_MAX_ACTIVE,
+        Some(n) if (1..=100_000).contains(&n) => n as usize,
+        Some(n) => {
+            return Err(Error::field(
+                format!("{af}.max_active"),
+                format!("must be in 1..=100000, got {n}"),
+            ))
+        }
+    };
+    Ok(Arrivals {
+        rate_per_s,
+        shape,
+        min_size_bytes,
+        max_active,
+    })
 }
 
 fn flow_count(count: Option<i64>, field: &str) -> Result<usize> {

@@ -241,6 +241,7 @@ fn same_group((a, na): Logical, (b, nb): Logical) -> bool {
         && a.initial_window_pkts.to_bits() == b.initial_window_pkts.to_bits()
         && a.pacing == b.pacing
         && a.send_jitter_s.to_bits() == b.send_jitter_s.to_bits()
+        && a.arrivals == b.arrivals
 }
 
 /// One value if all are the same bits, else a list.
@@ -256,7 +257,21 @@ fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
     let (f, connections) = group[0];
     o.push_str("\n[[flows]]\n");
     line(o, "name", &string(&f.group_name));
-    line(o, "count", &group.len().to_string());
+    if let Some(a) = f.arrivals {
+        // The pool is the group's connections; `count`, `start` and `parallel` do not apply.
+        line(
+            o,
+            "arrivals",
+            &inline(&[
+                ("rate", num(a.rate_per_s)),
+                ("shape", num(a.shape)),
+                ("min_size", num(a.min_size_bytes)),
+                ("max_active", a.max_active.to_string()),
+            ]),
+        );
+    } else {
+        line(o, "count", &group.len().to_string());
+    }
     let mut cc = vec![("variant", string(f.cc.name()))];
     let values = f.cc.values();
     for (k, v) in &values {
@@ -271,7 +286,9 @@ fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
     let rtts: Vec<f64> = group.iter().map(|(f, _)| f.rtt_s).collect();
     let starts: Vec<f64> = group.iter().map(|(f, _)| f.start_s).collect();
     line(o, "rtt", &one_or_list(&rtts));
-    line(o, "start", &one_or_list(&starts));
+    if f.arrivals.is_none() {
+        line(o, "start", &one_or_list(&starts));
+    }
     // The file names the links of the forward direction; a reverse flow's ACKs take those.
     let named = if f.reverse { &f.ack_path } else { &f.path };
     let names: Vec<String> = named.iter().map(|&l| string(&sc.links[l].name)).collect();
@@ -281,7 +298,9 @@ fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
         "direction",
         &string(if f.reverse { "reverse" } else { "forward" }),
     );
-    line(o, "parallel", &connections.to_string());
+    if f.arrivals.is_none() {
+        line(o, "parallel", &connections.to_string());
+    }
     line(o, "slow_start", &f.slow_start.to_string());
     line(o, "initial_window", &num(f.initial_window_pkts));
     match f.pacing {
