@@ -1128,8 +1128,8 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
         {
             out.push(format!(
                 "links[{i}].buffer: {:.1}% of the BDP; below 10% the default loss model was within \
-                 3 points of the packet engine in 80% of the fidelity matrix's cells (67% with \
-                 unequal RTTs), against 99% from 10% up: check with --engine packet",
+                 3 points of the packet engine in 81% of the fidelity matrix's cells (71% with \
+                 unequal RTTs), against 98% from 10% up: check with --engine packet",
                 100.0 * l.buffer_pkts / bdp
             ));
         }
@@ -1141,9 +1141,9 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
         if matches!(sc.loss, LossModel::Tcp { .. }) && hi > lo * 1.01 {
             out.push(format!(
                 "links[{i}]: flows of unequal RTTs ({:.0}-{:.0} ms); there the default loss model's \
-                 fairness matched the packet engine (with send jitter) in 71% of the fidelity \
+                 fairness matched the packet engine (with send jitter) in 73% of the fidelity \
                  matrix's cells for Jain's index (within 0.05) and 65% for variant shares (within \
-                 25%), against 91% and 87% with equal RTTs",
+                 25%), against 91% and 86% with equal RTTs",
                 lo * 1e3,
                 hi * 1e3
             ));
