@@ -116,9 +116,11 @@ def test_parking_lot_long_flow_gets_less_and_the_engines_agree_on_the_links(name
 
 def test_nsfnet_runs_in_both_engines_and_they_agree_on_every_link():
     # 41 one-way links, 20 flows of 2 to 5 hops, RED at the access (docs/packet.md, phase effects):
-    # every flow gets its share in both engines, and each link's use agrees within 3 points.
+    # every flow gets its share in both engines, and each link's use agrees within 3 points. At the
+    # example's own length (120 s, 4 s of CPU): over a 40 s window the half-loaded links, whose
+    # flows are bottlenecked elsewhere, were up to 4.6 points apart, from 1.7 at 120 s.
     path = EXAMPLES[0].parent / "nsfnet.toml"
-    runs = {engine: lossync.run(path, [f'engine="{engine}"', "run.duration=60", "run.warmup=20"]).summary for engine in ["fluid", "packet"]}
+    runs = {engine: lossync.run(path, [f'engine="{engine}"']).summary for engine in ["fluid", "packet"]}
     for engine, s in runs.items():
         assert len(s["links"]) == 41
         assert min(f["throughput_bps"] for f in s["flows"]) > 5e6, engine

@@ -61,8 +61,10 @@ def test_issue_11_known_miss_within_5_points(slice_frame):
     assert (tcp[_is_known_miss(tcp)]["du"].abs() <= 0.05).all()
 
 
+# Dynamic traffic (flows that arrive and finish) runs in the packet engine only.
 DUMBBELLS = [p.stem for p in sorted((ROOT / "examples").glob("*.toml"))
-             if not p.name.startswith("sweep-") and "dumbbell" in lossync.load_scenario(p)]
+             if not p.name.startswith("sweep-") and "dumbbell" in (d := lossync.load_scenario(p))
+             and not any("arrivals" in g for g in d.get("flows", []))]
 
 
 @pytest.mark.parametrize("name", DUMBBELLS)
@@ -127,11 +129,11 @@ def test_losses_during_recovery_do_not_cut_the_window_again():
     assert u["packet"] > 0.99 and abs(u["fluid:tcp"] - u["packet"]) <= 0.03, u.to_dict()
 
 
-@pytest.mark.parametrize("cc, flows, buffer, jain_before", [("cubic", 10, 0.5, 0.71), ("scalable", 50, 0.5, 0.37)])
+@pytest.mark.parametrize("cc, flows, buffer, jain_before", [("cubic", 10, 0.25, 0.71), ("scalable", 50, 0.5, 0.37)])
 def test_fairness_between_unequal_rtts_follows_the_jittered_packet_engine(cc, flows, buffer, jain_before):
     # Flows of RTTs 25..75 ms at 1 Gb/s. The packet engine with send jitter (no phase effects) is
     # the reference; charging a full queue's drops to window growth alone spared the fastest
-    # flows, and the fluid engine's Jain was `jain_before` (0.96 and 0.87 in the packet engine).
+    # flows, and the fluid engine's Jain was `jain_before` (0.91 and 0.87 in the packet engine).
     key = dict(variant=cc, buffer=buffer, capacity="1Gbps", flows=flows, rtt="spread")
     rows = fidelity.run_cell(key, fidelity.cell_doc(cc, buffer, ("1Gbps", flows), "spread"), ["packet:jitter", "fluid:tcp"])
     jain = {r["engine"]: r["summary"]["jain"] for r in rows}
