@@ -46,6 +46,7 @@
 
 pub mod access;
 pub mod assembler;
+pub mod contention;
 pub mod event;
 pub mod node;
 pub mod pipe;
