@@ -88,6 +88,8 @@ pub struct LinkSummary {
 pub struct BurstSummary {
     pub bursts: u64,
     pub lost_bursts: u64,
+    /// Bursts a fibre delay line saved from wavelength contention.
+    pub delayed_bursts: u64,
     /// Lost bursts over bursts, and its standard error `sqrt(p(1−p)/n)` (NaN without bursts).
     pub loss_rate: f64,
     pub loss_rate_se: f64,
@@ -127,6 +129,7 @@ impl BurstSummary {
         BurstSummary {
             bursts: r.bursts,
             lost_bursts: r.lost_bursts,
+            delayed_bursts: r.delayed_bursts,
             loss_rate: p,
             loss_rate_se: div(p * (1.0 - p), r.bursts).sqrt(),
             mean_segments: div(r.segments as f64, r.bursts),

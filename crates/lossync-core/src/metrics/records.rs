@@ -56,6 +56,9 @@ pub struct BurstRecord {
     /// Flows in the lost bursts, summed over them (each lost burst is a congestion event of
     /// that many flows).
     pub lost_flows: u64,
+    /// Bursts a fibre delay line saved from contention (counted among the released ones).
+    #[serde(default)]
+    pub delayed_bursts: u64,
     /// `segments_histogram[n]`: bursts of n segments.
     pub segments_histogram: Vec<u64>,
     /// `flows_histogram[n]`: bursts holding segments of n flows.

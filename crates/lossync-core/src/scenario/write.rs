@@ -186,6 +186,14 @@ fn write_link(o: &mut String, l: &Link, reverse: Option<&Link>) {
     if l.burst_loss > 0.0 {
         line(o, "burst_loss", &num(l.burst_loss));
     }
+    if let Some(c) = &l.contention {
+        let mut fields = vec![("wavelengths", c.wavelengths.to_string())];
+        if c.fdls > 0 {
+            fields.push(("fdls", c.fdls.to_string()));
+            fields.push(("fdl_delay", num(c.fdl_delay_s)));
+        }
+        line(o, "contention", &inline(&fields));
+    }
     match reverse {
         None => line(o, "reverse", "false"),
         Some(r) => line(
