@@ -236,6 +236,15 @@ fn wavelength_contention_round_trips() {
 }
 
 #[test]
+fn aggregate_interval_round_trips() {
+    let text = "[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { packets = 100 }\n\
+                [[flows]]\ncc = \"reno\"\nrtt = 0.05\n[run]\naggregate_interval = \"0.7s\"\n";
+    let sc = scenario::from_toml(text, Path::new("/")).unwrap();
+    assert_eq!(sc.run.aggregate_interval_s, 0.7);
+    assert_round_trip(&sc, Path::new("/"), "aggregate_interval");
+}
+
+#[test]
 fn an_empirical_distribution_is_written_inline() {
     let root = repo();
     let examples = root.join("examples");

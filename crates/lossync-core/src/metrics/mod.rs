@@ -7,7 +7,7 @@ pub mod events;
 pub mod records;
 
 pub use events::{sync_statistics, DropClusters, SyncStatistics};
-pub use records::{BurstRecord, FlowRecord, LinkRecord, Records};
+pub use records::{AggregateSample, BurstRecord, FlowRecord, LinkRecord, Records};
 
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
@@ -51,6 +51,74 @@ pub struct Summary {
     pub flow_updates: u64,
     /// Reasons these numbers may be wrong (outside the validated region, no congestion seen, …).
     pub warnings: Vec<String>,
+    /// With `run.aggregate_interval`: the aggregate Σ cwnd/RTT and its variability.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aggregate: Option<AggregateSummary>,
+}
+
+/// The aggregate sending rate the windows allow, Σ cwnd/RTT over the flows, sampled every
+/// `interval_s` (seed 002, Vlachos: flat when flows are not synchronized, a saw-tooth when they
+/// are), and the spread of throughput across flows (the seed's fairness measure).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AggregateSummary {
+    pub interval_s: f64,
+    /// Samples in the measurement window, and their mean, standard deviation (n − 1) and
+    /// coefficient of variation (std / mean; NaN without two samples or with a zero mean).
+    pub samples: usize,
+    pub mean_pps: f64,
+    pub std_pps: f64,
+    pub cv: f64,
+    pub min_pps: f64,
+    pub max_pps: f64,
+    /// Per-flow throughput (goodput) across flows: mean, population variance, and CV.
+    pub flow_throughput_mean_pps: f64,
+    pub flow_throughput_var_pps2: f64,
+    pub flow_throughput_cv: f64,
+    /// Every sample of the run (the warm-up included), for plots.
+    pub time_s: Vec<f64>,
+    pub rate_pps: Vec<f64>,
+}
+
+impl AggregateSummary {
+    /// From the samples (those at or after `from_s` count in the statistics) and the flows'
+    /// throughputs.
+    pub fn of(interval_s: f64, samples: &[AggregateSample], from_s: f64, tput_pps: &[f64]) -> Self {
+        let x: Vec<f64> = (samples.iter())
+            .filter(|s| s.time_s >= from_s)
+            .map(|s| s.rate_pps)
+            .collect();
+        let (mean, std) = mean_std(&x, 1.0);
+        let (tm, tstd) = mean_std(tput_pps, 0.0);
+        let cv = |m: f64, s: f64| if m > 0.0 { s / m } else { f64::NAN };
+        AggregateSummary {
+            interval_s,
+            samples: x.len(),
+            mean_pps: mean,
+            std_pps: std,
+            cv: cv(mean, std),
+            min_pps: x.iter().copied().fold(f64::NAN, f64::min),
+            max_pps: x.iter().copied().fold(f64::NAN, f64::max),
+            flow_throughput_mean_pps: tm,
+            flow_throughput_var_pps2: tstd * tstd,
+            flow_throughput_cv: cv(tm, tstd),
+            time_s: samples.iter().map(|s| s.time_s).collect(),
+            rate_pps: samples.iter().map(|s| s.rate_pps).collect(),
+        }
+    }
+}
+
+/// Mean and standard deviation with `ddof` degrees of freedom removed (NaN when too few).
+fn mean_std(x: &[f64], ddof: f64) -> (f64, f64) {
+    let n = x.len() as f64;
+    if n == 0.0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let mean = x.iter().sum::<f64>() / n;
+    if n - ddof <= 0.0 {
+        return (mean, f64::NAN);
+    }
+    let ss: f64 = x.iter().map(|v| (v - mean) * (v - mean)).sum();
+    (mean, (ss / (n - ddof)).sqrt())
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -182,6 +250,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
         samples,
         mut warnings,
         bursts,
+        aggregate,
     } = r;
     let per = |v: f64| if span_s > 0.0 { v / span_s } else { 0.0 };
     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
@@ -261,6 +330,14 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
             measured_from_s
         ));
     }
+    let aggregate = (sc.run.aggregate_interval_s > 0.0).then(|| {
+        AggregateSummary::of(
+            sc.run.aggregate_interval_s,
+            &aggregate,
+            measured_from_s,
+            &tput,
+        )
+    });
     let summary = Summary {
         scenario: sc.name.clone(),
         engine,
@@ -281,6 +358,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
         links,
         flows,
         warnings,
+        aggregate,
     };
     RunResult {
         summary,
@@ -411,6 +489,22 @@ fn within_rounding_of_one(u: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aggregate_statistics() {
+        // Samples 1, 2, 3 after the warm-up (0 before it): mean 2, sample std 1, CV 0.5.
+        // Throughputs 1 and 3: mean 2, population variance 1, CV 0.5.
+        let s: Vec<AggregateSample> = [(0.0, 0.0), (1.0, 1.0), (2.0, 2.0), (3.0, 3.0)]
+            .iter()
+            .map(|&(time_s, rate_pps)| AggregateSample { time_s, rate_pps })
+            .collect();
+        let a = AggregateSummary::of(1.0, &s, 1.0, &[1.0, 3.0]);
+        assert_eq!((a.samples, a.mean_pps, a.std_pps, a.cv), (3, 2.0, 1.0, 0.5));
+        assert_eq!((a.min_pps, a.max_pps), (1.0, 3.0));
+        assert_eq!(a.flow_throughput_var_pps2, 1.0);
+        assert_eq!(a.flow_throughput_cv, 0.5);
+        assert_eq!(a.time_s.len(), 4);
+    }
 
     #[test]
     fn jain_bounds() {

@@ -39,6 +39,20 @@ pub struct Records {
     /// from the end of the warm-up (as congestion events).
     #[serde(default)]
     pub bursts: Vec<BurstRecord>,
+    /// With `run.aggregate_interval`: the aggregate Σ cwnd/RTT of the flows, sampled.
+    #[serde(default)]
+    pub aggregate: Vec<AggregateSample>,
+}
+
+/// One sample of the aggregate sending rate the windows allow: Σ over started flows of cwnd
+/// over RTT (the seed 002 metric, Vlachos: "the sum of the congestion windows of all the
+/// sources divided by RTT"). The RTT is the engine's current one (queueing and burstification
+/// delay included).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AggregateSample {
+    pub time_s: f64,
+    pub rate_pps: f64,
 }
 
 /// The bursts a link's assembler released after the warm-up: counts and histograms,

@@ -58,7 +58,9 @@ pub mod topology;
 
 use crate::cc::CcParams;
 use crate::error::{Error, Result};
-use crate::metrics::{self, DropClusters, FlowRecord, LinkRecord, Records, RunResult};
+use crate::metrics::{
+    self, AggregateSample, DropClusters, FlowRecord, LinkRecord, Records, RunResult,
+};
 use crate::queue::{Buffer, Header, Verdict};
 use crate::scenario::{Pacing, Scenario};
 use access::Access;
@@ -142,6 +144,10 @@ pub struct PacketEngine {
     /// Per port: its data serialization time at the last sample.
     last_record_busy_ps: Vec<u64>,
     series: Vec<Vec<f64>>,
+    /// The aggregate Σ cwnd/RTT: its interval (0: off), samples taken, samples.
+    aggregate_every_ps: f64,
+    aggregate_taken: u64,
+    aggregate: Vec<AggregateSample>,
     events_processed: u64,
 }
 
@@ -486,6 +492,13 @@ impl PacketEngine {
             }
         }
         queue.push(0, Event::Record);
+        let aggregate_every_ps = sc.run.aggregate_interval_s * event::PS_PER_S;
+        let n_aggregate = if aggregate_every_ps > 0.0 {
+            queue.push(0, Event::Aggregate);
+            (sc.run.duration_s / sc.run.aggregate_interval_s).floor() as usize + 1
+        } else {
+            0
+        };
 
         Ok(PacketEngine {
             now_ps: 0,
@@ -509,6 +522,9 @@ impl PacketEngine {
             records: 0,
             last_record_ps: 0,
             series: (0..n_cols).map(|_| Vec::with_capacity(n_records)).collect(),
+            aggregate_every_ps,
+            aggregate_taken: 0,
+            aggregate: Vec::with_capacity(n_aggregate),
             events_processed: 0,
             flows,
             scenario: sc,
@@ -634,6 +650,7 @@ impl PacketEngine {
                 }
             }
             Event::Record => self.record(),
+            Event::Aggregate => self.sample_aggregate(),
             Event::WarmupEnd => {
                 self.warm = true;
                 self.start_measuring();
@@ -1019,6 +1036,26 @@ impl PacketEngine {
         }
     }
 
+    /// One sample of Σ cwnd/srtt over the flows that have started (the seed 002 metric; the
+    /// smoothed RTT holds the queueing and burstification delays, the base RTT before any
+    /// sample).
+    fn sample_aggregate(&mut self) {
+        let now = self.now_ps;
+        let rate_pps = (self.flows.iter())
+            .filter(|f| f.start_ps <= now)
+            .map(|f| f.sender.cwnd_pkts() / f.sender.srtt_s())
+            .sum();
+        self.aggregate.push(AggregateSample {
+            time_s: s_from_ps(now),
+            rate_pps,
+        });
+        self.aggregate_taken += 1;
+        let next = (self.aggregate_taken as f64 * self.aggregate_every_ps).round() as SimTime;
+        if next <= self.end_ps {
+            self.queue.push(next, Event::Aggregate);
+        }
+    }
+
     /// Closes the run at the current time and computes the summary. Without a drop after the
     /// warm-up, `from_first_congestion` falls back to statistics from the warm-up (as the fluid
     /// engine does).
@@ -1089,6 +1126,7 @@ impl PacketEngine {
             samples: self.series,
             warnings: Vec::new(),
             bursts,
+            aggregate: self.aggregate,
         };
         metrics::summarize(&self.scenario, records)
     }

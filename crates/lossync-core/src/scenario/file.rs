@@ -451,6 +451,8 @@ pub struct RunSpec {
     pub step: Option<Time>,
     pub seed: Option<u64>,
     pub record_interval: Option<Time>,
+    /// Sample the aggregate Σ cwnd/RTT of the flows this often (off without it).
+    pub aggregate_interval: Option<Time>,
 }
 
 impl<'de> Deserialize<'de> for CcSpec {

@@ -452,4 +452,7 @@ pub struct Run {
     pub step_s: f64,
     pub seed: u64,
     pub record_interval_s: f64,
+    /// The aggregate Σ cwnd/RTT is sampled this often; 0: not sampled.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub aggregate_interval_s: f64,
 }

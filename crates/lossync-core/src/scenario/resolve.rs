@@ -220,6 +220,7 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
         step_s: f64::NAN,
         seed: r.seed.unwrap_or(1),
         record_interval_s: f64::NAN,
+        aggregate_interval_s: 0.0,
     })
 }
 
@@ -299,6 +300,20 @@ fn resolve_step(r: &RunSpec, run: &mut Run, flows: &[Flow]) -> Result<()> {
             "run.record_interval",
             "would record more than 10^7 samples",
         ));
+    }
+    if let Some(t) = r.aggregate_interval {
+        let f = "run.aggregate_interval";
+        let a = positive(f, t.0)?;
+        if a < step_s {
+            return Err(Error::field(
+                f,
+                format!("must be at least one step ({step_s} s)"),
+            ));
+        }
+        if run.duration_s / a > 1e7 {
+            return Err(Error::field(f, "would take more than 10^7 samples"));
+        }
+        run.aggregate_interval_s = a;
     }
     run.step_s = step_s;
     run.record_interval_s = record_interval_s;

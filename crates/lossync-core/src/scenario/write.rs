@@ -52,6 +52,9 @@ pub fn to_toml(sc: &Scenario) -> String {
     line(o, "step", &num(r.step_s));
     line(o, "seed", &r.seed.to_string());
     line(o, "record_interval", &num(r.record_interval_s));
+    if r.aggregate_interval_s > 0.0 {
+        line(o, "aggregate_interval", &num(r.aggregate_interval_s));
+    }
     out
 }
 
