@@ -376,3 +376,98 @@ fn obs_fluid_engine_refuses_bursts() {
         .to_string();
     assert!(e.starts_with("links[0].assembler:"), "{e}");
 }
+
+/// `count` Reno flows into a bufferless-core OBS link with wavelength contention instead of
+/// Bernoulli loss.
+fn contention_toml(count: usize, policy: &str, contention: &str, duration_s: f64) -> String {
+    obs_toml(
+        count,
+        &format!("{{ timer = \"1ms\", policy = \"{policy}\" }}"),
+        0.0,
+        duration_s,
+        "",
+    )
+    .replace("burst_loss = 0\n", &format!("contention = {contention}\n"))
+}
+
+/// Mixed-flow assembly on one wavelength cannot contend with itself when the hosts' access
+/// links add up to less than the link: a burst gathers at most 1 ms × 800 Mb/s, which one
+/// wavelength of 1 Gb/s sends in 0.8 ms, before the next burst (1 ms later at the earliest)
+/// leaves. Per-flow assembly releases eight independent queues, whose bursts overlap: they
+/// contend and lose, and each loss is a congestion event of one flow.
+#[test]
+fn obs_contention_mixed_never_overlaps_per_flow_does() {
+    let mixed = run(&contention_toml(8, "mixed", "{ wavelengths = 1 }", 20.0)).summary;
+    let b = bursts(&mixed);
+    println!("mixed: {} bursts, {} lost", b.bursts, b.lost_bursts);
+    assert!(b.bursts > 10_000);
+    assert_eq!(b.lost_bursts, 0);
+    let per_flow = run(&contention_toml(8, "per_flow", "{ wavelengths = 1 }", 20.0)).summary;
+    let b = bursts(&per_flow);
+    println!(
+        "per_flow: {} bursts, {} lost ({:.4}), flows per lost burst {}",
+        b.bursts, b.lost_bursts, b.loss_rate, b.mean_flows_per_lost_burst
+    );
+    assert!(b.lost_bursts > 100, "{} lost", b.lost_bursts);
+    assert_eq!(b.mean_flows_per_lost_burst, 1.0);
+    assert_eq!(per_flow.links[0].congestion_events, b.lost_bursts);
+    assert_eq!(
+        b.arrivals_pkts,
+        b.forwarded_pkts + b.lost_pkts + b.held_end_pkts
+    );
+    // More wavelengths, and fibre delay lines, lose fewer bursts (Erlang B falls with W).
+    let two = run(&contention_toml(8, "per_flow", "{ wavelengths = 2 }", 20.0)).summary;
+    let fdl = run(&contention_toml(
+        8,
+        "per_flow",
+        "{ wavelengths = 1, fdls = 4, fdl_delay = \"100us\" }",
+        20.0,
+    ))
+    .summary;
+    let (b2, bf) = (bursts(&two), bursts(&fdl));
+    println!(
+        "two wavelengths {:.4}; four FDLs {:.4} ({} delayed)",
+        b2.loss_rate, bf.loss_rate, bf.delayed_bursts
+    );
+    assert!(b2.loss_rate < b.loss_rate && bf.loss_rate < b.loss_rate);
+    assert!(bf.delayed_bursts > 0);
+    assert_eq!(
+        bf.arrivals_pkts,
+        bf.forwarded_pkts + bf.lost_pkts + bf.held_end_pkts
+    );
+}
+
+#[test]
+fn obs_contention_bad_input_names_the_field() {
+    let base = obs_toml(2, "{ timer = \"1ms\" }", 0.0, 10.0, "");
+    let cases = [
+        (
+            "contention = { wavelengths = 0 }",
+            "links[0].contention.wavelengths",
+        ),
+        ("contention = { wavelengths = 1.5 }", "links[0].contention"),
+        ("contention = { fdls = -1 }", "links[0].contention.fdls"),
+        ("contention = { fdls = 2 }", "links[0].contention.fdl_delay"),
+        (
+            "contention = { fdl_delay = \"1us\" }",
+            "links[0].contention.fdl_delay",
+        ),
+        (
+            "contention = { fdls = 2, fdl_delay = 0 }",
+            "links[0].contention.fdl_delay",
+        ),
+        ("contention = { colour = 2 }", "links[0].contention"),
+        ("burst_loss = 0.1\ncontention = {}", "links[0].contention"),
+    ];
+    for (c, field) in cases {
+        let e = scenario_error(&base.replace("burst_loss = 0\n", &format!("{c}\n")));
+        println!("{c}: {e}");
+        assert!(e.starts_with(field), "{c}: {e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+    let no_assembler = base
+        .replace("assembler = { timer = \"1ms\" }\n", "")
+        .replace("burst_loss = 0\n", "contention = {}\n");
+    let e = scenario_error(&no_assembler);
+    assert!(e.starts_with("links[0].contention"), "{e}");
+}

@@ -218,6 +218,33 @@ fn burst_assemblers_round_trip() {
 }
 
 #[test]
+fn wavelength_contention_round_trips() {
+    for contention in [
+        "{}",
+        "{ wavelengths = 4 }",
+        "{ wavelengths = 2, fdls = 3, fdl_delay = \"20us\" }",
+    ] {
+        let text = format!(
+            "engine = \"packet\"\n[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = {{ packets = 100 }}\n\
+             assembler = {{ timer = \"1ms\" }}\ncontention = {contention}\n\
+             [[flows]]\ncount = 3\ncc = \"reno\"\nrtt = 0.05\n"
+        );
+        let sc = scenario::from_toml(&text, Path::new("/")).unwrap();
+        assert!(sc.links[0].contention.is_some());
+        assert_round_trip(&sc, Path::new("/"), contention);
+    }
+}
+
+#[test]
+fn aggregate_interval_round_trips() {
+    let text = "[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { packets = 100 }\n\
+                [[flows]]\ncc = \"reno\"\nrtt = 0.05\n[run]\naggregate_interval = \"0.7s\"\n";
+    let sc = scenario::from_toml(text, Path::new("/")).unwrap();
+    assert_eq!(sc.run.aggregate_interval_s, 0.7);
+    assert_round_trip(&sc, Path::new("/"), "aggregate_interval");
+}
+
+#[test]
 fn an_empirical_distribution_is_written_inline() {
     let root = repo();
     let examples = root.join("examples");

@@ -18,7 +18,9 @@ pub mod sync;
 
 use crate::cc::{self, CcContext, CongestionControl};
 use crate::error::{Error, Result};
-use crate::metrics::{self, EventRecord, FlowRecord, LinkRecord, Records, RunResult};
+use crate::metrics::{
+    self, AggregateSample, EventRecord, FlowRecord, LinkRecord, Records, RunResult,
+};
 use crate::queue::{self, Buffer, Discipline, LinkContext};
 use crate::rng::Rng;
 use crate::scenario::{default_burst_pkts, LossModel, Scenario};
@@ -489,6 +491,10 @@ pub struct FluidEngine {
     record_every: u64,
     last_record_s: f64,
     series: Vec<Vec<f64>>,
+    /// The aggregate Σ cwnd/RTT: every this many steps (0: off), the next one, the samples.
+    aggregate_every: u64,
+    next_aggregate_step: u64,
+    aggregate: Vec<AggregateSample>,
     flow_updates: u64,
     /// Some link runs an XCP router (senders then look up their path's feedback every step).
     has_xcp: bool,
@@ -724,6 +730,12 @@ impl FluidEngine {
             record_every,
             last_record_s: 0.0,
             series: (0..n_cols).map(|_| Vec::with_capacity(n_records)).collect(),
+            aggregate_every: match sc.run.aggregate_interval_s {
+                0.0 => 0,
+                a => ((a / dt).round() as u64).max(1),
+            },
+            next_aggregate_step: 0,
+            aggregate: Vec::new(),
             flow_updates: 0,
             has_xcp: links.iter().any(|l| l.discipline.feedback().is_some()),
             flows,
@@ -751,6 +763,9 @@ impl FluidEngine {
         while self.step_index < until {
             if self.step_index == self.next_record_step {
                 self.record();
+            }
+            if self.aggregate_every > 0 && self.step_index == self.next_aggregate_step {
+                self.sample_aggregate();
             }
             self.step();
         }
@@ -1015,12 +1030,28 @@ impl FluidEngine {
         self.next_record_step += self.record_every;
     }
 
+    /// One sample of Σ cwnd/RTT over the started flows (the RTT with its queueing delay).
+    fn sample_aggregate(&mut self) {
+        let rate_pps = (self.flows.iter())
+            .filter(|f| f.started)
+            .map(|f| f.w / f.rtt_s)
+            .sum();
+        self.aggregate.push(AggregateSample {
+            time_s: self.now_s(),
+            rate_pps,
+        });
+        self.next_aggregate_step += self.aggregate_every;
+    }
+
     /// Closes the run and computes the summary. Without a congestion event after the warm-up,
     /// `from_first_congestion` falls back to statistics from the warm-up (and the summary says so
     /// in `measured_from_s` and `congestion_events = 0`).
     pub fn finish(mut self) -> RunResult {
         if self.step_index == self.next_record_step {
             self.record();
+        }
+        if self.aggregate_every > 0 && self.step_index == self.next_aggregate_step {
+            self.sample_aggregate();
         }
         for l in &mut self.links {
             if l.event.active {
@@ -1073,6 +1104,7 @@ impl FluidEngine {
             samples: self.series,
             warnings: region_warnings(&self.scenario),
             bursts: Vec::new(),
+            aggregate: self.aggregate,
             ..Records::default()
         };
         metrics::summarize(&self.scenario, records)

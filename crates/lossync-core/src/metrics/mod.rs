@@ -9,7 +9,9 @@ pub mod records;
 
 pub use dynamic::{DynamicSummary, FctSummary};
 pub use events::{sync_statistics, DropClusters, SyncStatistics};
-pub use records::{ArrivalRecord, BurstRecord, CompletionRecord, FlowRecord, LinkRecord, Records};
+pub use records::{
+    AggregateSample, ArrivalRecord, BurstRecord, CompletionRecord, FlowRecord, LinkRecord, Records,
+};
 
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
@@ -56,6 +58,74 @@ pub struct Summary {
     /// Dynamic traffic: per group with `arrivals`, its flow completion times and arrivals.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dynamic: Vec<DynamicSummary>,
+    /// With `run.aggregate_interval`: the aggregate Σ cwnd/RTT and its variability.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aggregate: Option<AggregateSummary>,
+}
+
+/// The aggregate sending rate the windows allow, Σ cwnd/RTT over the flows, sampled every
+/// `interval_s` (seed 002, Vlachos: flat when flows are not synchronized, a saw-tooth when they
+/// are), and the spread of throughput across flows (the seed's fairness measure).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AggregateSummary {
+    pub interval_s: f64,
+    /// Samples in the measurement window, and their mean, standard deviation (n − 1) and
+    /// coefficient of variation (std / mean; NaN without two samples or with a zero mean).
+    pub samples: usize,
+    pub mean_pps: f64,
+    pub std_pps: f64,
+    pub cv: f64,
+    pub min_pps: f64,
+    pub max_pps: f64,
+    /// Per-flow throughput (goodput) across flows: mean, population variance, and CV.
+    pub flow_throughput_mean_pps: f64,
+    pub flow_throughput_var_pps2: f64,
+    pub flow_throughput_cv: f64,
+    /// Every sample of the run (the warm-up included), for plots.
+    pub time_s: Vec<f64>,
+    pub rate_pps: Vec<f64>,
+}
+
+impl AggregateSummary {
+    /// From the samples (those at or after `from_s` count in the statistics) and the flows'
+    /// throughputs.
+    pub fn of(interval_s: f64, samples: &[AggregateSample], from_s: f64, tput_pps: &[f64]) -> Self {
+        let x: Vec<f64> = (samples.iter())
+            .filter(|s| s.time_s >= from_s)
+            .map(|s| s.rate_pps)
+            .collect();
+        let (mean, std) = mean_std(&x, 1.0);
+        let (tm, tstd) = mean_std(tput_pps, 0.0);
+        let cv = |m: f64, s: f64| if m > 0.0 { s / m } else { f64::NAN };
+        AggregateSummary {
+            interval_s,
+            samples: x.len(),
+            mean_pps: mean,
+            std_pps: std,
+            cv: cv(mean, std),
+            min_pps: x.iter().copied().fold(f64::NAN, f64::min),
+            max_pps: x.iter().copied().fold(f64::NAN, f64::max),
+            flow_throughput_mean_pps: tm,
+            flow_throughput_var_pps2: tstd * tstd,
+            flow_throughput_cv: cv(tm, tstd),
+            time_s: samples.iter().map(|s| s.time_s).collect(),
+            rate_pps: samples.iter().map(|s| s.rate_pps).collect(),
+        }
+    }
+}
+
+/// Mean and standard deviation with `ddof` degrees of freedom removed (NaN when too few).
+fn mean_std(x: &[f64], ddof: f64) -> (f64, f64) {
+    let n = x.len() as f64;
+    if n == 0.0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let mean = x.iter().sum::<f64>() / n;
+    if n - ddof <= 0.0 {
+        return (mean, f64::NAN);
+    }
+    let ss: f64 = x.iter().map(|v| (v - mean) * (v - mean)).sum();
+    (mean, (ss / (n - ddof)).sqrt())
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -93,6 +163,8 @@ pub struct LinkSummary {
 pub struct BurstSummary {
     pub bursts: u64,
     pub lost_bursts: u64,
+    /// Bursts a fibre delay line saved from wavelength contention.
+    pub delayed_bursts: u64,
     /// Lost bursts over bursts, and its standard error `sqrt(p(1−p)/n)` (NaN without bursts).
     pub loss_rate: f64,
     pub loss_rate_se: f64,
@@ -132,6 +204,7 @@ impl BurstSummary {
         BurstSummary {
             bursts: r.bursts,
             lost_bursts: r.lost_bursts,
+            delayed_bursts: r.delayed_bursts,
             loss_rate: p,
             loss_rate_se: div(p * (1.0 - p), r.bursts).sqrt(),
             mean_segments: div(r.segments as f64, r.bursts),
@@ -186,6 +259,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
         bursts,
         arrivals,
         completions,
+        aggregate,
     } = r;
     let per = |v: f64| if span_s > 0.0 { v / span_s } else { 0.0 };
     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
@@ -280,6 +354,14 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
         &series,
         (measured_from_s, duration_s, span_s),
     );
+    let aggregate = (sc.run.aggregate_interval_s > 0.0).then(|| {
+        AggregateSummary::of(
+            sc.run.aggregate_interval_s,
+            &aggregate,
+            measured_from_s,
+            &tput,
+        )
+    });
     let summary = Summary {
         scenario: sc.name.clone(),
         engine,
@@ -301,6 +383,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
         flows,
         warnings,
         dynamic,
+        aggregate,
     };
     RunResult {
         summary,
@@ -457,6 +540,22 @@ fn within_rounding_of_one(u: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aggregate_statistics() {
+        // Samples 1, 2, 3 after the warm-up (0 before it): mean 2, sample std 1, CV 0.5.
+        // Throughputs 1 and 3: mean 2, population variance 1, CV 0.5.
+        let s: Vec<AggregateSample> = [(0.0, 0.0), (1.0, 1.0), (2.0, 2.0), (3.0, 3.0)]
+            .iter()
+            .map(|&(time_s, rate_pps)| AggregateSample { time_s, rate_pps })
+            .collect();
+        let a = AggregateSummary::of(1.0, &s, 1.0, &[1.0, 3.0]);
+        assert_eq!((a.samples, a.mean_pps, a.std_pps, a.cv), (3, 2.0, 1.0, 0.5));
+        assert_eq!((a.min_pps, a.max_pps), (1.0, 3.0));
+        assert_eq!(a.flow_throughput_var_pps2, 1.0);
+        assert_eq!(a.flow_throughput_cv, 0.5);
+        assert_eq!(a.time_s.len(), 4);
+    }
 
     #[test]
     fn jain_bounds() {

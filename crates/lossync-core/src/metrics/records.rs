@@ -45,6 +45,20 @@ pub struct Records {
     /// Dynamic traffic: every flow that finished, over the whole run, in order of completion.
     #[serde(default)]
     pub completions: Vec<CompletionRecord>,
+    /// With `run.aggregate_interval`: the aggregate Σ cwnd/RTT of the flows, sampled.
+    #[serde(default)]
+    pub aggregate: Vec<AggregateSample>,
+}
+
+/// One sample of the aggregate sending rate the windows allow: Σ over started flows of cwnd
+/// over RTT (the seed 002 metric, Vlachos: "the sum of the congestion windows of all the
+/// sources divided by RTT"). The RTT is the engine's current one (queueing and burstification
+/// delay included).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AggregateSample {
+    pub time_s: f64,
+    pub rate_pps: f64,
 }
 
 /// A dynamic group's arrivals over the whole run (counts, nothing derived).
@@ -99,6 +113,9 @@ pub struct BurstRecord {
     /// Flows in the lost bursts, summed over them (each lost burst is a congestion event of
     /// that many flows).
     pub lost_flows: u64,
+    /// Bursts a fibre delay line saved from contention (counted among the released ones).
+    #[serde(default)]
+    pub delayed_bursts: u64,
     /// `segments_histogram[n]`: bursts of n segments.
     pub segments_histogram: Vec<u64>,
     /// `flows_histogram[n]`: bursts holding segments of n flows.

@@ -18,15 +18,22 @@
 //! B, below C, above): the segment's congestion window, which its sender writes in the packet's
 //! congestion header (the field XCP uses), picks the queue.
 //!
+//! With the link's `contention` instead, a burst is lost when every wavelength of the core is
+//! busy ([`Contention`]): it holds a wavelength for its segments' transmission at the
+//! wavelength's rate (the link's capacity over the wavelengths). A burst an FDL saves waits
+//! there, its segments held in the line's slot, and goes on to the port when the line's delay
+//! is over.
+//!
 //! A queue's storage is reused from burst to burst: after the largest burst, nothing is
 //! allocated per packet (the histograms grow only when a larger burst than any before appears).
 
-use super::event::{s_from_ps, SimTime};
+use super::contention::{Contention, Fate};
+use super::event::{ps_from_s, s_from_ps, SimTime};
 use super::node::{Actions, Node};
 use super::route::Pkt;
 use crate::metrics::{BurstRecord, EventRecord};
 use crate::rng::Rng;
-use crate::scenario::{Assembler as AssemblerParams, AssemblyPolicy};
+use crate::scenario::{AssemblyPolicy, Link};
 
 /// Random streams of the assemblers, apart from every other element's (`+ link`).
 const DRAW_STREAM: u64 = 5_000_000;
@@ -54,6 +61,12 @@ pub struct Assembler {
     thresholds: Vec<f64>,
     max_burst: usize,
     burst_loss: f64,
+    /// The core's wavelengths and FDLs (instead of `burst_loss`), and the time one segment
+    /// holds a wavelength.
+    core: Option<Contention>,
+    wavelength_pkt_ps: SimTime,
+    /// Per FDL, the burst in it (storage kept); their timers' tokens follow the queues'.
+    fdl_pkts: Vec<Vec<Pkt>>,
     queues: Vec<AssemblyQueue>,
     /// `random`: per flow, its queue and that queue's cycle when it was drawn.
     assigned: Vec<(u32, u32)>,
@@ -75,15 +88,20 @@ pub struct Assembler {
 }
 
 impl Assembler {
-    /// The assembler of link `link` (its index) with `params`, losing each burst with
-    /// probability `burst_loss`, for `n_flows` flows, drawing from the run's `seed`.
-    pub fn new(
-        link: usize,
-        params: &AssemblerParams,
-        burst_loss: f64,
-        n_flows: usize,
-        seed: u64,
-    ) -> Self {
+    /// The assembler of link `l` (index `link`; it has an `assembler`), losing bursts as its
+    /// `burst_loss` or `contention` says, for `n_flows` flows, drawing from the run's `seed`.
+    pub fn new(link: usize, l: &Link, n_flows: usize, seed: u64) -> Self {
+        let params = l.assembler.as_ref().expect("a link with an assembler");
+        let core = l.contention.as_ref().map(|c| {
+            Contention::new(
+                c.wavelengths as usize,
+                c.fdls as usize,
+                ps_from_s(c.fdl_delay_s),
+            )
+        });
+        let wavelengths = l.contention.as_ref().map_or(1, |c| c.wavelengths) as f64;
+        let wavelength_pkt_ps =
+            ps_from_s(8.0 * l.packet_size_bytes * wavelengths / l.capacity_bps).max(1);
         let n_queues = match params.policy {
             AssemblyPolicy::Mixed => 1,
             AssemblyPolicy::PerFlow => n_flows,
@@ -102,7 +120,10 @@ impl Assembler {
                 0 => usize::MAX,
                 m => m as usize,
             },
-            burst_loss,
+            burst_loss: l.burst_loss,
+            fdl_pkts: vec![Vec::new(); core.as_ref().map_or(0, Contention::fdls)],
+            core,
+            wavelength_pkt_ps,
             queues: (0..n_queues)
                 .map(|q| AssemblyQueue {
                     timer_ps: timer_ps(q),
@@ -151,8 +172,16 @@ impl Assembler {
 
     /// Queue `q` leaves as one burst, now: forwarded whole, or lost whole.
     fn release(&mut self, q: usize, now_ps: SimTime, out: &mut Actions) {
-        let lost = self.burst_loss > 0.0 && self.loss.uniform() < self.burst_loss;
         let queue = &mut self.queues[q];
+        let fate = match &mut self.core {
+            Some(core) => {
+                let hold_ps = queue.pkts.len() as SimTime * self.wavelength_pkt_ps;
+                core.offer(now_ps, hold_ps)
+            }
+            None if self.burst_loss > 0.0 && self.loss.uniform() < self.burst_loss => Fate::Lost,
+            None => Fate::Sent,
+        };
+        let lost = fate == Fate::Lost;
         queue.cycle = queue.cycle.wrapping_add(1);
         for p in &queue.pkts {
             let c = &mut self.count[p.flow as usize];
@@ -187,6 +216,16 @@ impl Assembler {
             self.lost += n;
         } else {
             self.forwarded += n;
+        }
+        if let Fate::Delayed { fdl, at_ps } = fate {
+            if self.measuring {
+                self.record.delayed_bursts += 1;
+            }
+            let line = &mut self.fdl_pkts[fdl];
+            debug_assert!(line.is_empty(), "an FDL holds one burst");
+            line.append(&mut queue.pkts);
+            out.timer(at_ps, (self.queues.len() + fdl) as u32);
+            return;
         }
         for pkt in queue.pkts.drain(..) {
             if lost {
@@ -223,6 +262,13 @@ impl Node for Assembler {
 
     fn timer(&mut self, now_ps: SimTime, token: u32, out: &mut Actions) {
         let q = token as usize;
+        if let Some(fdl) = q.checked_sub(self.queues.len()) {
+            // A burst leaves its fibre delay line for a wavelength reserved for it.
+            for pkt in self.fdl_pkts[fdl].drain(..) {
+                out.forward(pkt);
+            }
+            return;
+        }
         let queue = &self.queues[q];
         // A queue released early (max_burst) leaves its timer behind: a later cycle's deadline
         // is always later than now.
@@ -245,7 +291,10 @@ impl Node for Assembler {
         record.total_arrived_pkts = self.arrived;
         record.total_forwarded_pkts = self.forwarded;
         record.total_lost_pkts = self.lost;
-        record.held_end_pkts = self.queues.iter().map(|q| q.pkts.len() as u64).sum();
+        record.held_end_pkts = (self.queues.iter().map(|q| &q.pkts))
+            .chain(&self.fdl_pkts)
+            .map(|p| p.len() as u64)
+            .sum();
         bursts.push(record);
         events.append(&mut self.events);
     }

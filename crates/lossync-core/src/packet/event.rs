@@ -65,6 +65,8 @@ pub enum Event {
     Arrival(u32),
     /// Take one time-series sample.
     Record,
+    /// Take one sample of the aggregate Σ cwnd/RTT.
+    Aggregate,
     /// The warm-up ends.
     WarmupEnd,
 }

@@ -50,6 +50,7 @@
 
 pub mod access;
 pub mod assembler;
+pub mod contention;
 pub mod dynamic;
 pub mod event;
 pub mod node;
@@ -63,7 +64,8 @@ pub mod topology;
 use crate::cc::CcParams;
 use crate::error::{Error, Result};
 use crate::metrics::{
-    self, ArrivalRecord, CompletionRecord, DropClusters, FlowRecord, LinkRecord, Records, RunResult,
+    self, AggregateSample, ArrivalRecord, CompletionRecord, DropClusters, FlowRecord, LinkRecord,
+    Records, RunResult,
 };
 use crate::queue::{Buffer, Header, Verdict};
 use crate::scenario::{Pacing, Scenario};
@@ -183,6 +185,10 @@ pub struct PacketEngine {
     /// Per port: its data serialization time at the last sample.
     last_record_busy_ps: Vec<u64>,
     series: Vec<Vec<f64>>,
+    /// The aggregate Σ cwnd/RTT: its interval (0: off), samples taken, samples.
+    aggregate_every_ps: f64,
+    aggregate_taken: u64,
+    aggregate: Vec<AggregateSample>,
     events_processed: u64,
     /// Dynamic traffic: per group with arrivals, its process and free slots.
     dynamic: Vec<dynamic::Group>,
@@ -600,6 +606,13 @@ impl PacketEngine {
             }
         }
         queue.push(0, Event::Record);
+        let aggregate_every_ps = sc.run.aggregate_interval_s * event::PS_PER_S;
+        let n_aggregate = if aggregate_every_ps > 0.0 {
+            queue.push(0, Event::Aggregate);
+            (sc.run.duration_s / sc.run.aggregate_interval_s).floor() as usize + 1
+        } else {
+            0
+        };
 
         Ok(PacketEngine {
             now_ps: 0,
@@ -623,6 +636,9 @@ impl PacketEngine {
             records: 0,
             last_record_ps: 0,
             series: (0..n_cols).map(|_| Vec::with_capacity(n_records)).collect(),
+            aggregate_every_ps,
+            aggregate_taken: 0,
+            aggregate: Vec::with_capacity(n_aggregate),
             events_processed: 0,
             flows,
             dynamic,
@@ -743,6 +759,7 @@ impl PacketEngine {
                 }
             }
             Event::Record => self.record(),
+            Event::Aggregate => self.sample_aggregate(),
             Event::WarmupEnd => {
                 self.warm = true;
                 self.start_measuring();
@@ -1278,6 +1295,26 @@ impl PacketEngine {
         }
     }
 
+    /// One sample of Σ cwnd/srtt over the flows that have started (the seed 002 metric; the
+    /// smoothed RTT holds the queueing and burstification delays, the base RTT before any
+    /// sample).
+    fn sample_aggregate(&mut self) {
+        let now = self.now_ps;
+        let rate_pps = (self.flows.iter())
+            .filter(|f| f.start_ps <= now)
+            .map(|f| f.sender.cwnd_pkts() / f.sender.srtt_s())
+            .sum();
+        self.aggregate.push(AggregateSample {
+            time_s: s_from_ps(now),
+            rate_pps,
+        });
+        self.aggregate_taken += 1;
+        let next = (self.aggregate_taken as f64 * self.aggregate_every_ps).round() as SimTime;
+        if next <= self.end_ps {
+            self.queue.push(next, Event::Aggregate);
+        }
+    }
+
     /// Closes the run at the current time and computes the summary. Without a drop after the
     /// warm-up, `from_first_congestion` falls back to statistics from the warm-up (as the fluid
     /// engine does).
@@ -1368,6 +1405,7 @@ impl PacketEngine {
             bursts,
             arrivals,
             completions: std::mem::take(&mut self.completions),
+            aggregate: self.aggregate,
         };
         metrics::summarize(&self.scenario, records)
     }

@@ -147,9 +147,8 @@ pub fn build(sc: &Scenario) -> Result<Topology> {
     let mut nodes: Vec<Box<dyn Node>> = Vec::new();
     let link_node: Vec<Option<u32>> = (sc.links.iter().enumerate())
         .map(|(i, l)| {
-            let a = l.assembler.as_ref()?;
-            let seed = sc.run.seed;
-            nodes.push(Box::new(Assembler::new(i, a, l.burst_loss, n, seed)));
+            l.assembler.as_ref()?;
+            nodes.push(Box::new(Assembler::new(i, l, n, sc.run.seed)));
             Some((nodes.len() - 1) as u32)
         })
         .collect();

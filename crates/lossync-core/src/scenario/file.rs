@@ -51,6 +51,19 @@ pub struct LinkSpec {
     /// Probability that a burst the link's assembler releases is lost whole (packet engine
     /// only; needs `assembler`).
     pub burst_loss: Option<f64>,
+    /// Bursts lost by wavelength contention in the core instead of at random (packet engine
+    /// only; needs `assembler`; not with `burst_loss`).
+    pub contention: Option<ContentionSpec>,
+}
+
+/// `contention = { wavelengths = 1, fdls = 2, fdl_delay = "20us" }`: a bufferless OBS core
+/// (docs/packet.md, "Optical burst switching").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContentionSpec {
+    pub wavelengths: Option<i64>,
+    pub fdls: Option<i64>,
+    pub fdl_delay: Option<Time>,
 }
 
 /// `assembler = { timer = "1ms", policy = "mixed", queues = 1, max_burst = 100 }`, or
@@ -453,6 +466,8 @@ pub struct RunSpec {
     pub step: Option<Time>,
     pub seed: Option<u64>,
     pub record_interval: Option<Time>,
+    /// Sample the aggregate Σ cwnd/RTT of the flows this often (off without it).
+    pub aggregate_interval: Option<Time>,
 }
 
 impl<'de> Deserialize<'de> for CcSpec {

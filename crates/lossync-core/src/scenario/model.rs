@@ -55,6 +55,19 @@ pub struct Link {
     /// Probability that a burst assembled at the link's ingress is lost whole.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub burst_loss: f64,
+    /// Bursts lost by wavelength contention in the core (instead of `burst_loss`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention: Option<Contention>,
+}
+
+/// A bufferless OBS core at the link (docs/packet.md, "Optical burst switching"): `wavelengths`
+/// wavelengths sharing the link's capacity, and `fdls` fibre delay lines of `fdl_delay_s`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Contention {
+    pub wavelengths: u32,
+    pub fdls: u32,
+    pub fdl_delay_s: f64,
 }
 
 /// Timer-based burst assembly at a link's ingress (docs/packet.md, "Optical burst switching";
@@ -478,4 +491,7 @@ pub struct Run {
     pub step_s: f64,
     pub seed: u64,
     pub record_interval_s: f64,
+    /// The aggregate Σ cwnd/RTT is sampled this often; 0: not sampled.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub aggregate_interval_s: f64,
 }

@@ -220,6 +220,7 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
         step_s: f64::NAN,
         seed: r.seed.unwrap_or(1),
         record_interval_s: f64::NAN,
+        aggregate_interval_s: 0.0,
     })
 }
 
@@ -299,6 +300,20 @@ fn resolve_step(r: &RunSpec, run: &mut Run, flows: &[Flow]) -> Result<()> {
             "run.record_interval",
             "would record more than 10^7 samples",
         ));
+    }
+    if let Some(t) = r.aggregate_interval {
+        let f = "run.aggregate_interval";
+        let a = positive(f, t.0)?;
+        if a < step_s {
+            return Err(Error::field(
+                f,
+                format!("must be at least one step ({step_s} s)"),
+            ));
+        }
+        if run.duration_s / a > 1e7 {
+            return Err(Error::field(f, "would take more than 10^7 samples"));
+        }
+        run.aggregate_interval_s = a;
     }
     run.step_s = step_s;
     run.record_interval_s = record_interval_s;
@@ -386,6 +401,7 @@ fn resolve_links(
             // ACKs are not assembled: the other direction has no assembler.
             assembler: None,
             burst_loss: None,
+            contention: None,
         };
         let mut crossing: Vec<&Flow> = flows
             .iter()
@@ -473,6 +489,26 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
             p
         }
     };
+    let contention = l
+        .contention
+        .as_ref()
+        .map(|c| {
+            let f = format!("{field}.contention");
+            if assembler.is_none() {
+                return Err(Error::field(
+                    f,
+                    "needs an `assembler` on the link: only assembled bursts contend",
+                ));
+            }
+            if l.burst_loss.is_some() {
+                return Err(Error::field(
+                    f,
+                    "not with `burst_loss`: bursts are lost either at random or by contention",
+                ));
+            }
+            resolve_contention(&f, c)
+        })
+        .transpose()?;
     Ok(Link {
         name: name.to_string(),
         capacity_bps,
@@ -487,6 +523,45 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
         reverse_of: None,
         assembler,
         burst_loss,
+        contention,
+    })
+}
+
+/// The most wavelengths and fibre delay lines of a link, and the longest FDL delay.
+const WAVELENGTHS_MAX: i64 = 1 << 12;
+const FDLS_MAX: i64 = 1 << 12;
+const FDL_DELAY_MAX_S: f64 = 1.0;
+
+fn resolve_contention(field: &str, c: &ContentionSpec) -> Result<Contention> {
+    let count = |name: &str, v: Option<i64>, default: i64, (lo, hi): (i64, i64)| match v {
+        None => Ok(default as u32),
+        Some(n) if (lo..=hi).contains(&n) => Ok(n as u32),
+        Some(n) => Err(Error::field(
+            format!("{field}.{name}"),
+            format!("{n} is out of range: must be an integer in [{lo}, {hi}]"),
+        )),
+    };
+    let wavelengths = count("wavelengths", c.wavelengths, 1, (1, WAVELENGTHS_MAX))?;
+    let fdls = count("fdls", c.fdls, 0, (0, FDLS_MAX))?;
+    let df = format!("{field}.fdl_delay");
+    let fdl_delay_s = match (fdls, c.fdl_delay) {
+        (0, None) => 0.0,
+        (0, Some(_)) => return Err(Error::field(df, "needs `fdls` (how many delay lines)")),
+        (_, None) => {
+            return Err(Error::field(
+                df,
+                "needed with `fdls`: the delay of each line, e.g. \"20us\"",
+            ))
+        }
+        (_, Some(d)) => {
+            positive(&df, d.0)?;
+            in_range(&df, d.0, (0.0, FDL_DELAY_MAX_S), "seconds")?
+        }
+    };
+    Ok(Contention {
+        wavelengths,
+        fdls,
+        fdl_delay_s,
     })
 }
 

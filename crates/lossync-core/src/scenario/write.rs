@@ -52,6 +52,9 @@ pub fn to_toml(sc: &Scenario) -> String {
     line(o, "step", &num(r.step_s));
     line(o, "seed", &r.seed.to_string());
     line(o, "record_interval", &num(r.record_interval_s));
+    if r.aggregate_interval_s > 0.0 {
+        line(o, "aggregate_interval", &num(r.aggregate_interval_s));
+    }
     out
 }
 
@@ -185,6 +188,14 @@ fn write_link(o: &mut String, l: &Link, reverse: Option<&Link>) {
     }
     if l.burst_loss > 0.0 {
         line(o, "burst_loss", &num(l.burst_loss));
+    }
+    if let Some(c) = &l.contention {
+        let mut fields = vec![("wavelengths", c.wavelengths.to_string())];
+        if c.fdls > 0 {
+            fields.push(("fdls", c.fdls.to_string()));
+            fields.push(("fdl_delay", num(c.fdl_delay_s)));
+        }
+        line(o, "contention", &inline(&fields));
     }
     match reverse {
         None => line(o, "reverse", "false"),
