@@ -37,6 +37,17 @@ static GLOBAL: Counting = Counting;
 /// not counted as another's.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Events processed and allocations made from 20 s (past slow start) to 60 s of simulated time.
+fn count_from_20_to_60_s(e: &mut lossync_core::packet::PacketEngine) -> (u64, u64) {
+    e.advance(20.0);
+    let (events, allocations) = (e.events_processed(), ALLOCATIONS.load(Ordering::Relaxed));
+    e.advance(60.0);
+    let events = e.events_processed() - events;
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - allocations;
+    println!("{allocations} allocations in {events} events");
+    (events, allocations)
+}
+
 #[test]
 fn a_network_in_steady_state_allocates_nothing_per_packet() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -86,12 +97,7 @@ delayed_ack = true
 duration = "60s"
 "#,
     );
-    e.advance(20.0);
-    let (events, allocations) = (e.events_processed(), ALLOCATIONS.load(Ordering::Relaxed));
-    e.advance(60.0);
-    let events = e.events_processed() - events;
-    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - allocations;
-    println!("{allocations} allocations in {events} events");
+    let (events, allocations) = count_from_20_to_60_s(&mut e);
     // A few for rings that still grow to a new largest window and the drop log's doublings.
     assert!(events > 2_000_000, "{events}");
     assert!(
@@ -122,12 +128,7 @@ arrivals = { rate = 50, shape = 1.5, mean_size = "200KB", max_active = 200 }
 duration = "60s"
 "#,
     );
-    e.advance(20.0);
-    let (events, allocations) = (e.events_processed(), ALLOCATIONS.load(Ordering::Relaxed));
-    e.advance(60.0);
-    let events = e.events_processed() - events;
-    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - allocations;
-    println!("{allocations} allocations in {events} events");
+    let (events, allocations) = count_from_20_to_60_s(&mut e);
     assert!(events > 500_000, "{events}");
     assert!(
         allocations < 2 * 2_300 + 100,
