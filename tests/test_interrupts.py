@@ -148,3 +148,22 @@ def test_killing_run_out_at_random_moments_never_leaves_a_mixed_result(tmp_path,
     assert assert_whole(out, {99}) == 99
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")], "debris left in the result folder"
     assert len(seen) >= 2, f"every kill landed in the same phase: {seen}"
+
+
+def test_an_interrupt_a_c_extension_turns_into_another_error_still_exits_130():
+    # Seen once in 10 random-moment SIGINTs: the interrupt landed in matplotlib's Agg renderer,
+    # which raised "ValueError: Invalid bounding box" instead, and the CLI printed a traceback.
+    code = (
+        "import os, signal, sys\n"
+        "from lossync import cli\n"
+        "@cli.main.command('boom')\n"
+        "def boom():\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "    except KeyboardInterrupt:\n"
+        "        raise ValueError('Invalid bounding box')\n"
+        "sys.argv = ['lossync', 'boom']\n"
+        "cli.main()\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 130 and "Traceback" not in r.stderr and r.stderr.strip() == "lossync: interrupted", r.stderr

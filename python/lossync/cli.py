@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -26,16 +28,39 @@ from .scenario import default_scenario_path, resolve, variants
 DEFAULT_OUT = "lossync-default"
 
 
+_interrupted = False
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    # Remembered, because a C extension the interrupt lands in may turn the KeyboardInterrupt
+    # into an error of its own (matplotlib's Agg renderer: "Invalid bounding box").
+    global _interrupted
+    _interrupted = True
+    signal.default_int_handler(signum, frame)
+
+
 class Cli(click.Group):
     def invoke(self, ctx: click.Context):  # type: ignore[override]
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, _on_sigint)
         try:
             return super().invoke(ctx)
         except LossyncError as e:
+            if _interrupted:
+                _exit_interrupted()
             click.echo(f"lossync: error: {e}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
-            click.echo("lossync: interrupted", err=True)
-            sys.exit(130)
+            _exit_interrupted()
+        except Exception:
+            if _interrupted:
+                _exit_interrupted()
+            raise
+
+
+def _exit_interrupted() -> None:
+    click.echo("lossync: interrupted", err=True)
+    sys.exit(130)
 
 
 @click.group(cls=Cli)
