@@ -1407,6 +1407,7 @@ fn assign_overflow(
         }
         charge_overflow(
             overflow,
+            admitted_sum,
             growth_share,
             &link.excess,
             &link.admitted,
@@ -1460,9 +1461,11 @@ fn assign_overflow(
 /// drops"): a full queue refuses the packets that arrive beyond the ACK clock (each member's
 /// `excess`) as far as the arrivals keep the order of the departures they replace
 /// (`growth_share`); the rest falls on the packets left, at random, in proportion to them.
+/// `admitted_sum` is the sum of `admitted` (the caller has it).
 /// Writes each member's drops to `overflowed` and their random part to `random`.
 fn charge_overflow(
     overflow: f64,
+    admitted_sum: f64,
     growth_share: f64,
     excess: &[f64],
     admitted: &[f64],
@@ -1470,7 +1473,6 @@ fn charge_overflow(
     random: &mut [f64],
 ) {
     let excess_sum: f64 = excess.iter().sum();
-    let admitted_sum: f64 = admitted.iter().sum();
     let growth_total = growth_share * overflow.min(excess_sum);
     // Shared by the packets growth did not take, so no member loses more than it sent (the
     // overflow is at most the arrivals).
@@ -1622,14 +1624,30 @@ mod tests {
         // packets of the 1 it sent.
         let (excess, admitted) = ([1.0, 0.0], [1.0, 9.0]);
         let (mut overflowed, mut random) = ([0.0; 2], [0.0; 2]);
-        charge_overflow(8.0, 0.5, &excess, &admitted, &mut overflowed, &mut random);
+        charge_overflow(
+            8.0,
+            10.0,
+            0.5,
+            &excess,
+            &admitted,
+            &mut overflowed,
+            &mut random,
+        );
         for k in 0..2 {
             assert!(overflowed[k] <= admitted[k] + 1e-12, "{overflowed:?}");
             assert!(random[k] <= overflowed[k] && random[k] >= 0.0, "{random:?}");
         }
         assert!((overflowed.iter().sum::<f64>() - 8.0).abs() < 1e-12);
         // Growth first, when growth alone absorbs it.
-        charge_overflow(0.5, 1.0, &excess, &admitted, &mut overflowed, &mut random);
+        charge_overflow(
+            0.5,
+            10.0,
+            1.0,
+            &excess,
+            &admitted,
+            &mut overflowed,
+            &mut random,
+        );
         assert_eq!((overflowed, random), ([0.5, 0.0], [0.0, 0.0]));
     }
 }
