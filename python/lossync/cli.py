@@ -84,6 +84,12 @@ def summary_table(summary: dict) -> str:
                 f"flows/burst {_fmt(b['mean_flows'], 3)} (max {b['max_flows']}), "
                 f"flows/lost burst {_fmt(b['mean_flows_per_lost_burst'], 3)}"
             )
+    a = s.get("aggregate")
+    if a:  # run.aggregate_interval
+        lines.append(
+            f"  aggregate cwnd/RTT every {a['interval_s']:g} s: mean {_fmt(a['mean_pps'], 6)} pps, "
+            f"std {_fmt(a['std_pps'], 4)}, CV {_fmt(a['cv'], 4)}; throughput across flows CV {_fmt(a['flow_throughput_cv'], 4)}"
+        )
     lines += ["", f"  {'flow':>4}  {'variant':<10}{'rtt ms':>8}{'Mbps':>12}{'share':>8}{'loss':>11}{'cwnd':>10}{'cuts':>8}"]
     total = sum(f["throughput_bps"] for f in s["flows"]) or 1.0
     for f in s["flows"]:
