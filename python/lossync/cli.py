@@ -120,6 +120,12 @@ def summary_table(summary: dict) -> str:
                 f"    FCT {c['class']:<10} {c['flows']:>7} flows  mean {_fmt(c['fct_mean_s'], 4)} s  p50 {_fmt(c['fct_p50_s'], 4)} s  "
                 f"p90 {_fmt(c['fct_p90_s'], 4)} s  p99 {_fmt(c['fct_p99_s'], 4)} s"
             )
+    a = s.get("aggregate")
+    if a:  # run.aggregate_interval
+        lines.append(
+            f"  aggregate cwnd/RTT every {a['interval_s']:g} s: mean {_fmt(a['mean_pps'], 6)} pps, "
+            f"std {_fmt(a['std_pps'], 4)}, CV {_fmt(a['cv'], 4)}; throughput across flows CV {_fmt(a['flow_throughput_cv'], 4)}"
+        )
     lines += ["", f"  {'flow':>4}  {'variant':<10}{'rtt ms':>8}{'Mbps':>12}{'share':>8}{'loss':>11}{'cwnd':>10}{'cuts':>8}"]
     total = sum(f["throughput_bps"] for f in s["flows"]) or 1.0
     for f in s["flows"]:

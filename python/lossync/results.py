@@ -19,7 +19,8 @@ EVENT_COLUMNS = ["link", "start_s", "candidates", "signalled", "lost"]
 FCT_COLUMNS = ["group", "slot", "start_s", "size_bytes", "size_pkts", "fct_s", "sent_pkts", "received_pkts",
                "delivered_pkts", "dropped_pkts", "drained"]
 #: What `Result.write` may put in a folder; summary.json is written last and marks it complete.
-RESULT_FILES = ("scenario.toml", "series.parquet", "events.csv", "fct.parquet", "figure.png", "summary.json")
+RESULT_FILES = ("scenario.toml", "series.parquet", "events.csv", "fct.parquet", "aggregate.parquet", "figure.png",
+                "summary.json")
 
 
 @dataclass
@@ -76,6 +77,15 @@ class Result:
         return pd.DataFrame(self.summary["flows"]).set_index("flow")
 
     @property
+    def aggregate(self) -> pd.DataFrame:
+        """The aggregate Σ cwnd/RTT of the flows (`time_s`, `rate_pps`), one row per sample, with
+        `run.aggregate_interval` (empty without it); its statistics are `summary["aggregate"]`."""
+        a = self.summary.get("aggregate")
+        if not a:
+            return pd.DataFrame({"time_s": [], "rate_pps": []})
+        return pd.DataFrame({"time_s": a["time_s"], "rate_pps": a["rate_pps"]})
+
+    @property
     def links(self) -> pd.DataFrame:
         """Per-link metrics, one row per link."""
         return pd.DataFrame(self.summary["links"]).set_index("name")
@@ -97,7 +107,8 @@ class Result:
     def write(self, out_dir: str | Path, figure: bool = True) -> list[Path]:
         """Writes summary.json (with the resolved scenario for provenance), scenario.toml (the
         resolved scenario, which re-runs to this result), series.parquet, events.csv, fct.parquet
-        (with dynamic traffic only) and figure.png into `out_dir`, as one set: summary.json appears last, only beside files of
+        (with dynamic traffic only), aggregate.parquet (with `run.aggregate_interval` only) and
+        figure.png into `out_dir`, as one set: summary.json appears last, only beside files of
         the same run, and names each with its SHA-256 (`files`), so `Result.read` can tell a
         complete set; an interrupted or killed write leaves no summary.json."""
         files = {
@@ -107,6 +118,8 @@ class Result:
         }
         if len(self.fct):
             files["fct.parquet"] = lambda p: self.fct.to_parquet(p, index=False)
+        if self.summary.get("aggregate"):
+            files["aggregate.parquet"] = lambda p: self.aggregate.to_parquet(p, index=False)
         if figure:
             fig = self.plot()
             files["figure.png"] = lambda p: fig.savefig(p, dpi=120, format="png")
