@@ -184,3 +184,21 @@ def test_no_process_outlives_a_killed_sweep(tmp_path):
     (out / "runs" / ".0123abcd.parquet.x1y2.tmp").write_bytes(b"PAR1")
     _assert_complete_after_resume(f, out, 48)
     assert [p.name for p in (out / "runs").iterdir() if p.suffix != ".parquet" or p.name.startswith(".")] == []
+
+
+def test_extra_columns_come_from_each_result_and_belong_to_the_sweep(tmp_path):
+    from lossync.errors import LossyncError
+    from lossync.studies.obs import aggregate_columns
+
+    obs = {"base": str(ROOT / "examples" / "obs-dumbbell.toml"), "seeds": 1,
+           "set": ["run.duration=20", "run.warmup=5", "run.aggregate_interval=0.7"],
+           "axes": {"links.0.assembler.policy": ["per_flow", "mixed"]}}
+    rows = lossync.sweep(obs, tmp_path / "out", workers=1, progress=False, columns=aggregate_columns).set_index(
+        "links.0.assembler.policy")
+    # Each row carries what the function read from its own run: per-flow bursts hold one flow.
+    assert rows.loc["per_flow", "mean_flows_per_lost_burst"] == 1.0
+    assert rows.loc["mixed", "mean_flows_per_lost_burst"] > 1.0
+    assert len(rows.loc["mixed", "aggregate_rate_pps"]) == pytest.approx(20 / 0.7, abs=1)
+    # Resuming without the function would mix rows with and without its columns: refused.
+    with pytest.raises(LossyncError, match="different sweep"):
+        lossync.sweep(obs, tmp_path / "out", workers=1, progress=False, resume=True)

@@ -169,6 +169,28 @@ fn obs_mixed_assembly_synchronizes_more_than_per_flow() {
     assert!(mixed.mean_flows_per_lost_burst > random.mean_flows_per_lost_burst);
     assert!(random.mean_flows_per_lost_burst > per_flow.mean_flows_per_lost_burst);
     assert!(mixed_sync > per_flow_sync);
+    // The lost bursts' histograms count exactly the lost bursts, their flows and segments, and
+    // lie under the histograms of all bursts.
+    for b in [&mixed, &random, &per_flow] {
+        let total = |h: &[u64]| h.iter().sum::<u64>();
+        let weighted = |h: &[u64]| {
+            h.iter()
+                .enumerate()
+                .map(|(n, &c)| n as u64 * c)
+                .sum::<u64>()
+        };
+        assert_eq!(total(&b.lost_flows_histogram), b.lost_bursts);
+        assert_eq!(total(&b.lost_segments_histogram), b.lost_bursts);
+        let m = weighted(&b.lost_flows_histogram) as f64 / b.lost_bursts as f64;
+        assert_eq!(m, b.mean_flows_per_lost_burst);
+        for (lost, all) in [
+            (&b.lost_flows_histogram, &b.flows_histogram),
+            (&b.lost_segments_histogram, &b.segments_histogram),
+        ] {
+            assert!(lost.len() <= all.len());
+            assert!(lost.iter().zip(all.iter()).all(|(l, a)| l <= a));
+        }
+    }
 }
 
 /// Every data packet is accounted for at the assembler (in = forwarded + lost + held) and at
@@ -364,17 +386,100 @@ path = ["core"]
     }
 }
 
-/// The fluid engine cannot gather packets into bursts: it refuses, naming the field.
+/// What depends on single bursts (wavelength contention, a maximum burst size) has no fluid form,
+/// and the fluid form is the `tcp` loss model's: the fluid engine refuses the rest, naming the
+/// field.
 #[test]
-fn obs_fluid_engine_refuses_bursts() {
-    let toml = obs_toml(2, "{ timer = \"1ms\" }", 0.02, 10.0, "")
-        .replace("engine = \"packet\"", "engine = \"fluid\"");
-    let sc = common::scenario(&toml);
-    let e = lossync_core::Simulation::new(&sc)
-        .err()
-        .expect("refused")
-        .to_string();
-    assert!(e.starts_with("links[0].assembler:"), "{e}");
+fn obs_fluid_engine_refuses_what_it_has_no_form_for() {
+    let fluid = |assembler: &str, extra: &str| {
+        obs_toml(2, assembler, 0.02, 10.0, extra)
+            .replace("engine = \"packet\"", "engine = \"fluid\"")
+    };
+    let contention = fluid("{ timer = \"1ms\" }", "")
+        .replace("burst_loss = 0.02", "contention = { wavelengths = 2 }");
+    let cases = [
+        (contention, "links[0].contention:"),
+        (
+            fluid("{ timer = \"1ms\", max_burst = 10 }", ""),
+            "links[0].assembler.max_burst:",
+        ),
+        (
+            fluid("{ timer = \"1ms\" }", "")
+                .replace("[run]", "[loss]\nmodel = \"proportional\"\n[run]"),
+            "links[0].assembler:",
+        ),
+    ];
+    for (toml, field) in cases {
+        let sc = common::scenario(&toml);
+        let e = lossync_core::Simulation::new(&sc)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.starts_with(field), "{e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+}
+
+/// The fluid form of burst assembly (docs/fluid.md, "Optical burst switching") against the packet
+/// engine's bursts: per-flow assembly loses one flow per burst in both, mixed-flow several; the
+/// burst loss rate is p within three binomial standard errors; the flows' throughput agrees within
+/// 15%; and the fluid link conserves packets with the bursts' drops.
+#[test]
+fn obs_fluid_form_against_the_packet_engine() {
+    for policy in ["per_flow", "mixed"] {
+        let toml = obs_toml(
+            10,
+            &format!("{{ timer = \"1ms\", policy = \"{policy}\" }}"),
+            0.02,
+            120.0,
+            "",
+        );
+        let packet = run(&toml).summary;
+        let fluid = run(&toml.replace("engine = \"packet\"", "engine = \"fluid\"")).summary;
+        let (bp, bf) = (bursts(&packet), bursts(&fluid));
+        let tput = |s: &Summary| {
+            s.flows.iter().map(|f| f.throughput_bps).sum::<f64>() / s.flows.len() as f64
+        };
+        println!(
+            "{policy}: m_k packet {:.2} fluid {:.2}; lost/bursts packet {}/{} fluid {}/{}; \
+             throughput per flow packet {:.2} fluid {:.2} Mb/s",
+            bp.mean_flows_per_lost_burst,
+            bf.mean_flows_per_lost_burst,
+            bp.lost_bursts,
+            bp.bursts,
+            bf.lost_bursts,
+            bf.bursts,
+            tput(&packet) / 1e6,
+            tput(&fluid) / 1e6
+        );
+        let se = (0.02 * 0.98 / bf.bursts as f64).sqrt();
+        assert!(
+            (bf.loss_rate - 0.02).abs() < 3.0 * se,
+            "fluid burst loss {} (se {se})",
+            bf.loss_rate
+        );
+        if policy == "per_flow" {
+            assert_eq!(bp.mean_flows_per_lost_burst, 1.0);
+            assert_eq!(bf.mean_flows_per_lost_burst, 1.0);
+        } else {
+            assert!(bp.mean_flows_per_lost_burst > 2.0 && bf.mean_flows_per_lost_burst > 2.0);
+        }
+        let ratio = tput(&fluid) / tput(&packet);
+        assert!(
+            (ratio - 1.0).abs() < 0.15,
+            "{policy}: fluid/packet throughput {ratio:.3}"
+        );
+        let l = &fluid.links[0];
+        let gap = l.arrivals_pkts
+            - l.departures_pkts
+            - l.drops_pkts
+            - (l.queue_end_pkts - l.queue_start_pkts);
+        assert!(
+            gap.abs() < 1e-9 * l.arrivals_pkts,
+            "conservation off by {gap}"
+        );
+        assert!(l.drops_pkts > 0.0);
+    }
 }
 
 /// `count` Reno flows into a bufferless-core OBS link with wavelength contention instead of

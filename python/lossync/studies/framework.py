@@ -70,9 +70,10 @@ def fidelity_overrides(quick: bool, duration: float = 3000.0) -> tuple[int, list
     return 10, [f"run.duration={duration}"]
 
 
-def run_sweep(out: Path, base: dict, axes: dict, seeds: int, fixed: list[str], engine: str) -> pd.DataFrame:
+def run_sweep(out: Path, base: dict, axes: dict, seeds: int, fixed: list[str], engine: str,
+              columns: Callable[[Any], dict[str, Any]] | None = None) -> pd.DataFrame:
     rows = sweep({"base": base, "axes": axes, "seeds": seeds, "set": [*fixed, f'engine="{engine}"']},
-                 out, resume=True, progress=None)
+                 out, resume=True, progress=None, columns=columns)
     failed = rows[rows["status"] != "ok"]
     if len(failed):
         raise LossyncError(f"{len(failed)} of {len(rows)} runs failed, e.g.: {failed['error'].iloc[0]}")

@@ -12,7 +12,7 @@ import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from copy import deepcopy
@@ -44,8 +44,10 @@ def run_key(doc: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict[str, Any], seed: int) -> dict[str, Any]:
-    """Runs one (point, seed). Never raises for a bad scenario: the row records the error."""
+def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict[str, Any], seed: int,
+              columns: Callable[[Any], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Runs one (point, seed). Never raises for a bad scenario: the row records the error.
+    columns: adds to the row what it returns for the run's Result."""
     from ..engines import run  # imported here so worker processes pay for it once, lazily
 
     row: dict[str, Any] = {**point, "seed": seed}
@@ -57,6 +59,8 @@ def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict
         headline = next(l for l in s["links"] if l["name"] == s["bottleneck"])
         row.update({m: headline[m] for m in LINK_METRICS})
         row["flow_throughput_bps"] = [f["throughput_bps"] for f in s["flows"]]
+        if columns is not None:
+            row.update(columns(result))
         resolved = json.dumps(result.scenario, sort_keys=True)
         row["scenario_hash"] = hashlib.sha256(resolved.encode()).hexdigest()[:16]
         row["status"], row["error"] = "ok", ""
@@ -147,6 +151,7 @@ def sweep(
     resume: bool = False,
     progress: bool | None = None,
     base_dir: str | Path | None = None,
+    columns: Callable[[Any], dict[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """Runs a sweep and returns its results (one row per point and seed, failures included).
 
@@ -154,6 +159,9 @@ def sweep(
     out: results folder; `out/runs/KEY.parquet` is written as each run completes.
     scheduler: a Dask scheduler address; default: a local process pool of `workers` processes.
     resume: keep the finished runs already in `out` and run only the missing or failed ones.
+    columns: a module-level function (workers import it) from a run's Result to extra columns of
+    its row, e.g. a study's histograms; its name is part of the sweep's identity, so a resumed
+    sweep never mixes rows with and without them.
     """
     if isinstance(spec, (str, Path)):
         parsed, folder = load_sweep(spec)
@@ -171,7 +179,10 @@ def sweep(
     out = Path(out)
     runs = out / "runs"
     spec_file = out / "sweep.json"
-    spec_text = json.dumps({"spec": parsed.model_dump(by_alias=True), "base": base}, sort_keys=True, default=str)
+    identity = {"spec": parsed.model_dump(by_alias=True), "base": base}
+    if columns is not None:
+        identity["columns"] = f"{columns.__module__}.{columns.__qualname__}"
+    spec_text = json.dumps(identity, sort_keys=True, default=str)
     with _locked(out):
         if runs.is_dir() and any(runs.glob("*.parquet")):
             if not resume:
@@ -189,12 +200,13 @@ def sweep(
                 if pd.read_parquet(f, columns=["status"])["status"].iloc[0] == "ok":
                     done.add(f.stem)
         jobs = [j for j in jobs_all if j[2] not in done]
-        _execute(jobs, base, scenario_dir, fixed, runs, scheduler, workers, progress)
+        _execute(jobs, base, scenario_dir, fixed, runs, scheduler, workers, progress, columns)
         return load_results(out, {k for _, _, k in jobs_all})
 
 
 def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], scenario_dir: str, fixed: list[str],
-             runs: Path, scheduler: str | None, workers: int | None, progress: bool | None) -> None:
+             runs: Path, scheduler: str | None, workers: int | None, progress: bool | None,
+             columns: Callable[[Any], dict[str, Any]] | None = None) -> None:
     if not jobs:
         return
     if progress is None:
@@ -210,7 +222,7 @@ def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], 
     try:
         for job in jobs:
             p, s, _ = job
-            futures[executor.submit(run_point, base, scenario_dir, fixed, p, s)] = job
+            futures[executor.submit(run_point, base, scenario_dir, fixed, p, s, columns)] = job
         for fut in as_completed(futures):
             p, s, key = futures[fut]
             try:

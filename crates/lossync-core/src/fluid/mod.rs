@@ -14,6 +14,7 @@
 //!
 //! All storage is allocated when the engine is built; a step allocates nothing.
 
+mod obs;
 pub mod sync;
 
 use crate::cc::{self, CcContext, CongestionControl};
@@ -24,6 +25,10 @@ use crate::metrics::{
 use crate::queue::{self, Buffer, Discipline, LinkContext};
 use crate::rng::Rng;
 use crate::scenario::{default_burst_pkts, LossModel, Scenario};
+use obs::FluidAssembler;
+
+/// Linux's minimum retransmission timeout, as the packet engine's sender (`packet/sender.rs`).
+const MIN_RTO_S: f64 = 0.2;
 use sync::SyncModule;
 
 /// Loss signals in flight to the senders: one slot per step, each slot holding the reductions due
@@ -132,6 +137,9 @@ struct TcpFlow {
     loss_until_s: f64,
     /// The window does not grow before this time (fast recovery after a cut).
     recovery_until_s: f64,
+    /// A retransmission timeout fires at this time (`f64::INFINITY`: none pending); the sender
+    /// sends nothing until then (a lost burst took its whole window, docs/fluid.md).
+    rto_at_s: f64,
     /// What it sent this step beyond replacing the packets acknowledged (its window growth, slow
     /// start's doubling): the packets a full drop-tail queue refuses.
     excess: f64,
@@ -140,6 +148,8 @@ struct TcpFlow {
     /// The ACK ring's delay when its ACKs cross no queue (its base RTT, fixed); 0: they do, the
     /// delay is computed per step.
     ack_delay: usize,
+    /// Its data's mean wait in burst assemblers on its path (it delays the ACKs).
+    assembly_wait_s: f64,
     /// Expected drops since its last loss event, of its growth packets (at a full queue) and of
     /// packets picked at random (early drops, and overflow drops beyond the growth share), and
     /// the thresholds at which they make one (see `TcpFlow::draw_thresholds`).
@@ -247,6 +257,11 @@ struct LinkState {
     class_rate: Vec<f64>,
     /// `tcp` loss model: members whose loss event began this step.
     loss_event: Vec<bool>,
+    /// An optical burst assembler at the link's ingress (`tcp` loss model), the drops of its
+    /// lost bursts per member this step, and a segment's mean wait in it.
+    assembler: Option<FluidAssembler>,
+    burst_drop: Vec<f64>,
+    assembly_wait_s: f64,
     // Congestion event under way.
     event: EventState,
     sync: Option<SyncModule>,
@@ -371,6 +386,68 @@ impl LinkState {
         }
     }
 
+    /// The link's burst assembler this step (`tcp`): a lost burst's segments are dropped (the
+    /// fraction `burst_loss` of every member's admitted arrivals), and each flow the burst held
+    /// has a loss event, at most one per round trip (RFC 6675 §5, as for a queue's drops), the
+    /// reduction reaching it one RTT later. Returns the packets dropped.
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        &mut self,
+        flows: &[FlowState],
+        tcp: &mut TcpRings,
+        now: usize,
+        t: f64,
+        dt: f64,
+        measured: bool,
+        log: &mut Vec<EventRecord>,
+    ) -> f64 {
+        let n = self.members.len();
+        let Some(a) = self.assembler.as_mut() else {
+            return 0.0;
+        };
+        let members = &self.members;
+        let source = |k: usize| {
+            let f = &flows[members[k].flow];
+            f.started.then_some((f.w, f.rtt_s, f.access_pps))
+        };
+        let (any, wait_s) = a.step(source, &self.rate[..n], t, dt, measured, log);
+        self.assembly_wait_s = wait_s;
+        let p = a.loss();
+        let mut lost = 0.0;
+        for k in 0..n {
+            let d = self.admitted[k] * p;
+            self.admitted[k] -= d;
+            self.dropped[k] += d;
+            self.burst_drop[k] = d;
+            lost += d;
+        }
+        if any {
+            for (k, m) in members.iter().enumerate() {
+                if !a.hit[k] {
+                    continue;
+                }
+                let f = &flows[m.flow];
+                let tf = &mut tcp.flows[m.flow];
+                if t < tf.loss_until_s {
+                    continue;
+                }
+                tf.draw_thresholds(&mut tcp.rng, tcp.event_threshold);
+                if a.timeout(k) {
+                    // Too few of its segments left to bring three duplicate ACKs: the loss is
+                    // found by the retransmission timer, the packet engine's
+                    // SRTT + max(4·RTTVAR, 200 ms) after the send (Linux's minimum RTO).
+                    tf.rto_at_s = t + f.rtt_s + MIN_RTO_S;
+                    tf.loss_until_s = tf.rto_at_s + f.rtt_s;
+                } else {
+                    tf.loss_until_s = t + 2.0 * f.rtt_s;
+                    let delay = tcp.due.delay(f.rtt_s, dt);
+                    tcp.due.at(now, delay, m.flow).reductions += 1.0;
+                }
+            }
+        }
+        lost
+    }
+
     /// Departures and drops under `tcp`: deliveries send ACKs back, drops are detected one RTT
     /// later, and a flow's drops make a loss event when they reach its threshold. Returns
     /// whether some member's loss event began (marked in `loss_event`).
@@ -395,6 +472,7 @@ impl LinkState {
         let rate = &self.rate[..n];
         let dropped = &self.dropped[..n];
         let overflow_random = &self.overflow_random[..n];
+        let burst_drop = &self.burst_drop[..n];
         let loss_event = &mut self.loss_event[..n];
         let mut any_loss_event = false;
         for (k, m) in self.members.iter().enumerate() {
@@ -408,7 +486,7 @@ impl LinkState {
                 // they cross.
                 let mut delay = tcp.flows[m.flow].ack_delay;
                 if delay == 0 {
-                    let mut back = f.base_rtt_s;
+                    let mut back = f.base_rtt_s + tcp.flows[m.flow].assembly_wait_s;
                     for &l in &ack_links[f.ack_off..f.ack_off + f.ack_hops] {
                         back += delays[l];
                     }
@@ -433,7 +511,9 @@ impl LinkState {
                 if t >= tf.loss_until_s {
                     // Drops of growth packets, and drops of packets picked at random.
                     tf.overflow_drops += overflowed[k] - overflow_random[k];
-                    tf.early_drops += drops - overflowed[k] + overflow_random[k];
+                    // (A lost burst's drops are not: the burst's loss is the flow's loss event,
+                    // drawn by the assembler.)
+                    tf.early_drops += drops - overflowed[k] + overflow_random[k] - burst_drop[k];
                 }
                 if t >= tf.loss_until_s
                     && (tf.overflow_drops >= tf.overflow_threshold
@@ -498,24 +578,36 @@ pub struct FluidEngine {
     flow_updates: u64,
     /// Some link runs an XCP router (senders then look up their path's feedback every step).
     has_xcp: bool,
+    /// Some link has a burst assembler (senders then add its wait to their ACKs' delay).
+    has_obs: bool,
 }
 
-/// Refuses optical burst assembly: a fluid has no packets to gather into bursts, so the
-/// correlated loss of a burst's segments has no faithful fluid form here (the packet engine
-/// runs it).
-fn check_no_bursts(sc: &Scenario) -> Result<()> {
+/// Optical burst assembly has a fluid form under the `tcp` loss model ([`obs`]): bursts as a
+/// rate, their losses as events of the flows they held. Wavelength contention and a maximum
+/// burst size depend on individual bursts and run in the packet engine only.
+fn check_bursts(sc: &Scenario) -> Result<()> {
+    let packet_only = "runs in the packet engine only (engine = \"packet\")";
     for (i, l) in sc.links.iter().enumerate() {
-        let field = if l.assembler.is_some() {
-            "assembler"
-        } else if l.burst_loss > 0.0 {
-            "burst_loss"
-        } else {
-            continue;
-        };
-        return Err(Error::field(
-            format!("links[{i}].{field}"),
-            "optical burst assembly runs in the packet engine only (engine = \"packet\")",
-        ));
+        let Some(a) = &l.assembler else { continue };
+        if l.contention.is_some() {
+            return Err(Error::field(
+                format!("links[{i}].contention"),
+                format!("wavelength contention {packet_only}"),
+            ));
+        }
+        if a.max_burst_pkts > 0 {
+            return Err(Error::field(
+                format!("links[{i}].assembler.max_burst"),
+                format!("a maximum burst size {packet_only}"),
+            ));
+        }
+        if !matches!(sc.loss, LossModel::Tcp { .. }) {
+            return Err(Error::field(
+                format!("links[{i}].assembler"),
+                "optical burst assembly has a fluid form under loss.model = \"tcp\" only; \
+                 otherwise it runs in the packet engine (engine = \"packet\")",
+            ));
+        }
     }
     Ok(())
 }
@@ -534,7 +626,7 @@ fn check_no_arrivals(sc: &Scenario) -> Result<()> {
 
 impl FluidEngine {
     pub fn new(scenario: &Scenario) -> Result<Self> {
-        check_no_bursts(scenario)?;
+        check_bursts(scenario)?;
         check_no_arrivals(scenario)?;
         let sc = scenario.clone();
         let dt = sc.run.step_s;
@@ -554,7 +646,12 @@ impl FluidEngine {
                 .path
                 .iter()
                 .chain(&f.ack_path)
-                .map(|&l| sc.links[l].buffer_pkts / sc.links[l].capacity_pps)
+                .map(|&l| {
+                    let timer_s = sc.links[l].assembler.as_ref().map_or(0.0, |a| {
+                        a.timers_s.iter().copied().fold(a.timer_s, f64::max)
+                    });
+                    sc.links[l].buffer_pkts / sc.links[l].capacity_pps + timer_s
+                })
                 .sum();
             max_rtt = max_rtt.max(f.rtt_s + queueing);
             flows.push(FlowState {
@@ -656,6 +753,12 @@ impl FluidEngine {
                     _ => None,
                 },
                 loss_event: vec![false; n],
+                assembler: l
+                    .assembler
+                    .as_ref()
+                    .map(|a| FluidAssembler::new(li, a, l.burst_loss, n, sc.run.seed)),
+                burst_drop: vec![0.0; n],
+                assembly_wait_s: 0.0,
                 event: EventState {
                     active: false,
                     start_s: 0.0,
@@ -708,11 +811,14 @@ impl FluidEngine {
                         .map(|f| TcpFlow {
                             pacing: f.pacing,
                             // As `departures_tcp` would compute it (back = base RTT exactly).
-                            ack_delay: if f.ack_path.is_empty() {
+                            ack_delay: if f.ack_path.is_empty()
+                                && f.path.iter().all(|&l| sc.links[l].assembler.is_none())
+                            {
                                 round_to_usize(f.rtt_s / dt).clamp(1, ring_len - 1)
                             } else {
                                 0
                             },
+                            rto_at_s: f64::INFINITY,
                             ..TcpFlow::default()
                         })
                         .collect(),
@@ -738,6 +844,7 @@ impl FluidEngine {
             aggregate: Vec::new(),
             flow_updates: 0,
             has_xcp: links.iter().any(|l| l.discipline.feedback().is_some()),
+            has_obs: links.iter().any(|l| l.assembler.is_some()),
             flows,
             links,
             scenario: sc,
@@ -784,6 +891,9 @@ impl FluidEngine {
         for (s, l) in self.start_links.iter_mut().zip(&mut self.links) {
             *s = l.acc;
             l.q_max = l.q;
+            if let Some(a) = l.assembler.as_mut() {
+                a.start_measuring();
+            }
         }
         for (s, f) in self.start_flows.iter_mut().zip(&self.flows) {
             *s = f.acc;
@@ -812,6 +922,7 @@ impl FluidEngine {
         let measuring = self.measuring;
         let reductions_per_event = self.reductions_per_event;
         let has_xcp = self.has_xcp;
+        let has_obs = self.has_obs;
         // Every ring has the same length: one slot index for all of them.
         let now = self.ring.slot(self.step_index as usize);
         let (flows, links, hop_in, ring, path_links, ack_links, tcp) = (
@@ -824,7 +935,7 @@ impl FluidEngine {
             &mut self.tcp,
         );
         for (l, d) in links.iter().zip(self.link_delay_s.iter_mut()) {
-            *d = l.q / l.capacity_pps;
+            *d = l.q / l.capacity_pps + l.assembly_wait_s;
         }
         let delays = &self.link_delay_s[..];
         // The context of this step's law calls; only the RTT (and XCP's feedback) change per flow.
@@ -848,6 +959,12 @@ impl FluidEngine {
                 }
                 let rtt = path_rtt(f, delays, path_links, ack_links);
                 f.rtt_s = rtt;
+                if has_obs {
+                    tf.assembly_wait_s = path_links[f.hop_off..f.hop_off + f.hops]
+                        .iter()
+                        .map(|&l| links[l].assembly_wait_s)
+                        .sum();
+                }
                 let TcpDue {
                     acked,
                     lost,
@@ -857,6 +974,14 @@ impl FluidEngine {
                 ctx.rtt_s = rtt;
                 if has_xcp {
                     ctx.feedback_pkts = path_feedback(f, links, path_links);
+                }
+                if t >= tf.rto_at_s {
+                    // The timeout: one reduction (ssthresh), then a loss window of one packet
+                    // and slow start (RFC 5681 §3.1); what was in flight is presumed lost.
+                    tf.rto_at_s = f64::INFINITY;
+                    reduce_window(f, &ctx, 1.0);
+                    f.w = 1.0;
+                    tf.inflight = 0.0;
                 }
                 reduce_window(f, &ctx, r);
                 if r > 0.0 {
@@ -871,6 +996,9 @@ impl FluidEngine {
                 // The ACK clock: send what the window allows beyond the data in flight, at
                 // most what the access link carries in a step.
                 let mut send = (f.w - tf.inflight).max(0.0).min(f.access_pps * dt);
+                if tf.rto_at_s.is_finite() {
+                    send = 0.0; // waiting for the retransmission timer
+                }
                 tf.excess = (send - acked - lost).max(0.0);
                 if let Some(p) = tf.pacing {
                     // A paced sender spreads its window over the RTT: no burst, so its growth
@@ -908,7 +1036,13 @@ impl FluidEngine {
             let c = link.capacity_pps;
             let p_disc = link.discipline.early_drop_probability(link.q, dt, c);
             let p_early = 1.0 - (1.0 - link.loss_rate) * (1.0 - p_disc);
-            let (arriving_sum, admitted_sum, early_sum) = link.arrivals(flows, hop_in, dt, p_early);
+            let (arriving_sum, mut admitted_sum, mut early_sum) =
+                link.arrivals(flows, hop_in, dt, p_early);
+            if TCP && link.assembler.is_some() {
+                let lost = link.assemble(flows, tcp, now, t, dt, warm, &mut self.event_log);
+                admitted_sum -= lost;
+                early_sum += lost;
+            }
             if has_xcp {
                 for (m, &r) in link.members.iter().zip(&link.rate) {
                     let f = &flows[m.flow];
@@ -1103,7 +1237,9 @@ impl FluidEngine {
             events: self.event_log,
             samples: self.series,
             warnings: region_warnings(&self.scenario),
-            bursts: Vec::new(),
+            bursts: (self.links.into_iter())
+                .filter_map(|l| l.assembler.map(FluidAssembler::finish))
+                .collect(),
             aggregate: self.aggregate,
             ..Records::default()
         };

@@ -179,6 +179,9 @@ pub struct BurstSummary {
     pub segments_histogram: Vec<u64>,
     pub flows_histogram: Vec<u64>,
     pub source_segments_histogram: Vec<u64>,
+    /// Over the lost bursts only.
+    pub lost_segments_histogram: Vec<u64>,
+    pub lost_flows_histogram: Vec<u64>,
     /// Whole-run accounting of data packets: arrivals = forwarded + lost + held at the end.
     pub arrivals_pkts: u64,
     pub forwarded_pkts: u64,
@@ -216,6 +219,8 @@ impl BurstSummary {
             segments_histogram: r.segments_histogram.clone(),
             flows_histogram: r.flows_histogram.clone(),
             source_segments_histogram: r.source_segments_histogram.clone(),
+            lost_segments_histogram: r.lost_segments_histogram.clone(),
+            lost_flows_histogram: r.lost_flows_histogram.clone(),
             arrivals_pkts: r.total_arrived_pkts,
             forwarded_pkts: r.total_forwarded_pkts,
             lost_pkts: r.total_lost_pkts,

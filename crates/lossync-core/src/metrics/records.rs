@@ -123,6 +123,12 @@ pub struct BurstRecord {
     /// `source_segments_histogram[n]`: (burst, flow) pairs with n segments of the flow in the
     /// burst (the per-source count of the seed's Fig. 1a).
     pub source_segments_histogram: Vec<u64>,
+    /// The same two histograms over the lost bursts only (the seed's Fig. 1 splits lost and
+    /// successful bursts; successful = all − lost).
+    #[serde(default)]
+    pub lost_segments_histogram: Vec<u64>,
+    #[serde(default)]
+    pub lost_flows_histogram: Vec<u64>,
     /// Whole-run accounting of the assembler's data packets: arrivals = forwarded + lost +
     /// held at the end.
     pub total_arrived_pkts: u64,
@@ -157,6 +163,8 @@ impl BurstRecord {
             self.lost_bursts += 1;
             self.lost_segments += segments as u64;
             self.lost_flows += flows as u64;
+            bump(&mut self.lost_segments_histogram, segments);
+            bump(&mut self.lost_flows_histogram, flows);
         }
     }
 }
