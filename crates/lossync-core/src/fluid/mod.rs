@@ -406,11 +406,18 @@ impl LinkState {
             return 0.0;
         };
         let members = &self.members;
-        let source = |k: usize| {
-            let f = &flows[members[k].flow];
-            f.started.then_some((f.w, f.rtt_s, f.access_pps))
-        };
-        let (any, wait_s) = a.step(source, &self.rate[..n], t, dt, measured, log);
+        for (a, &r) in self.excess.iter_mut().zip(&self.rate[..n]) {
+            *a = r * dt; // scratch: this step's arrivals
+        }
+        let any = a.step(
+            &self.excess[..n],
+            |k| flows[members[k].flow].w,
+            t,
+            dt,
+            measured,
+            log,
+        );
+        let wait_s = a.mean_wait_s();
         self.assembly_wait_s = wait_s;
         let p = a.loss();
         let mut lost = 0.0;

@@ -1,0 +1,94 @@
+"""The fluid form of optical burst switching against the packet engine's bursts (issue 12, items 5
+and 7): one OBS edge (the obs-sync study's: Reno flows of 20 ms, a 1 ms assembler, 2% Bernoulli
+burst loss at a 10 Gb/s wavelength, 1000-byte segments), over assembly policies, numbers of flows
+and access rates, 300 s after 60 s of warm-up, one seed. Per cell: mean per-flow throughput, the
+mean flows per lost burst (m_k, what the fluid engine must reproduce to carry burst assembly's
+synchronization) and the aggregate Σ cwnd/RTT's coefficient of variation.
+Writes docs/validation/obs.md.
+
+    python scripts/obs_validation.py [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "validation" / "obs.md"
+POLICIES = [("per_flow", 1), ("mixed", 1), ("random", 2), ("random", 4)]
+#: (flows, aggregate access bandwidth): the obs-sync study's 1 Gb/s shared by 10 and 25 flows,
+#: and 10 flows at 20 Mb/s and at 1 Gb/s each (slow and fast access against the 1 ms timer).
+LOADS = [(10, 1e9), (25, 1e9), (10, 2e8), (10, 1e10)]
+
+
+def one(policy: str, queues: int, flows: int, total_bps: float, engine: str) -> dict:
+    import lossync
+    from lossync.studies.obs import long_lived, obs_edge
+
+    assembler = {"timer": "1ms", "policy": policy}
+    if policy == "random":
+        assembler["queues"] = queues
+    doc = obs_edge(assembler, long_lived(flows), 300.0, 60.0)
+    doc["flows"][0]["access_capacity"] = f"{total_bps / flows:.6g}bps"
+    doc["engine"] = engine
+    t0 = time.perf_counter()
+    r = lossync.run(doc)
+    s = r.summary
+    return {"policy": policy if policy != "random" else f"random {queues}", "flows": flows,
+            "access_mbps": total_bps / flows / 1e6, "engine": engine, "wall_s": time.perf_counter() - t0,
+            "throughput_mbps": r.flows["throughput_bps"].mean() / 1e6,
+            "m_k": s["links"][0]["bursts"]["mean_flows_per_lost_burst"], "cv": s["aggregate"]["cv"]}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--workers", type=int, default=2)
+    a = p.parse_args()
+    jobs = [(pol, q, n, tot, e) for pol, q in POLICIES for n, tot in LOADS for e in ("packet", "fluid")]
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(a.workers) as ex:
+        rows = pd.DataFrame(ex.map(one, *zip(*jobs)))
+    wall = time.perf_counter() - t0
+    keys = ["policy", "flows", "access_mbps"]
+    cells = rows.pivot_table(index=keys, columns="engine", values=["throughput_mbps", "m_k", "cv"], sort=False)
+    lines = [
+        "# Optical burst switching: the fluid form against the packet engine",
+        "",
+        "One OBS edge (the `obs-sync` study's: Reno flows of 20 ms, a 1 ms assembler, 2% Bernoulli burst loss at",
+        "a 10 Gb/s wavelength, 1000-byte segments; 300 s after a 60 s warm-up, one seed), the packet engine's",
+        "bursts against the fluid engine's form of them (docs/fluid.md, \"Optical burst switching\").",
+        f"Regenerate with `python scripts/obs_validation.py` ({len(rows)} runs, {wall:.0f} s on {a.workers} workers).",
+        "",
+        "| policy | flows | access (Mb/s) | throughput per flow, packet | fluid | fluid/packet | m_k packet | m_k fluid | CV packet | CV fluid |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    ratios = []
+    for key, c in cells.iterrows():
+        tp, tf = c[("throughput_mbps", "packet")], c[("throughput_mbps", "fluid")]
+        ratios.append(tf / tp)
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]:g} | {tp:.2f} | {tf:.2f} | {tf / tp:.2f} | "
+                     f"{c[('m_k', 'packet')]:.2f} | {c[('m_k', 'fluid')]:.2f} | {c[('cv', 'packet')]:.3f} | {c[('cv', 'fluid')]:.3f} |")
+    lines += [
+        "",
+        f"Fluid over packet throughput: {min(ratios):.2f} to {max(ratios):.2f} (median {pd.Series(ratios).median():.2f}).",
+        "",
+        "**Reading.** Both engines put one flow in each lost per-flow burst, and order the policies alike (mixed-flow",
+        "above randomized queues above per-flow) in flows per lost burst and in the aggregate's variation. The fluid",
+        "form's throughput is mostly above the packet engine's. With per-packet random loss instead of bursts the two",
+        "agree within 5% (10 Reno flows, 1 Gb/s, loss 0.1% and 0.03%), so the gap is in how a lost burst is recovered",
+        "(a batch of segments lost at once) rather than in the sender's law; we have not found it. Flows per",
+        "lost mixed-flow burst agree within a factor 1.6 either way: they depend on how the flows' ACK-clocked",
+        "clumps line up, which the fluid carries but smooths.",
+        "",
+    ]
+    DOC.write_text("\n".join(lines))
+    print(f"wrote {DOC} ({wall:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
