@@ -6,6 +6,10 @@ whole run timed on this machine:
    packet-hop (wall time over the packets served by all ports) should not grow with k.
 2. NSFnet (examples/nsfnet.toml) with its flow groups scaled to about 700 long-lived flows:
    simulated seconds per wall second and packet-hops per wall second.
+3. NSFnet as an OBS network (the obs-stats study's: burst assemblers per edge pair, Poisson
+   transfers, 600-800 active flows): the same two figures.
+
+Packet-hops are counted over the measurement window and scaled to the whole run.
 
     python scripts/topology_bench.py [--seconds 10]
 """
@@ -33,6 +37,12 @@ def timed(doc, overrides=()) -> tuple[float, dict]:
     return time.perf_counter() - t0, s
 
 
+def packet_hops(s: dict) -> float:
+    """Packets served by all ports over the run (the window's, scaled to the whole run)."""
+    window = sum(link["arrivals_pkts"] for link in s["links"])
+    return window * s["duration_s"] / (s["duration_s"] - s["measured_from_s"])
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--seconds", type=float, default=10.0, help="simulated seconds per run")
@@ -42,7 +52,7 @@ def main() -> None:
     base = None
     for k in (1, 2, 5, 10, 20):
         wall, s = timed(chain(k, a.seconds))
-        hops = sum(link["arrivals_pkts"] for link in s["links"])
+        hops = packet_hops(s)
         ns = 1e9 * wall / hops
         base = base or ns
         print(f"{k:>6}{wall:>9.2f}{hops:>14,.0f}{ns:>12.1f}   ({ns / base:.2f}x the one-link cost)")
@@ -53,9 +63,17 @@ def main() -> None:
     doc["engine"] = "packet"
     doc["run"] = {"duration": a.seconds, "warmup": a.seconds / 4, "record_interval": 1.0, "from_first_congestion": False}
     wall, s = timed(doc)
-    hops = sum(link["arrivals_pkts"] for link in s["links"])
+    hops = packet_hops(s)
     print(f"NSFnet, {len(s['flows'])} flows, {len(s['links'])} links: {a.seconds:g} simulated s in {wall:.1f} s wall "
           f"({a.seconds / wall:.2f} simulated s per wall s), {hops / wall / 1e6:.1f} M packet-hops per wall s")
+    from lossync.studies.obs import obs_nsfnet
+
+    wall, s = timed(obs_nsfnet(1, duration_s=a.seconds))
+    hops = packet_hops(s)
+    active = sum(d["active_mean"] for d in s["dynamic"])
+    print(f"OBS NSFnet (1 ms assemblers), {active:.0f} active flows on average, {len(s['links'])} links: "
+          f"{a.seconds:g} simulated s in {wall:.1f} s wall ({a.seconds / wall:.2f} simulated s per wall s), "
+          f"{hops / wall / 1e6:.1f} M packet-hops per wall s")
 
 
 if __name__ == "__main__":
