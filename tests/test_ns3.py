@@ -101,6 +101,13 @@ def test_untranslatable_fields_are_refused(flow, field):
         run_ns3(doc)
 
 
+def test_aggregate_sampling_is_refused_not_left_empty():
+    doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}}, "flows": [{"cc": "reno", "rtt": "100ms"}],
+           "run": {"aggregate_interval": "0.7s"}}
+    with pytest.raises(lossync.ScenarioError, match=r"^run\.aggregate_interval: "):
+        run_ns3(doc)
+
+
 def test_an_xcp_router_is_refused():
     doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}, "queue": {"discipline": "xcp"}},
            "flows": [{"cc": "xcp", "rtt": "100ms"}]}

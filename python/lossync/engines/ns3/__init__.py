@@ -278,10 +278,12 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
     for i, lk in enumerate(links):
         for obs_field in ("assembler", "burst_loss"):
             if lk.get(obs_field):
-                raise ScenarioError(f"links[{i}].{obs_field}", "optical burst assembly runs in the packet engine only")
+                raise ScenarioError(f"links[{i}].{obs_field}", "optical burst assembly runs in the packet and fluid engines only")
     for f in sc["flows"]:
         if f.get("arrivals"):
             raise ScenarioError(f"flows[{f['group']}].arrivals", "dynamic traffic runs in the packet engine only")
+    if sc["run"].get("aggregate_interval_s", 0) > 0:
+        raise ScenarioError("run.aggregate_interval", "the ns3 engine does not sample the aggregate cwnd/RTT; use --engine packet or fluid")
     if len(links) == 2 and links[1].get("reverse_of") == 0:
         raise ScenarioError("dumbbell.reverse", "the ns3 engine models no queue on the way back (two-way traffic) in this version")
     if len(links) != 1:
