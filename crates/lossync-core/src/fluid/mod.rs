@@ -411,7 +411,14 @@ impl LinkState {
         }
         let any = a.step(
             &self.excess[..n],
-            |k| flows[members[k].flow].w,
+            |k| {
+                let f = &flows[members[k].flow];
+                if f.started {
+                    f.w
+                } else {
+                    0.0 // not sending yet: in no burst
+                }
+            },
             t,
             dt,
             measured,

@@ -15,6 +15,10 @@
 //! growth drops). A flow the burst left with fewer than DupThresh segments in flight recovers by
 //! its retransmission timer, not by duplicate ACKs.
 //!
+//! With `m_distribution` (a `--sync-out` CSV of a packet run), a lost burst holds m flows drawn
+//! from it instead: first among the flows with fluid in it, in proportion to that fluid, then at
+//! random among the queue's other senders.
+//!
 //! Queue selection as in the packet engine: `mixed` one queue; `per_flow` one per flow; `random`
 //! Q queues, a flow drawn into one with equal probability, kept until that queue's burst leaves;
 //! `window` the queue of the flow's window class, each with its own timer. Wavelength contention
@@ -67,6 +71,9 @@ pub(super) struct FluidAssembler {
     /// A segment's mean wait in the assembler, over the bursts released so far (per packet).
     wait_pkt_s: f64,
     waited_pkts: f64,
+    /// `assembler.m_distribution`: m and P(m' ≤ m), from which a lost burst draws how many
+    /// flows it holds (empty: those the fluid put in it).
+    m_cdf: Vec<(usize, f64)>,
     record: BurstRecord,
 }
 
@@ -117,6 +124,12 @@ impl FluidAssembler {
             timeout: vec![false; members],
             wait_pkt_s: 0.0,
             waited_pkts: 0.0,
+            m_cdf: (a.m_probabilities.iter())
+                .scan(0.0, |c, &(m, p)| {
+                    *c += p;
+                    Some((m, *c))
+                })
+                .collect(),
             record: BurstRecord {
                 link,
                 ..BurstRecord::default()
@@ -268,17 +281,81 @@ impl FluidAssembler {
         } else {
             0..self.in_burst.len()
         };
-        for k in members {
+        let m_imposed = if lost && !self.m_cdf.is_empty() {
+            let u = self.rng.uniform();
+            let i = self
+                .m_cdf
+                .iter()
+                .position(|&(_, c)| u < c)
+                .unwrap_or(self.m_cdf.len() - 1);
+            Some(self.m_cdf[i].0)
+        } else {
+            None
+        };
+        for k in members.clone() {
             let n = self.in_burst[k];
             if self.queue_of[k] != q || n <= 0.0 {
                 continue;
             }
-            self.in_burst[k] = 0.0;
             candidates += 1;
-            if lost && self.rng.uniform() < n {
+            if lost && m_imposed.is_none() && self.rng.uniform() < n {
                 self.hit[k] = true;
-                self.timeout[k] = window(k) - n < DUP_THRESH;
                 held += 1;
+            }
+        }
+        if let Some(m) = m_imposed {
+            // m flows: each drawn in proportion to its fluid in the burst among those not drawn;
+            // beyond the flows with fluid in it, at random among the queue's other senders (the
+            // measured m counts flows the fluid's smoothed clumps may have missed).
+            for _ in 0..m.min(candidates as usize) {
+                let total: f64 = members
+                    .clone()
+                    .filter(|&k| self.queue_of[k] == q && !self.hit[k])
+                    .map(|k| self.in_burst[k].max(0.0))
+                    .sum();
+                let mut pick = self.rng.uniform() * total;
+                for k in members.clone() {
+                    let n = self.in_burst[k];
+                    if self.queue_of[k] != q || n <= 0.0 || self.hit[k] {
+                        continue;
+                    }
+                    pick -= n;
+                    if pick < 0.0 {
+                        self.hit[k] = true;
+                        held += 1;
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(m) = m_imposed {
+            let mut others: u32 = members
+                .clone()
+                .filter(|&k| self.queue_of[k] == q && !self.hit[k] && window(k) > 0.0)
+                .count() as u32;
+            let mut wanted = (m as u32).saturating_sub(held).min(others);
+            for k in members.clone() {
+                if wanted == 0 {
+                    break;
+                }
+                if self.queue_of[k] != q || self.hit[k] || window(k) <= 0.0 {
+                    continue;
+                }
+                // Selection sampling: each of the `others` left is taken with wanted/others.
+                if self.rng.uniform() * (others as f64) < wanted as f64 {
+                    self.hit[k] = true;
+                    held += 1;
+                    wanted -= 1;
+                }
+                others -= 1;
+            }
+        }
+        for k in members {
+            if self.queue_of[k] == q && self.in_burst[k] > 0.0 {
+                if self.hit[k] {
+                    self.timeout[k] = window(k) - self.in_burst[k] < DUP_THRESH;
+                }
+                self.in_burst[k] = 0.0;
             }
         }
         // The mean wait, over recent bursts (weights decaying by 1% a burst).

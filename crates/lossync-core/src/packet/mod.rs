@@ -151,6 +151,23 @@ struct SlotFlow {
     base_dropped: u64,
 }
 
+/// A lost burst here holds the flows whose segments it carries: a distribution of them to draw
+/// from (`assembler.m_distribution`) is the fluid engine's stand-in for that, refused here.
+fn check_no_imposed_m(sc: &Scenario) -> Result<()> {
+    match sc
+        .links
+        .iter()
+        .position(|l| l.assembler.as_ref().is_some_and(|a| a.m_file.is_some()))
+    {
+        Some(i) => Err(Error::field(
+            format!("links[{i}].assembler.m_distribution"),
+            "the fluid engine's (engine = \"fluid\"): the packet engine's bursts hold the flows \
+             whose segments they carry",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A packet-level run in progress. Build with [`PacketEngine::new`] (the scenario's network)
 /// or [`PacketEngine::with_topology`], drive with [`PacketEngine::advance`], then
 /// [`PacketEngine::finish`].
@@ -485,6 +502,7 @@ fn check_memory(sc: &Scenario) -> Result<()> {
 impl PacketEngine {
     /// The scenario's network of links and paths ([`topology::build`]).
     pub fn new(scenario: &Scenario) -> Result<Self> {
+        check_no_imposed_m(scenario)?;
         check_slots(scenario)?;
         check_memory(scenario)?;
         let topology = topology::build(scenario)?;

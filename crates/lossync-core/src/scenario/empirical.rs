@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 /// Reads an empirical distribution of m_k: a CSV with a header naming `m` and `probability`
 /// (or `count`). Probabilities are normalised. This is the form `--sync-out` writes.
-pub fn read_m_distribution(path: &Path) -> Result<Vec<(usize, f64)>> {
-    let field = "loss.sync.file";
+/// `field` names the scenario field the file came from, in errors.
+pub fn read_m_distribution(path: &Path, field: &str) -> Result<Vec<(usize, f64)>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
         path: PathBuf::from(path).display().to_string(),
         reason: format!("{field}: cannot read: {e}"),

@@ -79,6 +79,9 @@ pub struct AssemblerSpec {
     /// The `window` policy: one timer per queue, and the window thresholds between them.
     pub timers: Option<Vec<Time>>,
     pub thresholds: Option<Vec<f64>>,
+    /// The fluid engine: a CSV of m and its probability (the form `--sync-out` writes) from
+    /// which a lost burst draws the number of flows it holds.
+    pub m_distribution: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -90,6 +90,12 @@ pub struct Assembler {
     pub timers_s: Vec<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds_pkts: Vec<f64>,
+    /// Fluid engine: the distribution of the flows a lost burst holds (from `m_file`, a
+    /// `--sync-out` CSV), instead of the flows the fluid puts in it; empty: the fluid's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub m_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub m_probabilities: Vec<(usize, f64)>,
 }
 
 /// Which assembly queue a segment joins.

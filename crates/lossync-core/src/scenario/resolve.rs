@@ -79,7 +79,7 @@ pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
         ));
     }
     resolve_step(&spec.run, &mut run, &flows)?;
-    let links = resolve_links(&link_specs, &names, &mut flows)?;
+    let links = resolve_links(&link_specs, &names, &mut flows, base_dir)?;
     check_packet_sizes(&links, &link_specs)?;
     check_rtts_cover_paths(&links, &flows)?;
     check_xcp_flows_meet_xcp_routers(&links, &flows)?;
@@ -337,6 +337,7 @@ fn resolve_links(
     link_specs: &[(String, &LinkSpec)],
     names: &[String],
     flows: &mut [Flow],
+    base_dir: &Path,
 ) -> Result<Vec<Link>> {
     let n = link_specs.len();
     let mut rev_index: Vec<Option<usize>> = vec![None; n];
@@ -375,7 +376,7 @@ fn resolve_links(
         if crossing.is_empty() {
             crossing = flows.iter().filter(|f| f.path.contains(&i)).collect();
         }
-        links.push(resolve_link(field, &names[i], l, &crossing)?);
+        links.push(resolve_link(field, &names[i], l, &crossing, base_dir)?);
     }
     for (i, (field, l)) in link_specs.iter().enumerate() {
         let Some(ri) = rev_index[i] else { continue };
@@ -415,6 +416,7 @@ fn resolve_links(
             &format!("{}-reverse", names[i]),
             &spec,
             &crossing,
+            base_dir,
         )?;
         if over.buffer.is_none() {
             link.buffer_pkts = links[i].buffer_pkts; // a mirror holds as many packets
@@ -442,7 +444,13 @@ fn rate(field: &str, bps: f64) -> Result<f64> {
     in_range(field, bps, RATE_BPS, "bits/s: at most 1 Pb/s")
 }
 
-fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Result<Link> {
+fn resolve_link(
+    field: &str,
+    name: &str,
+    l: &LinkSpec,
+    crossing: &[&Flow],
+    base_dir: &Path,
+) -> Result<Link> {
     let capacity_bps = rate(&format!("{field}.capacity"), l.capacity.0)?;
     let packet_size_bytes = link_packet_size(field, l)?;
     let capacity_pps = capacity_bps / (8.0 * packet_size_bytes);
@@ -473,7 +481,7 @@ fn resolve_link(field: &str, name: &str, l: &LinkSpec, crossing: &[&Flow]) -> Re
     let assembler = l
         .assembler
         .as_ref()
-        .map(|a| resolve_assembler(&format!("{field}.assembler"), a))
+        .map(|a| resolve_assembler(&format!("{field}.assembler"), a, crossing.len(), base_dir))
         .transpose()?;
     let burst_loss = match l.burst_loss {
         None => 0.0,
@@ -571,7 +579,12 @@ const ASSEMBLY_TIMER_MAX_S: f64 = 10.0;
 const ASSEMBLY_QUEUES_MAX: i64 = 1 << 16;
 const MAX_BURST_MAX: i64 = 1 << 24;
 
-fn resolve_assembler(field: &str, a: &AssemblerSpec) -> Result<Assembler> {
+fn resolve_assembler(
+    field: &str,
+    a: &AssemblerSpec,
+    flows: usize,
+    base_dir: &Path,
+) -> Result<Assembler> {
     let timer = |f: String, t: f64| -> Result<f64> {
         positive(&f, t)?;
         in_range(&f, t, (0.0, ASSEMBLY_TIMER_MAX_S), "seconds")
@@ -703,6 +716,25 @@ fn resolve_assembler(field: &str, a: &AssemblerSpec) -> Result<Assembler> {
             ))
         }
     };
+    // The flows a lost burst holds, drawn from a measured distribution (fluid engine).
+    let (m_file, m_probabilities) = match &a.m_distribution {
+        None => (None, Vec::new()),
+        Some(file) => {
+            let mf = format!("{field}.m_distribution");
+            let path = base_dir.join(file);
+            let probabilities = read_m_distribution(&path, &mf)?;
+            if let Some(&(m, _)) = probabilities.iter().find(|&&(m, _)| m > flows) {
+                return Err(Error::field(
+                    mf,
+                    format!(
+                        "{}: m = {m} exceeds the {flows} flows at the link",
+                        path.display()
+                    ),
+                ));
+            }
+            (Some(path.display().to_string()), probabilities)
+        }
+    };
     Ok(Assembler {
         timer_s,
         policy,
@@ -710,6 +742,8 @@ fn resolve_assembler(field: &str, a: &AssemblerSpec) -> Result<Assembler> {
         max_burst_pkts,
         timers_s,
         thresholds_pkts,
+        m_file,
+        m_probabilities,
     })
 }
 
@@ -1614,7 +1648,7 @@ fn resolve_sync(sync: SyncSpec, (n_min, n_max): (usize, usize), base_dir: &Path)
                 ));
             };
             let path = base_dir.join(&file);
-            let probabilities = read_m_distribution(&path)?;
+            let probabilities = read_m_distribution(&path, "loss.sync.file")?;
             if let Some(&(m, _)) = probabilities.iter().find(|&&(m, _)| m > n_min) {
                 return Err(Error::field(
                     "loss.sync.file",

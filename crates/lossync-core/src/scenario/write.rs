@@ -184,6 +184,9 @@ fn write_link(o: &mut String, l: &Link, reverse: Option<&Link>) {
         if a.max_burst_pkts > 0 {
             fields.push(("max_burst", a.max_burst_pkts.to_string()));
         }
+        if let Some(file) = &a.m_file {
+            fields.push(("m_distribution", string(file)));
+        }
         line(o, "assembler", &inline(&fields));
     }
     if l.burst_loss > 0.0 {
