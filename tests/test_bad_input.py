@@ -119,18 +119,26 @@ def test_bad_scenario(tmp_path, case, content, overrides, field, command):
     assert not out.exists() or not any(out.iterdir()), "something was written"
 
 
+FLUID_BURST_CASES = [
+    # What has no fluid form: refused when the run starts, naming the table the user wrote.
+    ("another loss model", ['loss={model="proportional"}'], "dumbbell.assembler"),
+    ("contention", ["dumbbell.burst_loss=0", "dumbbell.contention={wavelengths=2}"], "dumbbell.contention"),
+    ("max burst", ['dumbbell.assembler={timer="1ms", max_burst=10}'], "dumbbell.assembler.max_burst"),
+]
+
+
+@pytest.mark.parametrize(("case", "extra", "field"), FLUID_BURST_CASES, ids=[c[0] for c in FLUID_BURST_CASES])
 @pytest.mark.parametrize("api", [False, True])
-def test_the_fluid_engine_refuses_burst_assembly_naming_the_field(tmp_path, api):
-    # Valid, but the fluid engine has no packets to gather into bursts: refused when the run starts.
-    sets = ['dumbbell.assembler={timer="1ms"}', "dumbbell.burst_loss=0.02", 'engine="fluid"']
+def test_the_fluid_engine_refuses_what_burst_assembly_has_no_fluid_form_for(tmp_path, case, extra, field, api):
+    sets = ['dumbbell.assembler={timer="1ms"}', "dumbbell.burst_loss=0.02", 'engine="fluid"', 'loss={model="tcp"}', *extra]
     if api:
         with pytest.raises(lossync.LossyncError) as info:
             lossync.run(GOOD, sets)
-        assert info.value.field == "links[0].assembler", str(info.value)
+        assert info.value.field == field, str(info.value)
         return
     out = tmp_path / "out"
     r = cli("run", str(GOOD), *[a for o in sets for a in ("--set", o)], "--out", str(out))
-    _one_line_naming(r, "links[0].assembler")
+    _one_line_naming(r, field)
     assert not out.exists() or not any(out.iterdir()), "something was written"
 
 
