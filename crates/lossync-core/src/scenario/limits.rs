@@ -34,6 +34,10 @@ pub const MAX_DURATION_S: f64 = 1e7;
 /// shorter; a given step longer than that is refused.
 pub const STEPS_PER_RTT: f64 = 80.0;
 
+/// Fluid steps per burst-assembly timer: the fluid form of an assembler (docs/fluid.md,
+/// "Optical burst switching") places a timer's expiry within a step, so a timer needs a few.
+pub const STEPS_PER_TIMER: f64 = 4.0;
+
 /// The default step, 1 ms: 80 steps per RTT for the paper's 80–260 ms flows.
 pub const DEFAULT_STEP_S: f64 = 1e-3;
 

@@ -80,6 +80,7 @@ pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
     }
     resolve_step(&spec.run, &mut run, &flows)?;
     let links = resolve_links(&link_specs, &names, &mut flows, base_dir)?;
+    step_resolves_timers(&spec.run, &mut run, &links)?;
     check_packet_sizes(&links, &link_specs)?;
     check_rtts_cover_paths(&links, &flows)?;
     check_xcp_flows_meet_xcp_routers(&links, &flows)?;
@@ -238,6 +239,38 @@ fn round_step_down(step: f64) -> f64 {
         .find(|&m| m * decade <= step * (1.0 + 1e-12))
         .unwrap_or(1.0);
     mantissa * decade
+}
+
+/// The fluid step must resolve the shortest burst-assembly timer too: the default step shrinks
+/// to a quarter of it, and a step given longer than that is refused.
+fn step_resolves_timers(r: &RunSpec, run: &mut Run, links: &[Link]) -> Result<()> {
+    let timers = links.iter().enumerate().filter_map(|(i, l)| {
+        let a = l.assembler.as_ref()?;
+        Some((a.timers_s.iter().copied().fold(a.timer_s, f64::min), i))
+    });
+    let Some((shortest, i)) = timers.fold(None, |a: Option<(f64, usize)>, b| match a {
+        Some(a) if a.0 <= b.0 => Some(a),
+        _ => Some(b),
+    }) else {
+        return Ok(());
+    };
+    let largest = shortest / STEPS_PER_TIMER;
+    if run.step_s <= largest * (1.0 + 1e-9) {
+        return Ok(());
+    }
+    if r.step.is_some() {
+        return Err(Error::field(
+            "run.step",
+            format!(
+                "{} s is too long for the shortest assembly timer, {shortest} s \
+                 (links[{i}].assembler): the fluid engine needs at least {STEPS_PER_TIMER} \
+                 steps per timer; use a step of at most {largest} s, or leave run.step out",
+                run.step_s
+            ),
+        ));
+    }
+    run.step_s = round_step_down(largest);
+    Ok(())
 }
 
 fn resolve_step(r: &RunSpec, run: &mut Run, flows: &[Flow]) -> Result<()> {
