@@ -228,3 +228,23 @@ def test_event_threshold_out_of_range_names_its_field():
 def test_growth_share_out_of_range_or_on_another_model_names_its_field():
     _one_line_naming(cli("validate", str(GOOD), "--set", 'loss={model="tcp", growth_share=1.5}'), "loss.growth_share")
     _one_line_naming(cli("validate", str(GOOD), "--set", 'loss={model="proportional", growth_share=0.5}'), "loss.growth_share")
+
+
+VALIDATE_LIKE_RUN = [
+    ("obs-dumbbell", ['engine="fluid"', 'loss.model="proportional"'], "links[0].assembler"),
+    ("obs-dumbbell", ['engine="ns3"'], "links[0].assembler"),
+    ("dynamic-dumbbell", ['engine="fluid"'], "flows[0].arrivals"),
+    ("obs-dumbbell", ['links.0.assembler={timer="1ms", m_distribution="m.csv"}'], "links[0].assembler.m_distribution"),
+]
+
+
+@pytest.mark.parametrize(("example", "overrides", "field"), VALIDATE_LIKE_RUN, ids=[c[2] + " " + c[1][0] for c in VALIDATE_LIKE_RUN])
+def test_validate_refuses_what_run_refuses(tmp_path, example, overrides, field):
+    # `validate` checks that the engine named can run the scenario, not only that it parses.
+    if "m_distribution" in overrides[0]:
+        (tmp_path / "m.csv").write_text("m,count\n1,3\n2,1\n")
+        path = tmp_path / "s.toml"
+        path.write_text((ROOT / "examples" / f"{example}.toml").read_text())
+        example = str(path)
+    r = cli("validate", example, *[a for o in overrides for a in ("--set", o)])
+    _one_line_naming(r, field)

@@ -41,3 +41,13 @@ def test_without_sampling_the_aggregate_is_empty(examples, tmp_path):
     assert r.aggregate.empty and "aggregate" not in r.summary
     r.write(tmp_path / "out", figure=False)
     assert not (tmp_path / "out" / "aggregate.parquet").exists()
+
+
+def test_sync_out_and_drops_into_a_new_folder_create_it(examples, tmp_path):
+    # As --out does; before, the run finished and the write failed with a traceback.
+    m_csv, drops = tmp_path / "new" / "m.csv", tmp_path / "other" / "d.csv"
+    p = subprocess.run([sys.executable, "-m", "lossync", "run", str(examples / "obs-dumbbell.toml"), "--set",
+                        "run.duration=25", "--set", "run.warmup=5", "--sync-out", str(m_csv), "--drops", str(drops)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert pd.read_csv(m_csv).columns.tolist() == ["m", "count"] and len(pd.read_csv(drops)) > 0

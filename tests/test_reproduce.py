@@ -38,7 +38,9 @@ VERDICTS = {
 def test_list_names_every_study():
     r = subprocess.run([sys.executable, "-m", "lossync", "reproduce", "--list"], capture_output=True, text=True)
     assert r.returncode == 0
-    assert [line.split()[0] for line in r.stdout.splitlines()] == EXPECTED
+    assert [line.split()[0] for line in r.stdout.splitlines() if not line[0].isspace()] == EXPECTED
+    # Each study says its engine and both protocols.
+    assert sum(line.lstrip().startswith("engine ") and "--quick:" in line for line in r.stdout.splitlines()) == len(EXPECTED)
     assert list(STUDIES) == EXPECTED
 
 

@@ -102,12 +102,13 @@ def summary_table(summary: dict) -> str:
         )
     for link in s["links"]:
         b = link.get("bursts")
-        if b:  # an optical burst assembler (packet engine)
+        if b:  # an optical burst assembler
+            # The per-burst histograms are the packet engine's (the fluid's bursts hold fluid).
+            per_burst = (f"segments/burst {_fmt(b['mean_segments'], 3)} (max {b['max_segments']}), "
+                         f"flows/burst {_fmt(b['mean_flows'], 3)} (max {b['max_flows']}), ") if b["segments_histogram"] else ""
             lines.append(
                 f"  {link['name']:<{w}}bursts {b['bursts']}, lost {b['lost_bursts']} ({_fmt(b['loss_rate'], 4)}), "
-                f"segments/burst {_fmt(b['mean_segments'], 3)} (max {b['max_segments']}), "
-                f"flows/burst {_fmt(b['mean_flows'], 3)} (max {b['max_flows']}), "
-                f"flows/lost burst {_fmt(b['mean_flows_per_lost_burst'], 3)}"
+                f"{per_burst}flows/lost burst {_fmt(b['mean_flows_per_lost_burst'], 3)}"
             )
     for d in s.get("dynamic", []):  # flows that arrive and finish (packet engine)
         lines.append(
@@ -191,6 +192,10 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
     if out_dir is not None:
         paths = result.write(out_dir, figure=not no_figure)
         click.echo("wrote " + ", ".join(str(p) for p in paths), err=as_json)
+    # Their folders were checked writable before the run (_writable_dir); create them as --out is.
+    for f in (drops_file, sync_file):
+        if f is not None:
+            f.parent.mkdir(parents=True, exist_ok=True)
     if drops_file is not None:
         atomic_write(drops_file, lambda p: result.drops.to_csv(p, index=False))
         click.echo(f"wrote {drops_file} ({len(result.drops)} drops)", err=as_json)
@@ -218,8 +223,18 @@ def _writable_dir(option: str, folder: Path) -> None:
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE")
 def validate(scenario: Path, overrides: tuple[str, ...]) -> None:
-    """Check SCENARIO and print it resolved (every default filled in) as JSON."""
-    click.echo(json.dumps(resolve(scenario, overrides), indent=2))
+    """Check SCENARIO (valid, and runnable on the engine it names) and print it resolved (every
+    default filled in) as JSON."""
+    resolved = resolve(scenario, overrides)
+    if resolved["engine"] == "ns3":  # the ns-3 engine's own refusals live in its translation
+        from .engines.ns3 import translate
+        from .scenario import in_user_terms, to_core
+
+        try:
+            translate(resolved)
+        except ScenarioError as e:
+            raise in_user_terms(e, json.loads(to_core(scenario, overrides)[0])) from None
+    click.echo(json.dumps(resolved, indent=2))
 
 
 @main.command(name="sweep")
@@ -325,7 +340,7 @@ def plot(results: Path, x: str, y: str, hue: str | None, output: Path | None) ->
 @main.command()
 @click.argument("name", required=False)
 @click.option("--list", "list_them", is_flag=True, help="List the studies.")
-@click.option("--quick", is_flag=True, help="2 seeds × at most 300 s instead of the paper's 10 × 3000 s (for CI; indicative only).")
+@click.option("--quick", is_flag=True, help="A short protocol for CI, indicative only (each study's: see --list).")
 @click.option("--engine", type=click.Choice(["fluid", "packet"]), default=None, help="Default: the study's own (see --list).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Default: lossync-reproduce/NAME[-quick].")
 def reproduce(name: str | None, list_them: bool, quick: bool, engine: str | None, out_dir: Path | None) -> None:
@@ -336,7 +351,7 @@ def reproduce(name: str | None, list_them: bool, quick: bool, engine: str | None
 
     if list_them or name is None:
         for key, study in STUDIES.items():
-            click.echo(f"{key:<21}{study.title}")
+            click.echo(f"{key:<21}{study.title}\n{'':<21}engine {study.engine}; full: {study.fidelity[0]}; --quick: {study.fidelity[1]}")
         return
     out_dir = out_dir or Path("lossync-reproduce") / (name + ("-quick" if quick else ""))
     report = run_study(name, out_dir, quick=quick, engine=engine)

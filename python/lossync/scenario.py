@@ -157,9 +157,26 @@ def to_core(
 
 
 def resolve(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
-    """Validates a scenario and returns it resolved: every default filled in, every flow listed."""
+    """Validates a scenario (and that the engine it names can run it) and returns it resolved:
+    every default filled in, every flow listed."""
     text, base = to_core(scenario, overrides)
-    return json.loads(_core.resolve(text, "json", base))
+    try:
+        return json.loads(_core.resolve(text, "json", base))
+    except ScenarioError as e:
+        raise in_user_terms(e, json.loads(text)) from None
+
+
+#: The links a `[dumbbell]` table becomes: the bottleneck, and its reverse direction if modelled.
+_DUMBBELL_LINKS = {"links[0]": "dumbbell", "links[1]": "dumbbell.reverse"}
+
+
+def in_user_terms(e: ScenarioError, doc: dict) -> ScenarioError:
+    """An engine names links by their index in the resolved scenario (`links[0]`); a scenario
+    written with a `[dumbbell]` table has no `links`: name the table the user wrote."""
+    head, dot, rest = e.field.partition(".")
+    if "dumbbell" not in doc or head not in _DUMBBELL_LINKS:
+        return e
+    return ScenarioError(_DUMBBELL_LINKS[head] + dot + rest, e.reason)
 
 
 def variants() -> list[tuple[str, str]]:

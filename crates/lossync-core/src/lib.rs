@@ -83,6 +83,16 @@ impl Simulation {
     }
 }
 
+/// Whether the engine the scenario names can run it (the checks its construction makes, without
+/// building it); ns-3 checks its own in the Python front end.
+pub fn check(scenario: &Scenario) -> Result<()> {
+    match scenario.engine {
+        scenario::Engine::Fluid => fluid::check(scenario),
+        scenario::Engine::Packet => packet::check(scenario),
+        scenario::Engine::Ns3 => Ok(()),
+    }
+}
+
 /// Runs a scenario to the end on the engine it names.
 pub fn run(scenario: &Scenario) -> Result<RunResult> {
     let mut sim = Simulation::new(scenario)?;

@@ -99,3 +99,31 @@ fn aggregate_interval_is_validated() {
         assert!(!e.contains('\n'));
     }
 }
+
+/// Dynamic traffic: only the pool's slots that carry a flow count. Before the first arrival the
+/// aggregate is zero, and over the run it stays of the order of what the link carries (Little:
+/// the sending flows' cwnd/RTT is their rate, at most about the link's rate plus what queues),
+/// not the 200 slots' initial windows (200 × 10 / 20 ms = 100,000 packets/s).
+#[test]
+fn aggregate_of_dynamic_traffic_counts_the_flows_that_send() {
+    let r = run(r#"
+engine = "packet"
+[dumbbell]
+capacity = "1Gbps"
+buffer = { bdp_fraction = 1.0, reference_rtt = "20ms" }
+[[flows]]
+name = "web"
+cc = "reno"
+rtt = "20ms"
+access_capacity = "100Mbps"
+arrivals = { rate = 50, min_size = "40KB", mean_size = "700KB", max_active = 200 }
+[run]
+duration = "20s"
+warmup = "2s"
+aggregate_interval = "0.1s"
+"#);
+    let a = r.summary.aggregate.as_ref().expect("aggregate sampled");
+    assert_eq!(a.rate_pps[0], 0.0, "no flow sends at t = 0");
+    let capacity_pps = 1e9 / 12000.0;
+    assert!(a.mean_pps < 2.0 * capacity_pps, "mean {} pps", a.mean_pps);
+}

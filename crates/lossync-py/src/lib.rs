@@ -110,6 +110,8 @@ fn parse(text: &str, format: &str, base_dir: &str) -> PyResult<scenario::Scenari
 #[pyo3(signature = (text, format = "json", base_dir = "."))]
 fn resolve(text: &str, format: &str, base_dir: &str) -> PyResult<String> {
     let sc = parse(text, format, base_dir)?;
+    // Valid, and runnable on the engine it names (what that engine refuses, it refuses here).
+    lossync_core::check(&sc).map_err(to_py)?;
     serde_json::to_string(&sc).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 

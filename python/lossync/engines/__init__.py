@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import ScenarioError
 from ..results import Result
-from ..scenario import ScenarioLike, to_core
+from ..scenario import ScenarioLike, in_user_terms, to_core
 from .core import run_core
 
 
@@ -32,19 +32,6 @@ def _run_core(scenario: ScenarioLike, overrides, base_dir, progress) -> Result:
         return run_core(text, base, progress)
     except ScenarioError as e:
         raise in_user_terms(e, json.loads(text)) from None
-
-
-#: The links a `[dumbbell]` table becomes: the bottleneck, and its reverse direction if modelled.
-_DUMBBELL_LINKS = {"links[0]": "dumbbell", "links[1]": "dumbbell.reverse"}
-
-
-def in_user_terms(e: ScenarioError, doc: dict) -> ScenarioError:
-    """An engine names links by their index in the resolved scenario (`links[0]`); a scenario
-    written with a `[dumbbell]` table has no `links`: name the table the user wrote."""
-    head, dot, rest = e.field.partition(".")
-    if "dumbbell" not in doc or head not in _DUMBBELL_LINKS:
-        return e
-    return ScenarioError(_DUMBBELL_LINKS[head] + dot + rest, e.reason)
 
 
 EngineRun = Callable[[ScenarioLike, "list[str] | tuple[str, ...]", "str | Path | None", "bool | None"], Result]

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import LossyncError
+from ..errors import LossyncError, ScenarioError
 from ..io import atomic_write
 from ..plot import plt
 from ..stats import summarize
@@ -54,6 +54,8 @@ class Study:
     engine: str = "fluid"
     #: The protocol each mode runs: full fidelity, and --quick.
     fidelity: tuple[str, str] = ("10 seeds × 3000 s", "2 seeds × at most 300 s")
+    #: The engines that can run it (None: any).
+    engines: tuple[str, ...] | None = None
 
 
 def deep_merge(base: dict, extra: dict) -> dict:
@@ -105,6 +107,8 @@ def reproduce(name: str, out: str | Path, quick: bool = False, engine: str | Non
         raise LossyncError(f"unknown study {name!r} (known: {', '.join(STUDIES)})")
     study = STUDIES[name]
     engine = engine or study.engine
+    if study.engines is not None and engine not in study.engines:
+        raise ScenarioError("--engine", f"{name} runs on {', '.join(study.engines)} only, not {engine}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     data = study.run(out, quick, engine)

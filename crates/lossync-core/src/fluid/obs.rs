@@ -275,7 +275,7 @@ impl FluidAssembler {
     ) -> bool {
         let queue = self.queues[q];
         let lost = self.rng.uniform() < self.burst_loss;
-        let (mut held, mut candidates) = (0u32, 0u32);
+        let (mut held, mut candidates, mut fullest) = (0u32, 0u32, None::<(f64, usize)>);
         let members = if self.policy == AssemblyPolicy::PerFlow {
             q..q + 1
         } else {
@@ -298,10 +298,19 @@ impl FluidAssembler {
                 continue;
             }
             candidates += 1;
+            if fullest.is_none_or(|(most, _)| n > most) {
+                fullest = Some((n, k));
+            }
             if lost && m_imposed.is_none() && self.rng.uniform() < n {
                 self.hit[k] = true;
                 held += 1;
             }
+        }
+        // A burst holds at least one segment (its timer started with one): if every draw
+        // missed, it is the segment of the flow with the most fluid in it.
+        if let (true, 0, Some((_, k))) = (lost && m_imposed.is_none(), held, fullest) {
+            self.hit[k] = true;
+            held = 1;
         }
         if let Some(m) = m_imposed {
             // m flows: each drawn in proportion to its fluid in the burst among those not drawn;
@@ -382,12 +391,13 @@ impl FluidAssembler {
                 log.push(EventRecord {
                     link: self.link,
                     start_s: queue.deadline_s,
-                    candidates,
+                    // As the packet engine's: the flows that have sent through the node.
+                    candidates: (0..self.in_burst.len())
+                        .filter(|&k| window(k) > 0.0)
+                        .count() as u32,
                     signalled: 0,
                     lost: held,
                 });
-            } else if lost {
-                r.lost_bursts += 1; // a lost burst whose fluid no flow's segment filled
             }
         }
         lost && held > 0

@@ -151,6 +151,14 @@ struct SlotFlow {
     base_dropped: u64,
 }
 
+/// What the packet engine refuses in a valid scenario, checked without building anything:
+/// `PacketEngine::new` and `lossync validate`.
+pub fn check(sc: &Scenario) -> Result<()> {
+    check_no_imposed_m(sc)?;
+    check_slots(sc)?;
+    check_memory(sc)
+}
+
 /// A lost burst here holds the flows whose segments it carries: a distribution of them to draw
 /// from (`assembler.m_distribution`) is the fluid engine's stand-in for that, refused here.
 fn check_no_imposed_m(sc: &Scenario) -> Result<()> {
@@ -502,9 +510,7 @@ fn check_memory(sc: &Scenario) -> Result<()> {
 impl PacketEngine {
     /// The scenario's network of links and paths ([`topology::build`]).
     pub fn new(scenario: &Scenario) -> Result<Self> {
-        check_no_imposed_m(scenario)?;
-        check_slots(scenario)?;
-        check_memory(scenario)?;
+        check(scenario)?;
         let topology = topology::build(scenario)?;
         Self::build(scenario, topology)
     }
@@ -1318,8 +1324,9 @@ impl PacketEngine {
     /// sample).
     fn sample_aggregate(&mut self) {
         let now = self.now_ps;
+        // Flows that are sending: a dynamic slot counts only while it carries a flow.
         let rate_pps = (self.flows.iter())
-            .filter(|f| f.start_ps <= now)
+            .filter(|f| f.start_ps <= now && matches!(f.phase, Phase::Persistent | Phase::Sending))
             .map(|f| f.sender.cwnd_pkts() / f.sender.srtt_s())
             .sum();
         self.aggregate.push(AggregateSample {

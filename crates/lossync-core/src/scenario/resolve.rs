@@ -541,7 +541,7 @@ fn resolve_link(
                     "needs an `assembler` on the link: only assembled bursts contend",
                 ));
             }
-            if l.burst_loss.is_some() {
+            if l.burst_loss.is_some_and(|p| p != 0.0) {
                 return Err(Error::field(
                     f,
                     "not with `burst_loss`: bursts are lost either at random or by contention",
@@ -620,7 +620,16 @@ fn resolve_assembler(
 ) -> Result<Assembler> {
     let timer = |f: String, t: f64| -> Result<f64> {
         positive(&f, t)?;
-        in_range(&f, t, (0.0, ASSEMBLY_TIMER_MAX_S), "seconds")
+        if t > ASSEMBLY_TIMER_MAX_S {
+            return Err(Error::field(
+                f,
+                format!(
+                    "{} s is out of range: must be in (0, {ASSEMBLY_TIMER_MAX_S}] seconds",
+                    short(t)
+                ),
+            ));
+        }
+        Ok(t)
     };
     let policy = match a.policy.as_deref().unwrap_or("mixed") {
         "mixed" => AssemblyPolicy::Mixed,
@@ -752,6 +761,12 @@ fn resolve_assembler(
     // The flows a lost burst holds, drawn from a measured distribution (fluid engine).
     let (m_file, m_probabilities) = match &a.m_distribution {
         None => (None, Vec::new()),
+        Some(_) if policy == AssemblyPolicy::PerFlow => {
+            return Err(Error::field(
+                format!("{field}.m_distribution"),
+                "not with policy = \"per_flow\": a per-flow burst holds one flow",
+            ))
+        }
         Some(file) => {
             let mf = format!("{field}.m_distribution");
             let path = base_dir.join(file);
