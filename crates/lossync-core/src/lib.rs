@@ -41,6 +41,10 @@ impl Simulation {
                 "engine",
                 "\"ns3\" runs from the Python front end (lossync[ns3]), not in the core",
             )),
+            scenario::Engine::Kernel => Err(Error::field(
+                "engine",
+                "\"kernel\" runs from the Python front end (as root), not in the core",
+            )),
         }
     }
 
