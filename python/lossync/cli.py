@@ -141,7 +141,7 @@ def summary_table(summary: dict) -> str:
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field, e.g. --set dumbbell.buffer.bdp_fraction=0.2 (repeatable).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Write summary.json, series.parquet and figure.png here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of a table.")
-@click.option("--engine", type=click.Choice(["fluid", "packet", "ns3"]), help="Run on this engine (overrides the scenario's).")
+@click.option("--engine", type=click.Choice(["fluid", "packet", "ns3", "kernel"]), help="Run on this engine (overrides the scenario's; kernel: as root).")
 @click.option("--no-figure", is_flag=True, help="With --out: skip the figure.")
 @click.option("--drops", "drops_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the bottleneck drop log (time_s,flow) as CSV (packet engine).")
 @click.option("--sync-out", "sync_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the measured m_k distribution (m,count) as CSV, the form loss.sync kind=\"empirical\" reads.")
