@@ -23,7 +23,8 @@ What is modelled:
   warning says so). Variants: those of ours this kernel has
   (/proc/sys/net/ipv4/tcp_available_congestion_control); a parameter is accepted only when it
   equals what the kernel runs. The initial window is the route's initcwnd (ip-route(8));
-  `slow_start = false` is the route's locked ssthresh = the initial window.
+  `slow_start = false` is the route's locked ssthresh = the initial window, which Linux reads
+  from a TCP metrics entry that a short connection per flow creates before the run.
 - Refused with ScenarioError naming the field (translate.py): more than one link, two-way
   traffic, `arrivals`, burst assembly, `loss_rate`, RED, pacing, send jitter, access links,
   `rwnd`, parallel connections, capacities over 1 Gb/s.
@@ -163,12 +164,13 @@ def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str) -> Result:
             rtt_check[rtt] = measured = _probe(net, i, 5)
             if abs(measured - rtt) > RTT_TOLERANCE_S:
                 warnings.append(f"kernel engine: RTT {rtt * 1e3:g} ms measured {measured * 1e3:.2f} ms before the run (ICMP, idle network)")
-        if any(f.cc == "cubic" for f in p.flows) and _hystart_on():
-            warnings.append("kernel engine: Linux CUBIC runs HyStart (tcp_cubic hystart=1), which the other engines do not model")
+        if any(f.cc == "cubic" and f.slow_start for f in p.flows) and _hystart_on():
+            warnings.append("kernel engine: Linux CUBIC leaves slow start by HyStart (tcp_cubic hystart=1), which the other engines do not model")
         bdp_pkts = max(f.rtt_s for f in p.flows) * p.capacity_bps / (8 * p.packet_size)
         buf_bytes = int(min(4 * (bdp_pkts + p.buffer_pkts + max(f.initial_window for f in p.flows)) * p.packet_size + (1 << 20), 1 << 28))
         receiver = net.start("rcv", "receiver.py", str(PORT), str(buf_bytes), stdout=subprocess.PIPE)
         _wait_ready(receiver, "receiver")
+        netns.create_tcp_metrics(net, [i for i, f in enumerate(p.flows) if not f.slow_start], PORT)
         duration = float(run["duration_s"])
         record = float(run["record_interval_s"])
         q_interval = record / max(1, int(np.ceil(record / QUEUE_INTERVAL_S)))

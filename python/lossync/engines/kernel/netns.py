@@ -162,10 +162,29 @@ def build(net: Network, n_flows: int, capacity_bps: float, packet_size: int, buf
 
 def set_initial_window(net: Network, i: int, window_pkts: int, ssthresh: int | None = None) -> None:
     """Flow i's initial congestion window (the route's initcwnd, ip-route(8)) and, given, a
-    locked initial ssthresh (the sender then takes it from the route: tcp_no_ssthresh_metrics_save
-    = 0, ip-sysctl.rst). The receiver advertises at least the window from the start (initrwnd)."""
+    locked initial ssthresh; the receiver advertises at least the window from the start
+    (initrwnd). Linux reads the ssthresh only from a TCP metrics entry for the destination
+    (tcp_init_metrics, with tcp_no_ssthresh_metrics_save = 0, ip-sysctl.rst), which a finished
+    connection creates: see `create_tcp_metrics`."""
     extra = ["ssthresh", "lock", str(ssthresh)] if ssthresh is not None else []
     if ssthresh is not None:
         run("sysctl", "-q", "-w", "net.ipv4.tcp_no_ssthresh_metrics_save=0", ns=net.ns("snd"))
     run("ip", "route", "add", f"{flow_address(RECEIVER_NET, i)}/32", "via", ROUTER_TO_SENDERS, "initcwnd", str(window_pkts), *extra, ns=net.ns("snd"))
     run("ip", "route", "add", f"{flow_address(SENDER_NET, i)}/32", "via", ROUTER_TO_RECEIVERS, "initrwnd", str(window_pkts), ns=net.ns("rcv"))
+
+
+WARM_UP = """import socket, sys
+for src, dst in zip(sys.argv[2::2], sys.argv[3::2]):
+    with socket.create_connection((dst, int(sys.argv[1])), source_address=(src, 0)) as s:
+        s.sendall(b"x")
+"""
+
+
+def create_tcp_metrics(net: Network, flows: list[int], port: int) -> None:
+    """One short connection per flow from its address to its receiver, so that the kernel
+    creates the destination's TCP metrics entry (with the route's locked ssthresh) that the
+    flow's real connection then starts from. Run with the delay box on, so the RTT it caches
+    is the flow's."""
+    if flows:
+        pairs = [a for i in flows for a in (flow_address(SENDER_NET, i), flow_address(RECEIVER_NET, i))]
+        run(sys.executable, "-I", "-c", WARM_UP, str(port), *pairs, ns=net.ns("snd"))
