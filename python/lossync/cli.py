@@ -450,6 +450,22 @@ def _signed(v: float) -> str:
     return "n/a" if math.isnan(v) else f"{v:+.4g}"
 
 
+@main.group(name="kernel")
+def kernel_group() -> None:
+    """The kernel engine (real Linux TCP in network namespaces, root only)."""
+
+
+@kernel_group.command(name="cleanup")
+@click.option("--all", "all_owners", is_flag=True, help="Also namespaces of kernel runs still in progress.")
+def kernel_cleanup(all_owners: bool) -> None:
+    """Remove the namespaces (lsk-*) and processes a killed kernel-engine run left behind."""
+    from .engines.kernel import cleanup, require_root
+
+    require_root()
+    removed = cleanup(all_owners)
+    click.echo(f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""))
+
+
 @main.command(name="examples")
 def list_examples() -> None:
     """List the shipped example scenarios and sweeps; `lossync run NAME` runs one from any folder."""

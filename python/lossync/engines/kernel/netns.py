@@ -85,6 +85,9 @@ def stop_processes(procs: list[subprocess.Popen], grace_s: float = 2.0) -> None:
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+        for stream in (p.stdout, p.stderr):
+            if stream is not None:
+                stream.close()
 
 
 def delete_namespace(name: str) -> None:
