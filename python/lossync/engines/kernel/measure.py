@@ -103,6 +103,9 @@ def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.nda
             "cwnd_integral_pkt_s": _area(cwnd[s_window, i], st[s_window]),
             "reductions": float(np.count_nonzero((np.diff(ss) != 0) & (ss[1:] > 0))),
         })
+    silent = [i for i, f in enumerate(sc["flows"]) if f["start_s"] < end and segs[-1, i] == 0]
+    if silent:
+        warnings.append(f"kernel engine: flows {silent} sent nothing (their connection failed)")
     retransmitted = float(retrans[sb].sum() - retrans[sa].sum())
     if abs(retransmitted - dropped) > max(5.0, 0.1 * dropped):
         warnings.append(f"kernel engine: per-flow losses and congestion events are estimated from retransmissions ({retransmitted:g} in the "

@@ -130,8 +130,8 @@ def build(net: Network, n_flows: int, capacity_bps: float, packet_size: int, buf
     """Creates the namespaces, links, addresses, routes and the bottleneck of `net`."""
     for role in ROLES:
         name = f"{PREFIX}{net.tag}-{role}"
+        net.names[role] = name  # first, so that an interrupt right after `add` still removes it
         run("ip", "netns", "add", name)
-        net.names[role] = name
         # No IPv6 (router solicitations, DAD) on the wires; forwarding only in the router.
         run("sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1", ns=name)
         run("ip", "link", "set", "lo", "up", ns=name)
