@@ -65,7 +65,6 @@ def main(sender_dev: str, router_dev: str, delays_json: str, stats_file: str) ->
             readable, _, _ = select.select(inputs, [], [], timeout)
         except InterruptedError:
             continue
-        now = time.monotonic()
         for s in readable:
             out = out_of[s.fileno()]
             towards_router = s is sender_side
@@ -84,7 +83,7 @@ def main(sender_dev: str, router_dev: str, delays_json: str, stats_file: str) ->
                 q = fifos.get(key)
                 if q is None:
                     q = fifos[key] = collections.deque()
-                q.append((now + delay, frame))
+                q.append((time.monotonic() + delay, frame))  # per frame: a batch keeps its spacing
         now = time.monotonic()
         for (fd, _), q in fifos.items():
             out = by_fd[fd]

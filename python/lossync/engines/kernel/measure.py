@@ -11,6 +11,8 @@ every engine shares), and the estimators the kernel forces on us:
   clusters of these (the core's clustering, gaps under the mean base RTT). The summary warns
   when the senders' retransmissions and the bottleneck's drops disagree.
 - Reductions = changes of snd_ssthresh between samples (each loss reaction sets it).
+- No check of the base RTT under load yet: TCP_INFO min_rtt (sampled, column 8) reads up to
+  1 ms low (RTT samples from millisecond TCP timestamps) and high when the queue never empties.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from ...results import Result
 from .netns import ETH_HEADER_BYTES
 from .translate import HEADER_BYTES
 
-SENDER_FIELDS = 7  # per flow: cwnd, srtt_s, total_retrans, bytes_acked, data_segs_out, ssthresh, mss
+SENDER_FIELDS = 8  # per flow: cwnd, srtt_s, total_retrans, bytes_acked, data_segs_out, ssthresh, mss, min_rtt_s
 
 
 def _load(path) -> np.ndarray:
