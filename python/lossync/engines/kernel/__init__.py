@@ -60,6 +60,7 @@ START_MARGIN_S = 0.5  # between starting the helpers and t = 0 of the run
 QUEUE_INTERVAL_S = 0.02  # tc samples at most this far apart (a fork of tc each)
 SENDER_INTERVAL_S = 0.01  # TCP_INFO samples at most this far apart: below any RTT we emulate
 RTT_TOLERANCE_S = 1e-3
+LATE_FRACTION = 0.05  # of the frames the delay box forwards; 1-2% is usual at 20-200 Mb/s
 RTT_CORRECTION_S = 1e-4  # a residual above this is corrected once
 _runs = count()
 
@@ -210,6 +211,10 @@ def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str) -> Result:
                 raise LossyncError(f"engine kernel: the {what} failed: {proc.stderr.read().decode().strip()[-500:]}")
         _stop(net, box)
         box_stats = json.loads((out / "box.json").read_text()) if (out / "box.json").exists() else {"dropped": 0}
+        late = box_stats.get("late", 0) / max(1, box_stats.get("forwarded", 0))
+        if late > LATE_FRACTION:
+            warnings.append(f"kernel engine: the delay box sent {late:.1%} of the frames more than 0.5 ms late (it could not keep up): "
+                            "it releases them in bursts, which a small buffer drops; use a lower capacity (docs/kernel.md)")
         if box_stats["dropped"]:
             warnings.append(f"kernel engine: the delay box lost {box_stats['dropped']} frames (socket buffer full): losses outside the bottleneck")
         q = np.array([json.loads(line) for line in (out / "queue.jsonl").read_text().splitlines() if line.strip()], dtype=float)

@@ -7,7 +7,8 @@ towards the router by their source IPv4 address (the flow's sender), frames towa
 senders by their destination address; other frames (ARP) pass at once. DELAYS_JSON maps an
 address to seconds. Frames of one flow and direction share one delay, so a FIFO per delay keeps
 them in order. On SIGTERM it writes the frames forwarded and those the kernel dropped from its
-sockets' buffers (PACKET_STATISTICS) to STATS_FILE as JSON and exits.
+sockets' buffers (PACKET_STATISTICS) and those sent more than LATE_S after their due time (a
+box that falls behind releases frames in bursts) to STATS_FILE as JSON and exits.
 
 Only the standard library: it runs in its own interpreter inside the namespace.
 """
@@ -30,6 +31,7 @@ PACKET_STATISTICS = 6  # linux/if_packet.h: struct tpacket_stats {u32 tp_packets
 SO_RCVBUFFORCE = 33  # asm-generic/socket.h: root may exceed rmem_max
 RCVBUF_BYTES = 16 << 20  # a few full windows at the rates this engine runs
 ETH_HEADER = 14
+LATE_S = 0.5e-3  # a frame sent this much after its due time counts as late (its spacing is lost)
 
 
 def open_device(dev: str) -> socket.socket:
@@ -47,7 +49,7 @@ def main(sender_dev: str, router_dev: str, delays_json: str, stats_file: str) ->
     # Per (output socket, delay): frames waiting, each (due time, frame).
     fifos: dict[tuple[int, float], collections.deque] = {}
     out_of = {sender_side.fileno(): router_side, router_side.fileno(): sender_side}
-    forwarded = 0
+    forwarded = late = 0
     stop = False
 
     def on_term(signum, frame):
@@ -88,12 +90,15 @@ def main(sender_dev: str, router_dev: str, delays_json: str, stats_file: str) ->
         for (fd, _), q in fifos.items():
             out = by_fd[fd]
             while q and q[0][0] <= now:
+                due, frame = q.popleft()
                 try:
-                    out.send(q.popleft()[1])
+                    out.send(frame)
                     forwarded += 1
                 except OSError:
                     pass  # the peer is going away at the end of a run
-    stats = {"forwarded": forwarded, "dropped": 0}
+                if now - due > LATE_S:
+                    late += 1
+    stats = {"forwarded": forwarded, "late": late, "dropped": 0}
     for s in inputs:
         _, dropped = struct.unpack("II", s.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
         stats["dropped"] += dropped
