@@ -103,7 +103,12 @@ def run_kernel(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = 
         try:
             return _run(net, sc, p, text, base)
         finally:
-            net.close()
+            # A second Ctrl-C or SIGTERM waits until the clean-up is done (then it is raised).
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+            try:
+                net.close()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def cleanup(all_owners: bool = False) -> list[str]:
