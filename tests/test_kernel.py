@@ -6,7 +6,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -52,6 +54,7 @@ def helpers() -> list[str]:
 def assert_nothing_left(pid: int) -> None:
     assert namespaces(pid) == []
     assert helpers() == []
+    assert list(Path(tempfile.gettempdir()).glob(f"{netns.PREFIX}{pid}-*")) == []
 
 
 def cli(*args: str, **kw) -> subprocess.Popen:

@@ -458,12 +458,12 @@ def kernel_group() -> None:
 @kernel_group.command(name="cleanup")
 @click.option("--all", "all_owners", is_flag=True, help="Also namespaces of kernel runs still in progress.")
 def kernel_cleanup(all_owners: bool) -> None:
-    """Remove the namespaces (lsk-*) and processes a killed kernel-engine run left behind."""
+    """Remove the namespaces (lsk-*), processes and temporary files a killed kernel-engine run left behind."""
     from .engines.kernel import cleanup, require_root
 
     require_root()
     removed = cleanup(all_owners)
-    click.echo(f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""))
+    click.echo(f"removed {len(removed)} namespace(s) and temporary folder(s)" + (": " + ", ".join(removed) if removed else ""))
 
 
 @main.command(name="examples")

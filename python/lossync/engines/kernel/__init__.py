@@ -112,11 +112,17 @@ def run_kernel(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = 
 
 
 def cleanup(all_owners: bool = False) -> list[str]:
-    """Removes namespaces (and what runs in them) left by kernel-engine runs whose process is
-    gone (or every one with the prefix); returns their names."""
+    """Removes namespaces (and what runs in them) and temporary directories left by
+    kernel-engine runs whose process is gone (or every one with the prefix); returns them."""
     names = netns.leftover_namespaces(all_owners)
     for name in names:
         netns.delete_namespace(name)
+    # The sample files of a run killed outright (SIGKILL) stay in its temporary directory.
+    for d in Path(tempfile.gettempdir()).glob(f"{netns.PREFIX}*"):
+        pid = d.name[len(netns.PREFIX):].split("-")[0]
+        if d.is_dir() and pid.isdigit() and (all_owners or not netns.owner_alive(int(pid))):
+            shutil.rmtree(d, ignore_errors=True)
+            names.append(str(d))
     return names
 
 
@@ -179,7 +185,7 @@ def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str) -> Result:
     netns.build(net, n, p.capacity_bps, p.packet_size, p.buffer_pkts)
     for i, f in enumerate(p.flows):
         netns.set_initial_window(net, i, f.initial_window, ssthresh=None if f.slow_start else f.initial_window)
-    with tempfile.TemporaryDirectory(prefix="lossync-kernel-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"{netns.PREFIX}{net.tag}-") as tmp:  # the owner's pid in its name, for cleanup()
         out = Path(tmp)
         # The network's own RTT (veths, router, an idle delay box), then the delays that make
         # each flow's RTT its target, checked.

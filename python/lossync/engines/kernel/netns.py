@@ -110,13 +110,13 @@ def leftover_namespaces(all_owners: bool = False) -> list[str]:
         if not name.startswith(PREFIX):
             continue
         pid = name[len(PREFIX):].split("-")[0]
-        alive = pid.isdigit() and _alive(int(pid))
+        alive = pid.isdigit() and owner_alive(int(pid))
         if all_owners or not alive:
             found.append(name)
     return found
 
 
-def _alive(pid: int) -> bool:
+def owner_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
