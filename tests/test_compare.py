@@ -60,4 +60,4 @@ warmup = "20s"
     assert text.returncode == 0 and "difference from packet" in text.stdout
     bad = subprocess.run([sys.executable, "-m", "lossync", "compare", str(f), "--engines", "fluid,warp"],
                          capture_output=True, text=True, timeout=300)
-    assert bad.returncode == 2 and bad.stderr.strip() == "lossync: error: engines: unknown engine 'warp' (known: fluid, packet, ns3)"
+    assert bad.returncode == 2 and bad.stderr.strip() == "lossync: error: engines: unknown engine 'warp' (known: fluid, packet, ns3, kernel)"

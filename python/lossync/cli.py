@@ -142,7 +142,7 @@ def summary_table(summary: dict) -> str:
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field, e.g. --set dumbbell.buffer.bdp_fraction=0.2 (repeatable).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Write summary.json, series.parquet and figure.png here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of a table.")
-@click.option("--engine", type=click.Choice(["fluid", "packet", "ns3"]), help="Run on this engine (overrides the scenario's).")
+@click.option("--engine", type=click.Choice(["fluid", "packet", "ns3", "kernel"]), help="Run on this engine (overrides the scenario's; kernel: as root).")
 @click.option("--no-figure", is_flag=True, help="With --out: skip the figure.")
 @click.option("--drops", "drops_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the bottleneck drop log (time_s,flow) as CSV (packet engine).")
 @click.option("--sync-out", "sync_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the measured m_k distribution (m,count) as CSV, the form loss.sync kind=\"empirical\" reads.")
@@ -232,6 +232,14 @@ def validate(scenario: Path, overrides: tuple[str, ...]) -> None:
 
         try:
             translate(resolved)
+        except ScenarioError as e:
+            raise in_user_terms(e, json.loads(to_core(scenario, overrides)[0])) from None
+    if resolved["engine"] == "kernel":  # so do the kernel engine's (what this kernel can run)
+        from .engines.kernel.translate import plan
+        from .scenario import in_user_terms, to_core
+
+        try:
+            plan(resolved)
         except ScenarioError as e:
             raise in_user_terms(e, json.loads(to_core(scenario, overrides)[0])) from None
     click.echo(json.dumps(resolved, indent=2))
@@ -463,6 +471,22 @@ def compare_cmd(scenario: Path, engines: str, reference: str | None, overrides: 
 
 def _signed(v: float) -> str:
     return "n/a" if math.isnan(v) else f"{v:+.4g}"
+
+
+@main.group(name="kernel")
+def kernel_group() -> None:
+    """The kernel engine (real Linux TCP in network namespaces, root only)."""
+
+
+@kernel_group.command(name="cleanup")
+@click.option("--all", "all_owners", is_flag=True, help="Also namespaces of kernel runs still in progress.")
+def kernel_cleanup(all_owners: bool) -> None:
+    """Remove the namespaces (lsk-*), processes and temporary files a killed kernel-engine run left behind."""
+    from .engines.kernel import cleanup, require_root
+
+    require_root()
+    removed = cleanup(all_owners)
+    click.echo(f"removed {len(removed)} namespace(s) and temporary folder(s)" + (": " + ", ".join(removed) if removed else ""))
 
 
 @main.command(name="examples")

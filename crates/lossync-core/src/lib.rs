@@ -41,6 +41,10 @@ impl Simulation {
                 "engine",
                 "\"ns3\" runs from the Python front end (lossync[ns3]), not in the core",
             )),
+            scenario::Engine::Kernel => Err(Error::field(
+                "engine",
+                "\"kernel\" runs from the Python front end (as root), not in the core",
+            )),
         }
     }
 
@@ -84,12 +88,12 @@ impl Simulation {
 }
 
 /// Whether the engine the scenario names can run it (the checks its construction makes, without
-/// building it); ns-3 checks its own in the Python front end.
+/// building it); ns-3 and the kernel engine check their own in the Python front end.
 pub fn check(scenario: &Scenario) -> Result<()> {
     match scenario.engine {
         scenario::Engine::Fluid => fluid::check(scenario),
         scenario::Engine::Packet => packet::check(scenario),
-        scenario::Engine::Ns3 => Ok(()),
+        scenario::Engine::Ns3 | scenario::Engine::Kernel => Ok(()),
     }
 }
 

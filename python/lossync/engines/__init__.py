@@ -2,7 +2,8 @@
 
 Each engine is a module with a function `(scenario, overrides, base_dir, progress) -> Result`,
 registered in `ENGINES` by name. The fluid and packet engines live in the Rust core
-(engines/core.py drives them); ns-3 is a C++ program built and run by engines/ns3/.
+(engines/core.py drives them); ns-3 is a C++ program built and run by engines/ns3/;
+the kernel engine runs Linux TCP in network namespaces (engines/kernel/, root only).
 """
 
 from __future__ import annotations
@@ -26,6 +27,15 @@ def _run_ns3(scenario: ScenarioLike, overrides, base_dir, progress) -> Result:
         raise in_user_terms(e, json.loads(to_core(scenario, overrides, base_dir)[0])) from None
 
 
+def _run_kernel(scenario: ScenarioLike, overrides, base_dir, progress) -> Result:
+    from .kernel import run_kernel  # namespaces and subprocesses only when used
+
+    try:
+        return run_kernel(scenario, overrides, base_dir)
+    except ScenarioError as e:
+        raise in_user_terms(e, json.loads(to_core(scenario, overrides, base_dir)[0])) from None
+
+
 def _run_core(scenario: ScenarioLike, overrides, base_dir, progress) -> Result:
     text, base = to_core(scenario, overrides, base_dir)
     try:
@@ -39,6 +49,7 @@ ENGINES: dict[str, EngineRun] = {
     "fluid": _run_core,
     "packet": _run_core,
     "ns3": _run_ns3,
+    "kernel": _run_kernel,
 }
 
 

@@ -16,6 +16,8 @@ pub enum Engine {
     Fluid,
     Packet,
     Ns3,
+    /// Real Linux TCP in network namespaces, run by the Python front end.
+    Kernel,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

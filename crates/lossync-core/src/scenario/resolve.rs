@@ -101,9 +101,10 @@ fn resolve_engine(engine: Option<&str>) -> Result<Engine> {
         "fluid" => Ok(Engine::Fluid),
         "packet" => Ok(Engine::Packet),
         "ns3" => Ok(Engine::Ns3),
+        "kernel" => Ok(Engine::Kernel),
         other => Err(Error::field(
             "engine",
-            format!("unknown engine {other:?} (known: fluid, packet, ns3)"),
+            format!("unknown engine {other:?} (known: fluid, packet, ns3, kernel)"),
         )),
     }
 }

@@ -118,6 +118,7 @@ fn engine_name(e: Engine) -> &'static str {
         Engine::Fluid => "fluid",
         Engine::Packet => "packet",
         Engine::Ns3 => "ns3",
+        Engine::Kernel => "kernel",
     }
 }
 

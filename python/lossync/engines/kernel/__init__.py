@@ -1,0 +1,245 @@
+"""The kernel engine: the scenario's dumbbell with real Linux TCP in network namespaces, as a
+yardstick for the other engines. Needs root.
+
+`run_kernel(scenario) -> Result` builds four namespaces (netns.py: senders, a delay box, a
+router, receivers), runs one bulk TCP connection per flow with the flow's congestion control,
+samples the senders' TCP_INFO and the bottleneck's tc counters, and hands the records to the
+core's metrics (`_core.summarize`), the same code that summarizes every engine (measure.py says
+which numbers are estimates). Everything it creates is removed when the run ends, fails, or is
+interrupted (Ctrl-C, SIGTERM); `lossync kernel cleanup` removes what a killed run left.
+
+What is modelled:
+- The bottleneck: htb at the link's capacity (rate scaled so IP packets of packet_size bytes
+  leave at exactly C) with a pfifo of B = round(buffer) packets under it; B counts waiting
+  packets, htb holds none in service. Segmentation and receive offloads are off on every veth
+  (offload.py), so one queued packet is one MTU-sized frame; the MTU is packet_size.
+- Base RTT per flow: this kernel has no sch_netem and no libnetfilter_queue, so a user-space
+  delay box (delaybox.py, AF_PACKET) between the senders and the router holds each frame for
+  half of (the flow's rtt minus the network's own RTT, measured first) in each direction.
+  Before the run an ICMP probe (rttprobe.py) checks each RTT; a miss by more than 1 ms is a
+  warning in the summary. The box runs in Python: at a few hundred Mb/s it adds jitter.
+- TCP is Linux's: SACK, timestamps, window scaling, PRR, RACK, its own delayed ACKs (so the
+  scenario's `delayed_ack` is refused), CUBIC with HyStart when the kernel enables it (a
+  warning says so). Variants: those of ours this kernel has
+  (/proc/sys/net/ipv4/tcp_available_congestion_control); a parameter is accepted only when it
+  equals what the kernel runs. The initial window is the route's initcwnd (ip-route(8));
+  `slow_start = false` is the route's locked ssthresh = the initial window, which Linux reads
+  from a TCP metrics entry that a short connection per flow creates before the run.
+- Refused with ScenarioError naming the field (translate.py): more than one link, two-way
+  traffic, `arrivals`, burst assembly, `loss_rate`, RED, pacing, send jitter, access links,
+  `rwnd`, parallel connections, capacities over 1 Gb/s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from itertools import count
+from pathlib import Path
+
+import numpy as np
+
+from ... import _core
+from ...errors import LossyncError
+from ...results import Result
+from ...scenario import ScenarioLike, to_core
+from . import netns
+from .measure import measure
+from .translate import Plan, plan
+
+PORT = 5001
+START_MARGIN_S = 0.5  # between starting the helpers and t = 0 of the run
+QUEUE_INTERVAL_S = 0.02  # tc samples at most this far apart (a fork of tc each)
+SENDER_INTERVAL_S = 0.01  # TCP_INFO samples at most this far apart: below any RTT we emulate
+RTT_TOLERANCE_S = 1e-3
+LATE_FRACTION = 0.05  # of the frames the delay box forwards; 1-2% is usual at 20-200 Mb/s
+RTT_CORRECTION_S = 1e-4  # a residual above this is corrected once
+_runs = count()
+
+
+def require_root() -> None:
+    if os.geteuid() != 0:
+        raise LossyncError("engine kernel needs root (it creates network namespaces and tc queues): run lossync as root")
+    for tool in ("ip", "tc", "sysctl"):
+        if shutil.which(tool) is None:
+            raise LossyncError(f"engine kernel needs the {tool!r} program (iproute2, procps)")
+
+
+@contextmanager
+def _sigterm_exits():
+    """SIGTERM becomes SystemExit(143) in the main thread, so the run's clean-up runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_kernel(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None) -> Result:
+    """Runs a dumbbell scenario (a TOML file name or a dict) with Linux TCP in network
+    namespaces and returns its Result (`engine` = "kernel"); `result.rtt_check` maps each
+    target RTT to the one measured before the run."""
+    text, base = to_core(scenario, overrides, base_dir)
+    sc = json.loads(_core.resolve(text, "json", base))
+    p = plan(sc)
+    require_root()
+    net = netns.Network(f"{os.getpid()}-{next(_runs)}")
+    with _sigterm_exits():
+        try:
+            return _run(net, sc, p, text, base)
+        finally:
+            # A second Ctrl-C or SIGTERM waits until the clean-up is done (then it is raised).
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+            try:
+                net.close()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def cleanup(all_owners: bool = False) -> list[str]:
+    """Removes namespaces (and what runs in them) and temporary directories left by
+    kernel-engine runs whose process is gone (or every one with the prefix); returns them."""
+    names = netns.leftover_namespaces(all_owners)
+    for name in names:
+        netns.delete_namespace(name)
+    # The sample files of a run killed outright (SIGKILL) stay in its temporary directory.
+    for d in Path(tempfile.gettempdir()).glob(f"{netns.PREFIX}*"):
+        pid = d.name[len(netns.PREFIX):].split("-")[0]
+        if d.is_dir() and pid.isdigit() and (all_owners or not netns.owner_alive(int(pid))):
+            shutil.rmtree(d, ignore_errors=True)
+            names.append(str(d))
+    return names
+
+
+def _probe(net: netns.Network, i: int, n: int) -> float:
+    src, dst = netns.flow_address(netns.SENDER_NET, i), netns.flow_address(netns.RECEIVER_NET, i)
+    out = netns.run(sys.executable, "-I", str(netns.HERE / "rttprobe.py"), src, dst, str(n), "0.02", ns=net.ns("snd"))
+    rtts = json.loads(out)
+    if not rtts:
+        raise LossyncError("engine kernel: the network did not answer an ICMP echo before the run")
+    return float(np.median(rtts))
+
+
+def _start_delay_box(net: netns.Network, delays: dict[str, float], stats: Path) -> subprocess.Popen:
+    box = net.start("dly", "delaybox.py", "d0", "d1", json.dumps(delays), str(stats))
+    time.sleep(0.2)  # its sockets are bound before the first frame
+    if box.poll() is not None:
+        raise LossyncError(f"engine kernel: the delay box failed: {box.stderr.read().decode().strip()}")
+    return box
+
+
+def _check_rtts(net: netns.Network, p: Plan, probes: int = 5) -> dict[float, float]:
+    """Each distinct target RTT -> the median ICMP RTT of its first flow."""
+    firsts = {f.rtt_s: i for i, f in reversed(list(enumerate(p.flows)))}
+    return {rtt: _probe(net, i, probes) for rtt, i in sorted(firsts.items())}
+
+
+def _delay_box_for_targets(net: netns.Network, p: Plan, own_rtt: float, stats: Path) -> tuple[subprocess.Popen, dict[float, float]]:
+    """Starts the delay box with delays that make each flow's RTT its target: half of (target -
+    the network's own RTT) each way, then corrected once by what the check measured (the box
+    adds a little of its own per frame), and returns it with the final check."""
+    def start(correction: dict[float, float]) -> tuple[subprocess.Popen, dict[float, float]]:
+        delays = {netns.flow_address(netns.SENDER_NET, i): max(0.0, (f.rtt_s - own_rtt - correction.get(f.rtt_s, 0.0)) / 2)
+                  for i, f in enumerate(p.flows)}
+        box = _start_delay_box(net, delays, stats)
+        return box, _check_rtts(net, p)
+
+    box, check = start({})
+    if any(abs(m - rtt) > RTT_CORRECTION_S for rtt, m in check.items()):
+        _stop(net, box)
+        box, check = start({rtt: m - rtt for rtt, m in check.items()})
+    return box, check
+
+
+def _stop(net: netns.Network, proc: subprocess.Popen) -> None:
+    netns.stop_processes([proc])
+    net.procs.remove(proc)
+
+
+def _wait_ready(proc: subprocess.Popen, what: str, timeout_s: float = 10.0) -> None:
+    import select
+
+    if not select.select([proc.stdout], [], [], timeout_s)[0] or proc.stdout.readline().strip() != b"ready":
+        raise LossyncError(f"engine kernel: the {what} did not start: {proc.stderr.read().decode().strip() if proc.poll() is not None else 'timeout'}")
+
+
+def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str) -> Result:
+    n = len(p.flows)
+    run = sc["run"]
+    warnings: list[str] = []
+    netns.build(net, n, p.capacity_bps, p.packet_size, p.buffer_pkts)
+    for i, f in enumerate(p.flows):
+        netns.set_initial_window(net, i, f.initial_window, ssthresh=None if f.slow_start else f.initial_window)
+    with tempfile.TemporaryDirectory(prefix=f"{netns.PREFIX}{net.tag}-") as tmp:  # the owner's pid in its name, for cleanup()
+        out = Path(tmp)
+        # The network's own RTT (veths, router, an idle delay box), then the delays that make
+        # each flow's RTT its target, checked.
+        box = _start_delay_box(net, {}, out / "box0.json")
+        own_rtt = _probe(net, 0, 10)
+        _stop(net, box)
+        box, rtt_check = _delay_box_for_targets(net, p, own_rtt, out / "box.json")
+        for rtt, measured in rtt_check.items():
+            if abs(measured - rtt) > RTT_TOLERANCE_S:
+                warnings.append(f"kernel engine: RTT {rtt * 1e3:g} ms measured {measured * 1e3:.2f} ms before the run (ICMP, idle network)")
+        if any(f.cc == "cubic" and f.slow_start for f in p.flows) and _hystart_on():
+            warnings.append("kernel engine: Linux CUBIC leaves slow start by HyStart (tcp_cubic hystart=1), which the other engines do not model")
+        bdp_pkts = max(f.rtt_s for f in p.flows) * p.capacity_bps / (8 * p.packet_size)
+        buf_bytes = int(min(4 * (bdp_pkts + p.buffer_pkts + max(f.initial_window for f in p.flows)) * p.packet_size + (1 << 20), 1 << 28))
+        receiver = net.start("rcv", "receiver.py", str(PORT), str(buf_bytes), stdout=subprocess.PIPE)
+        _wait_ready(receiver, "receiver")
+        netns.create_tcp_metrics(net, [i for i, f in enumerate(p.flows) if not f.slow_start], PORT)
+        duration = float(run["duration_s"])
+        record = float(run["record_interval_s"])
+        q_interval = record / max(1, int(np.ceil(record / QUEUE_INTERVAL_S)))
+        s_interval = min(record, SENDER_INTERVAL_S)
+        flows = [{"src": netns.flow_address(netns.SENDER_NET, i), "dst": netns.flow_address(netns.RECEIVER_NET, i), "port": PORT,
+                  "cc": f.cc, "start": f.start_s} for i, f in enumerate(p.flows)]
+        t0 = time.monotonic() + START_MARGIN_S
+        with open(out / "queue.jsonl", "w") as qf, open(out / "senders.jsonl", "w") as sf:
+            sampler = net.start("rtr", "qsampler.py", "r1", repr(t0), repr(q_interval), repr(duration), stdout=qf)
+            sender = net.start("snd", "sender.py", json.dumps(flows), repr(t0), repr(s_interval), repr(duration), str(buf_bytes), stdout=sf)
+        for proc, what in ((sender, "senders"), (sampler, "queue sampler")):
+            try:
+                code = proc.wait(timeout=START_MARGIN_S + duration + 30)
+            except subprocess.TimeoutExpired:
+                raise LossyncError(f"engine kernel: the {what} did not finish") from None
+            if code != 0:
+                raise LossyncError(f"engine kernel: the {what} failed: {proc.stderr.read().decode().strip()[-500:]}")
+        _stop(net, box)
+        box_stats = json.loads((out / "box.json").read_text()) if (out / "box.json").exists() else {"dropped": 0}
+        late = box_stats.get("late", 0) / max(1, box_stats.get("forwarded", 0))
+        if late > LATE_FRACTION:
+            warnings.append(f"kernel engine: the delay box sent {late:.1%} of the frames more than 0.5 ms late (it could not keep up): "
+                            "it releases them in bursts, which a small buffer drops; use a lower capacity (docs/kernel.md)")
+        if box_stats["dropped"]:
+            warnings.append(f"kernel engine: the delay box lost {box_stats['dropped']} frames (socket buffer full): losses outside the bottleneck")
+        q = np.array([json.loads(line) for line in (out / "queue.jsonl").read_text().splitlines() if line.strip()], dtype=float)
+        s = np.array([json.loads(line) for line in (out / "senders.jsonl").read_text().splitlines() if line.strip()], dtype=float)
+    result = measure(text, base, sc, q, s, record, warnings)
+    result.rtt_check = rtt_check
+    return result
+
+
+def _hystart_on() -> bool:
+    try:
+        return Path("/sys/module/tcp_cubic/parameters/hystart").read_text().strip() != "0"
+    except OSError:
+        return False
+
+
+__all__ = ["cleanup", "require_root", "run_kernel"]

@@ -1,0 +1,138 @@
+"""From what the samplers printed to the records `_core.summarize` reads (the metrics module
+every engine shares), and the estimators the kernel forces on us:
+
+- Bottleneck totals are exact counters of the pfifo (tc -s): bytes and packets sent, drops.
+  Departures are counted in full-size packets: bytes / (packet_size + 14-byte Ethernet header).
+- The queue's mean and maximum come from samples every `queue_interval` (not every packet).
+- Per-flow losses and the drop log are estimated: the kernel does not say whose packet the
+  pfifo dropped. A flow's retransmissions (TCP_INFO total_retrans) in a sampling interval are
+  taken as its drops, dated one smoothed RTT before the sample that saw them (a loss is found
+  by the duplicate ACKs of the packets behind it, about one RTT later). Congestion events are
+  clusters of these (the core's clustering, gaps under the mean base RTT). The summary warns
+  when the senders' retransmissions and the bottleneck's drops disagree.
+- Reductions = changes of snd_ssthresh between samples (each loss reaction sets it).
+- No check of the base RTT under load yet: TCP_INFO min_rtt (sampled, column 8) reads up to
+  1 ms low (RTT samples from millisecond TCP timestamps) and high when the queue never empties.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from ... import _core
+from ...results import Result
+from .netns import ETH_HEADER_BYTES
+from .translate import HEADER_BYTES
+
+SENDER_FIELDS = 8  # per flow: cwnd, srtt_s, total_retrans, bytes_acked, data_segs_out, ssthresh, mss, min_rtt_s
+
+
+def _load(path) -> np.ndarray:
+    rows = [json.loads(line) for line in open(path) if line.strip()]
+    return np.array(rows, dtype=float)
+
+
+def _area(y: np.ndarray, x: np.ndarray) -> float:
+    """The trapezoid rule (numpy < 2 has no np.trapezoid)."""
+    return float(np.sum((y[1:] + y[:-1]) * np.diff(x)) / 2) if len(x) > 1 else 0.0
+
+
+def _window(t: np.ndarray, start: float) -> int:
+    return int(min(np.searchsorted(t, start - 1e-9), len(t) - 1))
+
+
+def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.ndarray, record_interval: float,
+            warnings: list[str]) -> Result:
+    """q: qsampler rows [t, bytes, packets, drops, qlen]; snd: sender rows (see sender.py)."""
+    link_spec, run = sc["links"][0], sc["run"]
+    n = len(sc["flows"])
+    ps = link_spec["packet_size_bytes"]
+    frame = ps + ETH_HEADER_BYTES
+    cap_pps = link_spec["capacity_pps"]
+    qt, qbytes, qdrops, qlen = q[:, 0], q[:, 1], q[:, 3], q[:, 4]
+    st = snd[:, 0]
+    per = snd[:, 1:].reshape(len(snd), n, SENDER_FIELDS)
+    cwnd, srtt, retrans, acked, segs, ssthresh = (per[:, :, k] for k in range(6))
+    mss = np.where(per[:, :, 6] > 0, per[:, :, 6], ps - HEADER_BYTES)
+
+    # The drop log, estimated from retransmissions (module docstring).
+    drop_t, drop_f = [], []
+    d_retrans = np.diff(retrans, axis=0, prepend=retrans[:1])
+    for j, i in zip(*np.nonzero(d_retrans > 0)):
+        when = max(0.0, st[j] - srtt[j, i])
+        drop_t += [when] * int(d_retrans[j, i])
+        drop_f += [i] * int(d_retrans[j, i])
+    order = np.argsort(drop_t, kind="stable")
+    drop_t = np.ascontiguousarray(np.asarray(drop_t, dtype=np.float64)[order])
+    drop_f = np.ascontiguousarray(np.asarray(drop_f, dtype=np.uint32)[order])
+
+    end = float(min(qt[-1], st[-1]))
+    start = float(run["warmup_s"])
+    if run["from_first_congestion"]:
+        after = np.nonzero((qt >= start) & (np.diff(qdrops, prepend=qdrops[0]) > 0))[0]
+        if len(after):
+            start = float(qt[max(0, after[0] - 1)])
+    a, b = _window(qt, start), len(qt) - 1
+    start = float(qt[a])
+    departed = (qbytes[b] - qbytes[a]) / frame
+    dropped = qdrops[b] - qdrops[a]
+    in_window = slice(a, b + 1)
+    link = {
+        "arrived_pkts": departed + dropped + qlen[b] - qlen[a],
+        "departed_pkts": departed,
+        "dropped_pkts": dropped,
+        "queue_integral": _area(qlen[in_window], qt[in_window]),
+        "queue_integral_span": float(qt[b] - qt[a]),
+        "max_queue_pkts": float(qlen[in_window].max()),
+        "total_arrived_pkts": qbytes[b] / frame + qdrops[b] + qlen[b] - qlen[0],
+        "total_departed_pkts": qbytes[b] / frame,
+        "total_dropped_pkts": qdrops[b],
+        "queue_start_pkts": qlen[0],
+        "queue_end_pkts": qlen[b],
+    }
+    sa, sb = _window(st, start), len(st) - 1
+    s_window = slice(sa, sb + 1)
+    flows = []
+    for i in range(n):
+        ss = ssthresh[s_window, i]
+        flows.append({
+            "sent_pkts": segs[sb, i] - segs[sa, i],
+            "delivered_pkts": (acked[sb, i] - acked[sa, i]) / mss[sb, i],
+            "dropped_pkts": retrans[sb, i] - retrans[sa, i],
+            "cwnd_integral_pkt_s": _area(cwnd[s_window, i], st[s_window]),
+            "reductions": float(np.count_nonzero((np.diff(ss) != 0) & (ss[1:] > 0))),
+        })
+    silent = [i for i, f in enumerate(sc["flows"]) if f["start_s"] < end and segs[-1, i] == 0]
+    if silent:
+        warnings.append(f"kernel engine: flows {silent} sent nothing (their connection failed)")
+    retransmitted = float(retrans[sb].sum() - retrans[sa].sum())
+    if abs(retransmitted - dropped) > max(5.0, 0.1 * dropped):
+        warnings.append(f"kernel engine: per-flow losses and congestion events are estimated from retransmissions ({retransmitted:g} in the "
+                        f"window) but the bottleneck dropped {dropped:g} packets: treat loss per flow and synchronization as approximate")
+    records = {
+        "engine": "kernel",
+        "duration_s": end,
+        "step_s": 8.0 * ps / link_spec["capacity_bps"],
+        "measured_from_s": start,
+        "span_s": float(qt[b] - qt[a]),
+        "flow_updates": int(segs[-1].sum()),
+        "links": [link],
+        "flows": flows,
+        "warnings": warnings,
+    }
+    # The series every record_interval: time, queue, utilization, then per flow cwnd and rate.
+    step = max(1, int(round(record_interval / float(np.median(np.diff(qt))))))
+    rows = np.arange(0, len(qt), step)
+    t = qt[rows]
+    dt = np.diff(t, prepend=np.nan)
+    near = np.clip(np.searchsorted(st, t), 0, len(st) - 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        samples = [t, qlen[rows], np.diff(qbytes[rows], prepend=np.nan) / frame / (cap_pps * dt)]
+        for i in range(n):
+            samples += [cwnd[near, i], np.diff(acked[near, i], prepend=np.nan) / mss[near, i] / dt]
+    samples = [np.ascontiguousarray(c, dtype=np.float64) for c in samples]
+    finished = _core.summarize(text, base, json.dumps(records), samples, drop_t, drop_f)
+    return Result.from_core(finished, dict(sc, engine="kernel"), (drop_t, drop_f))
