@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ... import _core
 from ...errors import ScenarioError
+from ..dumbbell import refuse_beyond_a_dumbbell
 
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 CUBIC_PARAMS = Path("/sys/module/tcp_cubic/parameters")
@@ -69,16 +70,7 @@ def _check_params(field: str, variant: str, params: dict) -> None:
 
 
 def plan(sc: dict) -> Plan:
-    links = sc["links"]
-    for i, lk in enumerate(links):
-        for obs_field in ("assembler", "burst_loss"):
-            if lk.get(obs_field):
-                raise ScenarioError(f"links[{i}].{obs_field}", "optical burst assembly runs in the packet and fluid engines only")
-    if len(links) == 2 and links[1].get("reverse_of") == 0:
-        raise ScenarioError("dumbbell.reverse", "the kernel engine models no queue on the way back (two-way traffic) in this version")
-    if len(links) != 1:
-        raise ScenarioError("links", "the kernel engine supports one bottleneck link (a dumbbell) in this version")
-    link = links[0]
+    link = refuse_beyond_a_dumbbell(sc, "kernel")
     if link["loss_rate"] > 0:
         raise ScenarioError("links[0].loss_rate", "the kernel engine has no random loss (no sch_netem in this kernel)")
     if link["queue"]["discipline"] != "droptail":
@@ -98,8 +90,6 @@ def plan(sc: dict) -> Plan:
     out = []
     for i, f in enumerate(flows):
         field = f"flows[{f['group']}]"
-        if f.get("arrivals"):
-            raise ScenarioError(f"{field}.arrivals", "dynamic traffic runs in the packet engine only")
         if f["logical"] != i:
             raise ScenarioError(f"{field}.parallel", "the kernel engine runs no parallel connections in this version")
         if f["rwnd_pkts"] is not None:

@@ -98,6 +98,7 @@ from ... import _core
 from ...errors import LossyncError, ScenarioError
 from ...results import Result
 from ...scenario import ScenarioLike, to_core
+from ..dumbbell import refuse_beyond_a_dumbbell
 
 SOURCE = Path(__file__).resolve().parent / "dumbbell.cc"
 #: IPv4 (20) + TCP (20) + timestamp option (10, padded to 12): IP packets are packet_size bytes.
@@ -274,21 +275,9 @@ def _resolve(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...], bas
 def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wall_limit_s: float | None = None) -> str:
     """The program's parameter file for a resolved scenario; ScenarioError names any field the
     ns3 engine cannot translate."""
-    links = sc["links"]
-    for i, lk in enumerate(links):
-        for obs_field in ("assembler", "burst_loss"):
-            if lk.get(obs_field):
-                raise ScenarioError(f"links[{i}].{obs_field}", "optical burst assembly runs in the packet and fluid engines only")
-    for f in sc["flows"]:
-        if f.get("arrivals"):
-            raise ScenarioError(f"flows[{f['group']}].arrivals", "dynamic traffic runs in the packet engine only")
+    link = refuse_beyond_a_dumbbell(sc, "ns3")
     if sc["run"].get("aggregate_interval_s", 0) > 0:
         raise ScenarioError("run.aggregate_interval", "the ns3 engine does not sample the aggregate cwnd/RTT; use --engine packet or fluid")
-    if len(links) == 2 and links[1].get("reverse_of") == 0:
-        raise ScenarioError("dumbbell.reverse", "the ns3 engine models no queue on the way back (two-way traffic) in this version")
-    if len(links) != 1:
-        raise ScenarioError("links", "the ns3 engine supports one bottleneck link (a dumbbell) in this version")
-    link = links[0]
     if link["loss_rate"] > 0:
         raise ScenarioError("links[0].loss_rate", "the ns3 engine does not model random loss")
     ps = int(round(link["packet_size_bytes"]))
