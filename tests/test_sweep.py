@@ -202,3 +202,21 @@ def test_extra_columns_come_from_each_result_and_belong_to_the_sweep(tmp_path):
     # Resuming without the function would mix rows with and without its columns: refused.
     with pytest.raises(LossyncError, match="different sweep"):
         lossync.sweep(obs, tmp_path / "out", workers=1, progress=False, resume=True)
+
+
+def test_resume_reruns_a_point_whose_named_file_changed(tmp_path):
+    # The run key covers what the scenario resolves to, so a file it names (here an m
+    # distribution) is part of the run: editing it and resuming reruns, instead of keeping rows
+    # computed from the old file.
+    (tmp_path / "m.csv").write_text("m,count\n1,1\n")
+    base = {"dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": 0.2}},
+            "flows": [{"count": 4, "cc": "reno", "rtt": "50ms"}],
+            "loss": {"model": "sync", "sync": {"kind": "empirical", "file": "m.csv"}},
+            "run": {"duration": "60s", "warmup": "10s"}}
+    spec = {"base": base, "seeds": 1, "axes": {"dumbbell.buffer.bdp_fraction": [0.2]}}
+    first = lossync.sweep(spec, tmp_path / "out", workers=1, progress=False, base_dir=tmp_path)
+    (tmp_path / "m.csv").write_text("m,count\n4,1\n")
+    second = lossync.sweep(spec, tmp_path / "out", workers=1, progress=False, base_dir=tmp_path, resume=True)
+    assert first["scenario_hash"].iloc[0] != second["scenario_hash"].iloc[0]
+    assert second["sync_rate_mean"].iloc[0] == pytest.approx(1.0)
+    assert first["sync_rate_mean"].iloc[0] == pytest.approx(0.25)

@@ -24,7 +24,7 @@ import pandas as pd
 from .. import _core
 from ..errors import InputFileError, LossyncError
 from ..io import atomic_write, remove_temporaries, write_text
-from ..scenario import apply_overrides, load_scenario, set_path
+from ..scenario import apply_overrides, load_scenario, set_path, to_core
 from ..stats import LINK_METRICS, METRICS
 from .spec import SweepSpec, load_sweep, parse_spec
 
@@ -39,8 +39,17 @@ def point_document(base: dict[str, Any], fixed: list[str], point: dict[str, Any]
     return doc
 
 
-def run_key(doc: dict[str, Any]) -> str:
+def run_key(doc: dict[str, Any], base_dir: str | None = None) -> str:
+    """A run's identity: its scenario document and, where it resolves, what it resolves to, so
+    that the contents of the files it names (an m distribution, a calibration) are part of it: a
+    resumed sweep reruns a point whose file changed."""
     text = json.dumps(doc, sort_keys=True, default=str)
+    if base_dir is not None:
+        try:
+            core_text, base = to_core(doc, [], base_dir)
+            text += _core.resolve(core_text, "json", base)
+        except LossyncError:
+            pass  # a bad point: its row records the error, keyed by its document
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -174,7 +183,8 @@ def sweep(
     else:
         base, scenario_dir = parsed.base, str(folder)
     fixed = list(parsed.set)
-    jobs_all = [(p, s, run_key(point_document(base, fixed, p, s))) for p in parsed.points() for s in parsed.seed_list()]
+    jobs_all = [(p, s, run_key(point_document(base, fixed, p, s), scenario_dir)) for p in parsed.points()
+                for s in parsed.seed_list()]
 
     out = Path(out)
     runs = out / "runs"
