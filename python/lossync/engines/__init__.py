@@ -21,27 +21,18 @@ from .core import run_core
 def _run_ns3(scenario: ScenarioLike, overrides, base_dir, progress) -> Result:
     from .ns3 import run_ns3  # the ns-3 engine imports subprocess machinery only when used
 
-    try:
-        return run_ns3(scenario, overrides, base_dir)
-    except ScenarioError as e:
-        raise in_user_terms(e, json.loads(to_core(scenario, overrides, base_dir)[0])) from None
+    return run_ns3(scenario, overrides, base_dir)
 
 
 def _run_kernel(scenario: ScenarioLike, overrides, base_dir, progress) -> Result:
     from .kernel import run_kernel  # namespaces and subprocesses only when used
 
-    try:
-        return run_kernel(scenario, overrides, base_dir)
-    except ScenarioError as e:
-        raise in_user_terms(e, json.loads(to_core(scenario, overrides, base_dir)[0])) from None
+    return run_kernel(scenario, overrides, base_dir)
 
 
 def _run_core(scenario: ScenarioLike, overrides, base_dir, progress) -> Result:
     text, base = to_core(scenario, overrides, base_dir)
-    try:
-        return run_core(text, base, progress)
-    except ScenarioError as e:
-        raise in_user_terms(e, json.loads(text)) from None
+    return run_core(text, base, progress)
 
 
 EngineRun = Callable[[ScenarioLike, "list[str] | tuple[str, ...]", "str | Path | None", "bool | None"], Result]
@@ -66,10 +57,14 @@ def run(
     base_dir: where relative file names in a dict scenario resolve (default: the working directory).
     """
     text, _ = to_core(scenario, overrides, base_dir)
-    engine = json.loads(text).get("engine")
+    doc = json.loads(text)
+    engine = doc.get("engine")
     # An engine name the registry lacks goes to the core, which refuses it naming the field.
     runner = ENGINES.get(engine, _run_core) if isinstance(engine, str) else _run_core
-    return runner(scenario, overrides, base_dir, progress)
+    try:
+        return runner(scenario, overrides, base_dir, progress)
+    except ScenarioError as e:  # engines name resolved links; say what the user wrote
+        raise in_user_terms(e, doc) from None
 
 
 __all__ = ["ENGINES", "Result", "run"]

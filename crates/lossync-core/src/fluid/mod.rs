@@ -406,11 +406,8 @@ impl LinkState {
             return 0.0;
         };
         let members = &self.members;
-        for (a, &r) in self.excess.iter_mut().zip(&self.rate[..n]) {
-            *a = r * dt; // scratch: this step's arrivals
-        }
         let any = a.step(
-            &self.excess[..n],
+            &self.rate[..n],
             |k| {
                 let f = &flows[members[k].flow];
                 if f.started {

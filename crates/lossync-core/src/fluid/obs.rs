@@ -156,13 +156,13 @@ impl FluidAssembler {
         }
     }
 
-    /// One step from `t` to `t + dt`: the members' arrivals (`arriving`, packets this step) join
+    /// One step from `t` to `t + dt`: the members' arrivals (`rate`, packets/s) join
     /// their queues and the queues whose timers expire release their bursts; `hit` marks the
     /// members a lost burst held (each lost burst is a congestion event, logged if `measured`).
     /// `window(k)` is member k's congestion window. Returns whether a burst was lost.
     pub(super) fn step(
         &mut self,
-        arriving: &[f64],
+        rate: &[f64],
         window: impl Fn(usize) -> f64,
         t: f64,
         dt: f64,
@@ -177,7 +177,8 @@ impl FluidAssembler {
         }
         // 1. Arrivals join their queues; a queue whose timer expires within the step takes the
         //    part before the expiry, the rest waits for its next burst (`carry`).
-        for (k, &a) in arriving.iter().enumerate() {
+        for (k, &r) in rate.iter().enumerate() {
+            let a = r * dt;
             self.carry[k] = 0.0;
             if a <= 0.0 {
                 continue;
@@ -313,51 +314,7 @@ impl FluidAssembler {
             held = 1;
         }
         if let Some(m) = m_imposed {
-            // m flows: each drawn in proportion to its fluid in the burst among those not drawn;
-            // beyond the flows with fluid in it, at random among the queue's other senders (the
-            // measured m counts flows the fluid's smoothed clumps may have missed).
-            for _ in 0..m.min(candidates as usize) {
-                let total: f64 = members
-                    .clone()
-                    .filter(|&k| self.queue_of[k] == q && !self.hit[k])
-                    .map(|k| self.in_burst[k].max(0.0))
-                    .sum();
-                let mut pick = self.rng.uniform() * total;
-                for k in members.clone() {
-                    let n = self.in_burst[k];
-                    if self.queue_of[k] != q || n <= 0.0 || self.hit[k] {
-                        continue;
-                    }
-                    pick -= n;
-                    if pick < 0.0 {
-                        self.hit[k] = true;
-                        held += 1;
-                        break;
-                    }
-                }
-            }
-        }
-        if let Some(m) = m_imposed {
-            let mut others: u32 = members
-                .clone()
-                .filter(|&k| self.queue_of[k] == q && !self.hit[k] && window(k) > 0.0)
-                .count() as u32;
-            let mut wanted = (m as u32).saturating_sub(held).min(others);
-            for k in members.clone() {
-                if wanted == 0 {
-                    break;
-                }
-                if self.queue_of[k] != q || self.hit[k] || window(k) <= 0.0 {
-                    continue;
-                }
-                // Selection sampling: each of the `others` left is taken with wanted/others.
-                if self.rng.uniform() * (others as f64) < wanted as f64 {
-                    self.hit[k] = true;
-                    held += 1;
-                    wanted -= 1;
-                }
-                others -= 1;
-            }
+            held = self.impose(q, m, candidates, members.clone(), window);
         }
         for k in members {
             if self.queue_of[k] == q && self.in_burst[k] > 0.0 {
@@ -370,24 +327,18 @@ impl FluidAssembler {
         // The mean wait, over recent bursts (weights decaying by 1% a burst).
         self.wait_pkt_s = 0.99 * self.wait_pkt_s + queue.wait_pkt_s;
         self.waited_pkts = 0.99 * self.waited_pkts + queue.content_pkts;
-        let end = &mut self.queues[q];
-        end.released_at_s = end.deadline_s;
-        end.deadline_s = f64::INFINITY;
-        end.content_pkts = 0.0;
-        end.wait_pkt_s = 0.0;
-        end.cycle += 1;
+        let emptied = &mut self.queues[q];
+        emptied.released_at_s = emptied.deadline_s;
+        emptied.deadline_s = f64::INFINITY;
+        emptied.content_pkts = 0.0;
+        emptied.wait_pkt_s = 0.0;
+        emptied.cycle += 1;
         if measured {
             let r = &mut self.record;
             r.bursts += 1;
             r.segments += queue.content_pkts.round() as u64;
             if lost && held > 0 {
-                r.lost_bursts += 1;
-                r.lost_flows += held as u64;
-                let h = &mut r.lost_flows_histogram;
-                if held as usize >= h.len() {
-                    h.resize(held as usize + 1, 0);
-                }
-                h[held as usize] += 1;
+                r.count_lost_flows(held as usize);
                 log.push(EventRecord {
                     link: self.link,
                     start_s: queue.deadline_s,
@@ -401,6 +352,60 @@ impl FluidAssembler {
             }
         }
         lost && held > 0
+    }
+
+    /// `m_distribution`: a lost burst of queue `q` holds `m` flows (held so far: none), first
+    /// each drawn in proportion to its fluid in the burst among those not drawn, then, beyond the
+    /// `candidates` with fluid in it, at random among the queue's other senders (the measured m
+    /// counts flows the fluid's smoothed clumps may have missed). Returns how many it holds.
+    fn impose(
+        &mut self,
+        q: usize,
+        m: usize,
+        candidates: u32,
+        members: std::ops::Range<usize>,
+        window: &impl Fn(usize) -> f64,
+    ) -> u32 {
+        let mut held = 0;
+        for _ in 0..m.min(candidates as usize) {
+            let total: f64 = members
+                .clone()
+                .filter(|&k| self.queue_of[k] == q && !self.hit[k])
+                .map(|k| self.in_burst[k].max(0.0))
+                .sum();
+            let mut pick = self.rng.uniform() * total;
+            for k in members.clone() {
+                let n = self.in_burst[k];
+                if self.queue_of[k] != q || n <= 0.0 || self.hit[k] {
+                    continue;
+                }
+                pick -= n;
+                if pick < 0.0 {
+                    self.hit[k] = true;
+                    held += 1;
+                    break;
+                }
+            }
+        }
+        let sender = |s: &Self, k: usize| s.queue_of[k] == q && !s.hit[k] && window(k) > 0.0;
+        let mut others = members.clone().filter(|&k| sender(self, k)).count() as u32;
+        let mut wanted = (m as u32).saturating_sub(held).min(others);
+        for k in members {
+            if wanted == 0 {
+                break;
+            }
+            if !sender(self, k) {
+                continue;
+            }
+            // Selection sampling: each of the `others` left is taken with wanted/others.
+            if self.rng.uniform() * (others as f64) < wanted as f64 {
+                self.hit[k] = true;
+                held += 1;
+                wanted -= 1;
+            }
+            others -= 1;
+        }
+        held
     }
 
     /// The warm-up ends: counts start from here.

@@ -160,12 +160,20 @@ impl BurstRecord {
             bump(&mut self.source_segments_histogram, c as usize);
         }
         if lost {
-            self.lost_bursts += 1;
             self.lost_segments += segments as u64;
-            self.lost_flows += flows as u64;
             bump(&mut self.lost_segments_histogram, segments);
-            bump(&mut self.lost_flows_histogram, flows);
+            self.count_lost_flows(flows);
         }
+    }
+
+    /// Counts one lost burst that held `flows` flows (the fluid engine's whole record of one).
+    pub fn count_lost_flows(&mut self, flows: usize) {
+        self.lost_bursts += 1;
+        self.lost_flows += flows as u64;
+        if flows >= self.lost_flows_histogram.len() {
+            self.lost_flows_histogram.resize(flows + 1, 0);
+        }
+        self.lost_flows_histogram[flows] += 1;
     }
 }
 
