@@ -169,6 +169,21 @@ fn fill(e: &mut PacketEngine, flows: usize, until_s: f64) -> f64 {
     sum / samples as f64
 }
 
+/// A flow that starts late (or a dynamic flow) has its own 10 s min-RTT window from its start,
+/// not from the run's: no probe-RTT in its first 10 s.
+#[test]
+fn a_late_flow_does_not_probe_rtt_at_once() {
+    let mut e = engine(&dumbbell(
+        1,
+        1.0,
+        21.0,
+        "start = \"12s\"\nsend_jitter = \"120us\"",
+    ));
+    e.advance(21.0);
+    assert_eq!(bbr(&e, 0).probe_rtt_episodes, 0);
+    assert_eq!(bbr(&e, 0).mode(), Mode::ProbeBw);
+}
+
 /// The first gain-cycle phase is drawn from each connection's own stream: a run is the same for
 /// a seed, and another seed changes it.
 #[test]

@@ -227,7 +227,7 @@ impl Bbr {
             next_round_delivered: 0,
             round_start: false,
             min_rtt_s: f64::INFINITY,
-            min_rtt_stamp_s: 0.0,
+            min_rtt_stamp_s: f64::NAN,
             probe_rtt_done_s: None,
             probe_rtt_round_done: false,
             prior_cwnd: 0.0,
@@ -387,6 +387,11 @@ impl Bbr {
     }
 
     fn update_min_rtt(&mut self, now_s: f64, rs: &RateSample, cwnd: &mut f64) {
+        // tcp_bbr.c bbr_init stamps the filter when the connection starts: here, at its first
+        // sample (a connection may start at any time of the run).
+        if self.min_rtt_stamp_s.is_nan() {
+            self.min_rtt_stamp_s = now_s;
+        }
         let expired = now_s > self.min_rtt_stamp_s + self.p.min_rtt_window;
         if rs.rtt_s > 0.0 && (rs.rtt_s <= self.min_rtt_s || expired) {
             self.min_rtt_s = rs.rtt_s;
