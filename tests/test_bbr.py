@@ -1,5 +1,6 @@
 """BBR v1 through the front end: the packet engine runs it (checked against the path's own
-numbers), `lossync variants` lists it, and the engines without it refuse it by field."""
+numbers), the fluid engine's form of it agrees with the packet engine, `lossync variants` lists
+it, and the engines without it refuse it by field."""
 
 import subprocess
 import sys
@@ -38,13 +39,37 @@ def test_variants_lists_bbr():
     assert r.returncode == 0 and any(line.split()[:1] == ["bbr"] for line in r.stdout.splitlines()), r.stdout
 
 
-def test_the_fluid_engine_refuses_bbr_in_one_line(tmp_path):
+def test_the_fluid_engine_refuses_bbr_outside_its_tcp_model_in_one_line(tmp_path):
     f = tmp_path / "b.toml"
     f.write_text('[dumbbell]\ncapacity = "100Mbps"\nbuffer = { bdp_fraction = 1.0 }\n'
-                 '[[flows]]\ncc = "bbr"\nrtt = "40ms"\n[run]\nduration = "5s"\n')
+                 '[[flows]]\ncc = "bbr"\nrtt = "40ms"\n[loss]\nmodel = "proportional"\n[run]\nduration = "5s"\n')
     r = subprocess.run([sys.executable, "-m", "lossync", "run", str(f), "--engine", "fluid"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, r.stderr
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("lossync: error: flows[0].cc: "), r.stderr
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("lossync: error: loss.model: "), r.stderr
+
+
+@pytest.mark.parametrize("flows, buffer_bdp", [
+    ([("bbr", "20ms..80ms", 4)], 1.0),  # BBR alone, unequal RTTs: cwnd-limited, about a BDP queued
+    ([("bbr", "40ms", 5), ("cubic", "40ms", 5)], 4.0),  # a deep buffer: CUBIC holds its own
+])
+def test_fluid_bbr_against_the_packet_engine(flows, buffer_bdp):
+    """Issue 13's tolerances for BBR's fluid form: utilization within 3 points, mean queue
+    within 25%, each variant's share within 25% (relative)."""
+    d = {"dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": buffer_bdp}},
+         "flows": [{"cc": c, "rtt": r, "count": k} for c, r, k in flows],
+         "run": {"duration": "60s", "warmup": "20s"}}
+    p, f = (lossync.run(dict(d, engine=e)).summary for e in ("packet", "fluid"))
+
+    def shares(s):
+        t = {}
+        for fl in s["flows"]:
+            t[fl["variant"]] = t.get(fl["variant"], 0.0) + fl["throughput_pps"]
+        return {v: x / sum(t.values()) for v, x in t.items()}
+
+    assert abs(f["utilization"] - p["utilization"]) <= 0.03, (f["utilization"], p["utilization"])
+    assert f["mean_queue_pkts"] == pytest.approx(p["mean_queue_pkts"], rel=0.25)
+    for v, share in shares(p).items():
+        assert shares(f)[v] == pytest.approx(share, rel=0.25), (v, shares(f), shares(p))
 
 
 def test_the_ns3_engine_refuses_bbr():

@@ -200,14 +200,43 @@ fn runs_are_deterministic_per_seed() {
     assert_ne!(tput(&a), tput(&c));
 }
 
-/// The fluid engine has no BBR model: it refuses the flow's `cc`, naming the field.
+/// BBR's fluid form (the `tcp` model's ACK clock feeding the law's rate samples, fluid/rate.rs)
+/// against the closed forms the packet engine's checks use: one flow keeps the link busy at the
+/// bottleneck's rate with the gain cycle's small queue; four flows in a deep buffer are
+/// cwnd-limited at 2 BDP in flight, about one BDP queued (Hock, Bless & Zitterbart, ICNP 2017).
+/// Other loss models refuse it, naming `loss.model`.
 #[test]
-fn the_fluid_engine_refuses_bbr() {
-    let sc =
-        scenario(&dumbbell(1, 1.0, 10.0, "").replace("engine = \"packet\"", "engine = \"fluid\""));
+fn the_fluid_engine_runs_bbr_under_its_tcp_model() {
+    let fluid = |text: String| text.replace("engine = \"packet\"", "engine = \"fluid\"");
+    let one = lossync_core::run(&scenario(&fluid(dumbbell(1, 1.0, 30.0, ""))))
+        .unwrap()
+        .summary;
+    println!(
+        "fluid, one flow: U={:.4} tput={:.1} pkt/s mean queue {:.1} pkts",
+        one.utilization, one.flows[0].throughput_pps, one.mean_queue_pkts
+    );
+    assert!(one.utilization > 0.95, "{}", one.utilization);
+    assert!((one.flows[0].throughput_pps / C_PPS - 1.0).abs() < 0.05);
+    assert!(one.mean_queue_pkts < 0.25 * BDP && one.loss_rate == 0.0);
+    let deep = lossync_core::run(&scenario(&fluid(dumbbell(4, 10.0, 40.0, ""))))
+        .unwrap()
+        .summary;
+    println!(
+        "fluid, four flows, 10 BDP: U={:.4} mean queue {:.2} BDP",
+        deep.utilization,
+        deep.mean_queue_pkts / BDP
+    );
+    assert!(deep.utilization > 0.95);
+    assert!((0.8..1.3).contains(&(deep.mean_queue_pkts / BDP)));
+    let sc = scenario(
+        &fluid(dumbbell(1, 1.0, 10.0, ""))
+            .replace("[run]", "[loss]\nmodel = \"proportional\"\n[run]"),
+    );
     let err = lossync_core::run(&sc).unwrap_err().to_string();
     assert!(
-        err.starts_with("flows[0].cc: variant \"bbr\" runs in the packet engine only"),
+        err.starts_with(
+            "loss.model: variant \"bbr\" (flows[0].cc) has a fluid form under loss.model = \"tcp\""
+        ),
         "{err}"
     );
 }

@@ -15,6 +15,7 @@
 //! All storage is allocated when the engine is built; a step allocates nothing.
 
 mod obs;
+mod rate;
 pub mod sync;
 
 use crate::cc::{self, CcContext, CongestionControl};
@@ -128,7 +129,7 @@ struct TcpRings {
 }
 
 /// A flow's state under the `tcp` loss model.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct TcpFlow {
     /// Packets sent and neither acknowledged nor detected lost yet.
     inflight: f64,
@@ -157,6 +158,10 @@ struct TcpFlow {
     early_drops: f64,
     overflow_threshold: f64,
     early_threshold: f64,
+    /// A model-based law's (BBR's) delivery-rate samples (`None` for the others).
+    rate: Option<Box<rate::RateClock>>,
+    /// Its law sets its own pacing rate (BBR): asked once per step only then.
+    law_paced: bool,
 }
 
 impl TcpFlow {
@@ -635,16 +640,20 @@ fn check_no_arrivals(sc: &Scenario) -> Result<()> {
     }
 }
 
-/// Refuses model-based laws (BBR): they run on per-ACK delivery-rate samples, which the fluid
-/// model has no form for yet.
-fn check_no_model_laws(sc: &Scenario) -> Result<()> {
+/// Refuses model-based laws (BBR) outside the `tcp` loss model: their delivery-rate samples come
+/// from its ACK clock (fluid/rate.rs).
+fn check_model_laws(sc: &Scenario) -> Result<()> {
+    if matches!(sc.loss, LossModel::Tcp { .. }) {
+        return Ok(());
+    }
     match sc.flows.iter().find(|f| f.cc.build().wants_rate_samples()) {
         Some(f) => Err(Error::field(
-            format!("flows[{}].cc", f.group),
+            "loss.model",
             format!(
-                "variant {:?} runs in the packet engine only (engine = \"packet\"): the fluid \
-                 engine has no model of it yet",
-                f.cc.name()
+                "variant {:?} (flows[{}].cc) has a fluid form under loss.model = \"tcp\" (the \
+                 default) only: its delivery-rate samples come from that model's ACK clock",
+                f.cc.name(),
+                f.group
             ),
         )),
         None => Ok(()),
@@ -656,7 +665,7 @@ fn check_no_model_laws(sc: &Scenario) -> Result<()> {
 pub fn check(sc: &Scenario) -> Result<()> {
     check_bursts(sc)?;
     check_no_arrivals(sc)?;
-    check_no_model_laws(sc)?;
+    check_model_laws(sc)?;
     check_memory(sc, (sc.run.duration_s / sc.run.step_s).round() as u64)
 }
 
@@ -674,8 +683,10 @@ impl FluidEngine {
             conns[f.logical] += 1;
         }
         let mut max_rtt: f64 = 0.0;
-        for f in &sc.flows {
-            let law = f.cc.build();
+        for (i, f) in sc.flows.iter().enumerate() {
+            let mut law = f.cc.build();
+            // The packet engine's stream for the same connection (its LAW_STREAM).
+            law.seed(Rng::new(sc.run.seed, 8_000_000 + i as u64));
             let queueing: f64 = f
                 .path
                 .iter()
@@ -853,6 +864,12 @@ impl FluidEngine {
                                 0
                             },
                             rto_at_s: f64::INFINITY,
+                            rate: f
+                                .cc
+                                .build()
+                                .wants_rate_samples()
+                                .then(|| Box::new(rate::RateClock::new(ring_len))),
+                            law_paced: f.cc.build().pacing_rate_pps().is_some(),
                             ..TcpFlow::default()
                         })
                         .collect(),
@@ -1004,6 +1021,7 @@ impl FluidEngine {
                     lost,
                     reductions: r,
                 } = std::mem::take(due);
+                let prior_inflight = tf.inflight;
                 tf.inflight = (tf.inflight - acked - lost).max(0.0);
                 ctx.rtt_s = rtt;
                 if has_xcp {
@@ -1016,6 +1034,9 @@ impl FluidEngine {
                     reduce_window(f, &ctx, 1.0);
                     f.w = 1.0;
                     tf.inflight = 0.0;
+                    if let Some(clock) = &mut tf.rate {
+                        clock.timeout(t, rtt);
+                    }
                 }
                 reduce_window(f, &ctx, r);
                 if r > 0.0 {
@@ -1023,8 +1044,24 @@ impl FluidEngine {
                     // one RTT; the window does not grow meanwhile (RFC 6675 §5, as the packet
                     // engine's sender).
                     tf.recovery_until_s = t + rtt;
+                    if let Some(clock) = &mut tf.rate {
+                        clock.loss_event(t, rtt);
+                    }
                 }
-                if t >= tf.recovery_until_s {
+                if let Some(clock) = &mut tf.rate {
+                    // A model-based law sets its window from this step's delivery-rate sample.
+                    let sample = clock.sample(
+                        self.step_index,
+                        t,
+                        dt,
+                        rtt,
+                        acked,
+                        lost,
+                        prior_inflight,
+                        tf.inflight,
+                    );
+                    f.w = f.cc.on_rate_sample(&ctx, &sample, f.w).clamp(1.0, f.rwnd);
+                } else if t >= tf.recovery_until_s {
                     grow_window(f, &ctx, acked);
                 }
                 // The ACK clock: send what the window allows beyond the data in flight, at
@@ -1034,7 +1071,14 @@ impl FluidEngine {
                     send = 0.0; // waiting for the retransmission timer
                 }
                 tf.excess = (send - acked - lost).max(0.0);
-                if let Some(p) = tf.pacing {
+                if let Some(rate_pps) = tf.law_paced.then(|| f.cc.pacing_rate_pps()).flatten() {
+                    // A law's own pacing rate (BBR's gain × bandwidth): no burst, no excess.
+                    send = send.min(rate_pps * dt);
+                    tf.excess = 0.0;
+                    if let Some(clock) = tf.rate.as_mut().filter(|_| f.cc.marks_app_limited()) {
+                        clock.app_limited(t, rtt);
+                    }
+                } else if let Some(p) = tf.pacing {
                     // A paced sender spreads its window over the RTT: no burst, so its growth
                     // meets a full queue like any other arrival (no excess to charge first).
                     let ratio = if f.w < f.ssthresh {
