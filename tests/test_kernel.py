@@ -70,18 +70,54 @@ DROP_KEYS = {"softnet", "devices", "delay_box_dropped", "delay_box_send_failed"}
 DEVICES = {"snd/s0", "dly/d0", "dly/d1", "rtr/r0", "rtr/r1", "rcv/v0"}
 
 
-def machine_busy_s(seconds: float = 1.0) -> bool:
-    """Whether some core was more than half busy before the run (other work on a shared machine)."""
-    with health.CpuMonitor() as m:
-        time.sleep(seconds)
-    return max(m.report()["busy_fraction"]) > 0.5
+def _cpu_s_of_others() -> dict[int, float]:
+    """CPU seconds so far of each process but this one, its helpers and the kernel's threads."""
+    tick, out = os.sysconf("SC_CLK_TCK"), {}
+    for d in Path("/proc").iterdir():
+        try:
+            if not d.name.isdigit() or int(d.name) == os.getpid():
+                continue
+            cmd = (d / "cmdline").read_bytes()
+            if not cmd or b"/engines/kernel/" in cmd:  # kernel threads have no command line
+                continue
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            out[int(d.name)] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+class OtherLoad:
+    """The cores other work used while a run ran: /proc sampled every 0.25 s (a process that
+    starts and ends between two samples is missed, so this only ever underestimates)."""
+
+    def __enter__(self):
+        import threading
+
+        self.cores, self._stop = 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._loop)
+        self._t0 = time.monotonic()
+        self._thread.start()
+        return self
+
+    def _loop(self):
+        last, used = _cpu_s_of_others(), 0.0
+        while not self._stop.wait(0.25):
+            now = _cpu_s_of_others()
+            used += sum(v - last.get(pid, 0.0) for pid, v in now.items())
+            last = now
+        self.cores = used / (time.monotonic() - self._t0)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
 
 
 @needs_root
 def test_full_link_and_the_packet_engines_summary_keys():
-    busy_before = machine_busy_s()
     t = time.perf_counter()
-    r = lossync.run(DOC)
+    with OtherLoad() as others:
+        r = lossync.run(DOC)
     wall = time.perf_counter() - t
     s = r.summary
     assert s["engine"] == "kernel"
@@ -102,9 +138,9 @@ def test_full_link_and_the_packet_engines_summary_keys():
     assert h["delay_box"]["frames"] == h["delay_box"]["forwarded"] > 0
     assert sum(h["delay_box"]["lateness_bins"].values()) == h["delay_box"]["frames"]
     assert h["cpu"]["cores"] == os.cpu_count() and h["cpu"]["samples"] > 0
-    # A core saturated by other work (busy before the run began) is the machine's fault, not
-    # the engine's: then only that problem is tolerated.
-    problems = [x for x in h["problems"] if not (busy_before and "% busy for most of the run" in x)]
+    # A core saturated while other work used more than a third of a core is the shared machine's
+    # fault, not the engine's: then only that problem is tolerated.
+    problems = [x for x in h["problems"] if not (others.cores > 0.33 and "% busy for most of the run" in x)]
     assert problems == [], h["problems"]
     assert h["healthy"] is (h["problems"] == []) and any("unhealthy" in w for w in s["warnings"]) is not h["healthy"]
     assert wall < 30
