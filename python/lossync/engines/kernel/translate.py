@@ -24,7 +24,7 @@ CUBIC_PARAMS = Path("/sys/module/tcp_cubic/parameters")
 LINUX_NAMES = {"reno": "reno", "cubic": "cubic", "highspeed": "highspeed", "scalable": "scalable", "htcp": "htcp", "bic": "bic"}
 MAX_FLOWS = 1000  # one address per flow in a /16 (netns.flow_address)
 MAX_CAPACITY_BPS = 1e9  # the box's ceiling: ~80k full frames/s each way, far beyond one Python thread
-#: Two cores, 10 flows of 40-80 ms, 1 BDP: the fastest capacity whose runs were healthy (docs/kernel.md).
+#: Two cores, 10 flows of 40-80 ms, 1 BDP: the fastest capacity clean with room to spare (docs/kernel.md, "Clean limit").
 CLEAN_LIMIT_2_CORES_BPS = 100e6
 HEADER_BYTES = 52  # IPv4 20 + TCP 20 + timestamps 12: Linux's MSS is the MTU minus this
 MIN_PACKET, MAX_PACKET = 576, 9000
