@@ -24,6 +24,7 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+pub mod bbr;
 pub mod bic;
 pub mod cubic;
 pub mod ghstcp;
@@ -99,6 +100,7 @@ registry! {
     Bic(bic::BicParams),
     GHsTcp(ghstcp::GHsTcpParams),
     Xcp(xcp::XcpSenderParams),
+    Bbr(bbr::BbrParams),
 }
 
 /// A variant's parameters: each file declares one type with every parameter of its law.
@@ -208,6 +210,79 @@ pub trait CongestionControl: Send + Sync + std::fmt::Debug {
     fn slow_starts(&self) -> bool {
         true
     }
+
+    /// Whether the law is model-based: it wants a [`RateSample`] on every ACK and sets the
+    /// window itself there ([`CongestionControl::on_rate_sample`]), in recovery too; the engine's
+    /// slow start and congestion-avoidance growth (`on_ack`) do not apply to it. Only the packet
+    /// engine has rate samples (the fluid engine refuses such a law).
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+
+    /// The packet engine's per-ACK delivery-rate sample, for laws that
+    /// [want them](CongestionControl::wants_rate_samples). Returns the new congestion window.
+    fn on_rate_sample(&mut self, _ctx: &CcContext, _rs: &RateSample, cwnd: f64) -> f64 {
+        cwnd
+    }
+
+    /// The rate the law paces its packets at, in packets per second: `Some` overrides the flow's
+    /// ratio pacing (`pacing` in the scenario); `None` (the default) leaves it as configured.
+    fn pacing_rate_pps(&self) -> Option<f64> {
+        None
+    }
+
+    /// Whether the law asks the sender to mark the data in flight as application-limited (BBR in
+    /// probe-RTT, tcp_bbr.c `bbr_update_min_rtt`): rate samples of it are then flagged.
+    fn marks_app_limited(&self) -> bool {
+        false
+    }
+
+    /// Gives the law its own random stream (derived from the run's seed and the connection), for
+    /// laws that draw (BBR's first gain-cycle phase); others ignore it.
+    fn seed(&mut self, _rng: crate::rng::Rng) {}
+
+    /// The law as `Any`, for tests and reports that read a law's own state (BBR's estimates);
+    /// `None` for laws with nothing to show.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
+}
+
+/// Where the sender is in loss recovery when a [`RateSample`] is taken (Linux's
+/// `icsk_ca_state`, reduced to what a model-based law reads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RecoveryState {
+    #[default]
+    Open,
+    /// SACK fast recovery (`TCP_CA_Recovery`).
+    Fast,
+    /// Retransmission after a timeout (`TCP_CA_Loss`).
+    Timeout,
+}
+
+/// One ACK's delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3.3; Linux's
+/// `struct rate_sample`). Packets, seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RateSample {
+    /// Packets delivered over `interval_s` (0 with `interval_s` 0: no valid sample this ACK).
+    pub delivered_pkts: f64,
+    /// The sample's interval: the larger of its send and ACK phases (draft §3.3); 0 if invalid.
+    pub interval_s: f64,
+    /// The RTT sample of this ACK.
+    pub rtt_s: f64,
+    /// Whether the sampled packet was sent while the sender was application-limited.
+    pub is_app_limited: bool,
+    /// Packets delivered (SACKed or cumulatively ACKed for the first time) by this ACK.
+    pub acked_pkts: f64,
+    /// Packets newly presumed lost at this ACK.
+    pub lost_pkts: f64,
+    /// Packets in flight (RFC 6675 `pipe`) before this ACK, and after it.
+    pub prior_inflight_pkts: f64,
+    pub inflight_pkts: f64,
+    /// The flow's delivered count when the sampled packet was sent, and now (round counting).
+    pub prior_delivered: u64,
+    pub delivered: u64,
+    pub recovery: RecoveryState,
 }
 
 /// The fraction of the window kept after `reductions` decreases that each keep `gamma`. Whole

@@ -635,11 +635,28 @@ fn check_no_arrivals(sc: &Scenario) -> Result<()> {
     }
 }
 
+/// Refuses model-based laws (BBR): they run on per-ACK delivery-rate samples, which the fluid
+/// model has no form for yet.
+fn check_no_model_laws(sc: &Scenario) -> Result<()> {
+    match sc.flows.iter().find(|f| f.cc.build().wants_rate_samples()) {
+        Some(f) => Err(Error::field(
+            format!("flows[{}].cc", f.group),
+            format!(
+                "variant {:?} runs in the packet engine only (engine = \"packet\"): the fluid \
+                 engine has no model of it yet",
+                f.cc.name()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// What the fluid engine refuses in a valid scenario (what it has no form for, what would not
 /// fit in memory), checked without building anything: `FluidEngine::new` and `lossync validate`.
 pub fn check(sc: &Scenario) -> Result<()> {
     check_bursts(sc)?;
     check_no_arrivals(sc)?;
+    check_no_model_laws(sc)?;
     check_memory(sc, (sc.run.duration_s / sc.run.step_s).round() as u64)
 }
 

@@ -128,6 +128,12 @@ impl EventQueue {
         self.heap.peek().map(|e| (e.key >> 64) as SimTime)
     }
 
+    /// The next event, if any.
+    #[inline]
+    pub fn peek(&self) -> Option<Event> {
+        self.heap.peek().map(|e| e.event)
+    }
+
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
         self.heap.pop().map(|e| ((e.key >> 64) as SimTime, e.event))
     }

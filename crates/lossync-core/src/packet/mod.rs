@@ -57,6 +57,7 @@ pub mod node;
 pub mod pipe;
 pub mod port;
 pub mod receiver;
+mod ring;
 pub mod route;
 pub mod sender;
 pub mod topology;
@@ -78,6 +79,10 @@ use receiver::Receiver;
 use route::{Hop, Pkt, RouteTable};
 use sender::{Ack, Sender};
 pub use topology::Topology;
+
+/// Stream `LAW_STREAM + connection` (or `+ (arrival << 32)` for a dynamic slot's later flows):
+/// each connection's law draws from its own (BBR's first gain phase).
+const LAW_STREAM: u64 = 8_000_000;
 
 /// At most this many drops are kept in the drop log (all are counted).
 pub const DROP_LOG_LIMIT: usize = 4_000_000;
@@ -111,6 +116,8 @@ struct FlowState {
     dropped: u64,
     interval_delivered: u64,
     pacing: Option<Pacing>,
+    /// Whether the law sets its own pacing rate (BBR): it then replaces the ratio pacing.
+    law_paced: bool,
     /// Paced flows: the earliest time of the next send, and whether a `Pace` event is pending.
     pace_next_ps: SimTime,
     pace_pending: bool,
@@ -362,7 +369,15 @@ pub fn memory_estimate(sc: &Scenario) -> MemoryEstimate {
         .map(|f| {
             let hint = topology::ring_hint(sc, f).max(64);
             let pow2 = hint.next_power_of_two() as f64;
-            2.0 * hint as f64 * ring_slot + pow2 + pow2 / 8.0
+            // A model-based law's sender stamps every outstanding packet (sender::TxStamp), and
+            // its state (BBR's, with its bandwidth filter) is larger than LAW_BYTES.
+            let stamps = if f.cc.build().wants_rate_samples() {
+                pow2 * sender::TX_STAMP_BYTES as f64
+                    + size_of::<crate::cc::bbr::Bbr>().saturating_sub(LAW_BYTES as usize) as f64
+            } else {
+                0.0
+            };
+            2.0 * hint as f64 * ring_slot + pow2 + pow2 / 8.0 + stamps
         })
         .sum();
     let connections = n * per_connection + rings;
@@ -563,7 +578,9 @@ impl PacketEngine {
         let mut flows = Vec::with_capacity(n);
         for (i, f) in sc.flows.iter().enumerate() {
             let group = dynamic.iter().position(|d| d.group == f.group);
-            let law = f.cc.build();
+            let mut law = f.cc.build();
+            law.seed(crate::rng::Rng::new(sc.run.seed, LAW_STREAM + i as u64));
+            let law_paced = law.pacing_rate_pps().is_some();
             let hint = topology::ring_hint(&sc, f);
             let ack_every = f.delayed_ack.map_or(1, |d| d.count);
             flows.push(FlowState {
@@ -588,6 +605,7 @@ impl PacketEngine {
                 dropped: 0,
                 interval_delivered: 0,
                 pacing: f.pacing,
+                law_paced,
                 pace_next_ps: 0,
                 pace_pending: false,
                 in_net: 0,
@@ -689,6 +707,16 @@ impl PacketEngine {
         self.queue.len()
     }
 
+    /// Connection `f`'s sender (its window, its law's state), for tests and reports.
+    pub fn sender(&self, f: usize) -> &Sender {
+        &self.flows[f].sender
+    }
+
+    /// Packets queued at link `l`'s port now (data and ACKs).
+    pub fn queue_pkts(&self, l: usize) -> usize {
+        self.ports[l].len()
+    }
+
     /// Events processed so far.
     pub fn events_processed(&self) -> u64 {
         self.events_processed
@@ -712,6 +740,7 @@ impl PacketEngine {
                 break;
             }
             let (t, ev) = self.queue.pop().expect("peeked");
+            self.prefetch_next();
             self.now_ps = t;
             self.events_processed += 1;
             self.dispatch(ev);
@@ -730,6 +759,22 @@ impl PacketEngine {
         self.advance(f64::INFINITY);
         let drops = std::mem::take(&mut self.drop_log);
         (self.finish(), drops)
+    }
+
+    /// Asks for the packet the next event will take, while this one runs: with many independent
+    /// bottlenecks the rings interleave and their heads are cache misses (ring.rs).
+    #[inline(always)]
+    fn prefetch_next(&self) {
+        match self.queue.peek() {
+            Some(
+                Event::PipeToQueue(p)
+                | Event::PipeToReceiver(p)
+                | Event::PipeToSender(p)
+                | Event::PipeHead(p),
+            ) => self.pipes[p as usize].prefetch_head(),
+            Some(Event::ServiceDone(p)) => self.ports[p as usize].prefetch_head(),
+            _ => {}
+        }
     }
 
     fn dispatch(&mut self, ev: Event) {
@@ -908,11 +953,12 @@ impl PacketEngine {
     }
 
     /// Puts every packet the sender may send now on its route; a paced flow sends at most one,
-    /// then waits `packet bits / (ratio · cwnd · packet bits / srtt)` = `srtt/(ratio·cwnd)`.
+    /// then waits `packet bits / (ratio · cwnd · packet bits / srtt)` = `srtt/(ratio·cwnd)`, or
+    /// `1/rate` at its law's own pacing rate.
     fn send(&mut self, f: usize) {
         let now = self.now_ps;
         let fl = &mut self.flows[f];
-        if fl.pacing.is_some() {
+        if fl.pacing.is_some() || fl.law_paced {
             if fl.pace_pending {
                 return self.sync_timer(f);
             }
@@ -935,16 +981,22 @@ impl PacketEngine {
                 feedback_pkts: f32::INFINITY,
             };
             let pkt = Pkt::data(f as u32, fl.data_route, seg.seq, now, header);
-            let pace_next_ps = fl.pacing.map(|p| {
-                let ratio = if s.cwnd_pkts() < s.ssthresh_pkts() {
-                    p.ss_ratio
-                } else {
-                    p.ca_ratio
-                };
-                // The rate follows the usable window (Linux paces at cwnd only while cwnd-limited).
-                let gap_s = s.srtt_s() / (ratio * s.window_pkts().max(1.0));
-                now + ps_from_s(gap_s)
-            });
+            let pace_next_ps = if fl.law_paced {
+                s.law_pacing_rate_pps()
+                    .map(|r| now + ps_from_s(1.0 / r.max(1e-3)))
+            } else {
+                fl.pacing.map(|p| {
+                    let ratio = if s.cwnd_pkts() < s.ssthresh_pkts() {
+                        p.ss_ratio
+                    } else {
+                        p.ca_ratio
+                    };
+                    // The rate follows the usable window (Linux paces at cwnd only while
+                    // cwnd-limited).
+                    let gap_s = s.srtt_s() / (ratio * s.window_pkts().max(1.0));
+                    now + ps_from_s(gap_s)
+                })
+            };
             fl.in_net += 1;
             self.forward(pkt, now);
             if let Some(t) = pace_next_ps {
@@ -1150,8 +1202,11 @@ impl PacketEngine {
         let f = f as usize;
         let spec = &self.scenario.flows[f];
         let fl = &mut self.flows[f];
+        let mut law = spec.cc.build();
+        let stream = LAW_STREAM + f as u64 + (d.arrivals << 32);
+        law.seed(crate::rng::Rng::new(self.scenario.run.seed, stream));
         fl.sender.reset(
-            spec.cc.build(),
+            law,
             spec.initial_window_pkts,
             spec.slow_start,
             spec.rtt_s,

@@ -8,11 +8,11 @@
 //! own (its flow's ACK size), added with [`Port::add_class`] and named by the route's hop.
 
 use super::event::{Serializer, SimTime};
+use super::ring::Ring;
 use super::route::Pkt;
 use crate::queue::{self, Arrival, Buffer, Discipline, LinkContext, Verdict};
 use crate::rng::Rng;
 use crate::scenario::Link;
-use std::collections::VecDeque;
 
 /// Running totals since t = 0 (data packets; ACKs apart); statistics are differences of two
 /// snapshots.
@@ -47,7 +47,7 @@ pub struct Port {
     classes: Vec<Serializer>,
     /// Nominal service time of a data packet.
     pub service_ps: SimTime,
-    queue: VecDeque<Pkt>,
+    queue: Ring<Pkt>,
     discipline: Box<dyn Discipline>,
     random_loss: f64,
     rng: Rng,
@@ -88,7 +88,7 @@ impl Port {
             capacity_pps: link.capacity_pps,
             service_ps: data_service.nominal_ps(),
             classes: vec![data_service],
-            queue: VecDeque::with_capacity(buffer.slots.min(presize)),
+            queue: Ring::with_capacity(buffer.slots.min(presize)),
             discipline,
             random_loss: link.loss_rate,
             // Stream 3000 + link: the packet engine's per-link randomness (random loss, RED).
@@ -201,6 +201,12 @@ impl Port {
             (false, Verdict::Dropped(_)) => self.acc.dropped += 1,
         }
         (pkt, verdict)
+    }
+
+    /// Asks for the head's cache line: it leaves soon.
+    #[inline]
+    pub fn prefetch_head(&self) {
+        self.queue.prefetch_front();
     }
 
     /// The packet now at the head, if any (its route's hop names its serializer class).

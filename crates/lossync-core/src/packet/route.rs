@@ -11,7 +11,7 @@ use crate::queue::Header;
 
 /// A packet on the network: data, or an ACK on its way back. 40 bytes: the one field that
 /// means different things for data and ACKs keeps it there (pipes and queues hold many).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Pkt {
     pub flow: u32,
     pub is_ack: bool,

@@ -25,9 +25,20 @@
 //!   ssthresh (one reduction per loss event; RFC 5681 §3.1's note on repeated timeouts);
 //! - no pacing, no delayed ACK, no PRR (RFC 6937): in recovery the sender waits until the pipe
 //!   falls below the halved window, as RFC 6675 §5 says.
+//!
+//! Model-based laws (BBR; [`CongestionControl::wants_rate_samples`]): the sender estimates the
+//! delivery rate as draft-cheng-iccrg-delivery-rate-estimation §3 (Linux's tcp_rate.c) does:
+//! each transmission is stamped with the flow's delivered count, the time of the latest delivery
+//! and the send time of the first packet of the current sampling flight (in the sender's own
+//! per-sequence ring beside the scoreboard, allocated only for such laws: the packets on the
+//! wire carry nothing more); every ACK turns the newest packet it delivers into a
+//! [`RateSample`], delivered packets over the longer of the send and ACK intervals (invalid if
+//! shorter than the min RTT), and the law sets the window from it on every ACK, recovery
+//! included. A dynamic flow out of data marks its flight application-limited (tcp_rate.c
+//! `tcp_rate_check_app_limited`), as BBR's probe-RTT does.
 
 use super::event::{s_from_ps, SimTime};
-use crate::cc::{self, CcContext, CongestionControl};
+use crate::cc::{self, CcContext, CongestionControl, RateSample, RecoveryState};
 use std::collections::VecDeque;
 
 /// RFC 6675 §2 DupThresh (RFC 5681 §3.2): SACKed packets above a hole that declare it lost.
@@ -82,6 +93,51 @@ const SACKED: u8 = 1;
 const LOST: u8 = 2;
 /// Retransmitted after being presumed lost: in the pipe again.
 const RETX: u8 = 3;
+
+/// Bytes of a transmission's delivery-rate stamps (for memory estimates).
+pub const TX_STAMP_BYTES: usize = std::mem::size_of::<TxStamp>();
+
+/// A transmission's delivery-rate stamps (draft-cheng-iccrg-delivery-rate-estimation §3.2:
+/// `P.delivered`, `P.delivered_time`, `P.first_sent_time`, `P.is_app_limited`, and its send time).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct TxStamp {
+    delivered: u64,
+    delivered_ps: SimTime,
+    first_sent_ps: SimTime,
+    sent_ps: SimTime,
+    app_limited: bool,
+}
+
+/// The delivery-rate estimator's connection state (the draft's `C.*`) and this ACK's sample
+/// under construction.
+#[derive(Debug, Clone, Copy, Default)]
+struct RateState {
+    /// Packets delivered since the start (SACKed or cumulatively ACKed for the first time).
+    delivered: u64,
+    /// When the latest of them was delivered.
+    delivered_ps: SimTime,
+    /// Send time of the first packet of the current sampling flight.
+    first_sent_ps: SimTime,
+    /// Non-zero: the flight is application-limited until `delivered` passes this.
+    app_limited: u64,
+    /// The smallest RTT seen (samples shorter than it are invalid).
+    min_rtt_ps: SimTime,
+    // This ACK's sample: the newest packet it delivers.
+    has_sample: bool,
+    prior_delivered: u64,
+    prior_ps: SimTime,
+    prior_sent_ps: SimTime,
+    send_elapsed_ps: SimTime,
+    sample_app_limited: bool,
+    acked: u64,
+}
+
+/// A sender's memory that a new connection in its place reuses.
+struct Buffers {
+    board: Vec<u8>,
+    retx_fifo: VecDeque<(u64, u64)>,
+    stamps: Vec<TxStamp>,
+}
 
 /// Counters since the flow started.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -143,6 +199,12 @@ pub struct Sender {
     /// The flow's size: no new packet at or above this sequence number (a dynamic flow's size;
     /// `u64::MAX` for a persistent flow).
     limit_pkts: u64,
+    /// Whether the law is model-based (rate samples, it sets the window; see the module doc).
+    model: bool,
+    /// Per outstanding transmission, its delivery-rate stamps, indexed as `board` (empty unless
+    /// `model`).
+    stamps: Vec<TxStamp>,
+    rate: RateState,
 }
 
 impl Sender {
@@ -164,23 +226,36 @@ impl Sender {
             rwnd_pkts,
             slow_start,
             base_rtt_s,
-            board,
-            retx_fifo,
+            Buffers {
+                board,
+                retx_fifo,
+                stamps: Vec::new(),
+            },
         )
     }
 
-    /// [`Sender::new`] on a scoreboard (a power of two long, every state `IN_FLIGHT`) and
-    /// retransmission FIFO (empty) of the caller's.
+    /// [`Sender::new`] on a scoreboard (a power of two long, every state `IN_FLIGHT`),
+    /// retransmission FIFO (empty) and stamp ring (resized as the law needs) of the caller's.
     fn with_buffers(
         cc: Box<dyn CongestionControl>,
         initial_window_pkts: f64,
         rwnd_pkts: f64,
         slow_start: bool,
         base_rtt_s: f64,
-        board: Vec<u8>,
-        retx_fifo: VecDeque<(u64, u64)>,
+        buffers: Buffers,
     ) -> Self {
+        let Buffers {
+            board,
+            retx_fifo,
+            mut stamps,
+        } = buffers;
         let cap = board.len();
+        let model = cc.wants_rate_samples();
+        if model {
+            stamps.resize(cap, TxStamp::default());
+        } else {
+            stamps = Vec::new();
+        }
         Sender {
             cc,
             cwnd_pkts: initial_window_pkts.min(rwnd_pkts).max(1.0),
@@ -211,6 +286,12 @@ impl Sender {
             started: false,
             stats: SenderStats::default(),
             limit_pkts: u64::MAX,
+            model,
+            stamps,
+            rate: RateState {
+                min_rtt_ps: SimTime::MAX,
+                ..RateState::default()
+            },
         }
     }
 
@@ -227,8 +308,11 @@ impl Sender {
     ) {
         self.board.fill(IN_FLIGHT);
         self.retx_fifo.clear();
-        let board = std::mem::take(&mut self.board);
-        let retx_fifo = std::mem::take(&mut self.retx_fifo);
+        let buffers = Buffers {
+            board: std::mem::take(&mut self.board),
+            retx_fifo: std::mem::take(&mut self.retx_fifo),
+            stamps: std::mem::take(&mut self.stamps),
+        };
         let (stats, abc_limit) = (self.stats, self.abc_limit);
         *self = Sender {
             stats,
@@ -240,8 +324,7 @@ impl Sender {
                 self.rwnd_pkts,
                 slow_start,
                 base_rtt_s,
-                board,
-                retx_fifo,
+                buffers,
             )
         };
     }
@@ -295,6 +378,22 @@ impl Sender {
 
     pub fn recovery(&self) -> Recovery {
         self.recovery
+    }
+
+    /// The law's pacing rate, if it sets one (packets per second).
+    pub fn law_pacing_rate_pps(&self) -> Option<f64> {
+        self.cc.pacing_rate_pps()
+    }
+
+    /// The law (for tests and reports that read its state).
+    pub fn law(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    /// Packets delivered since the start, as the delivery-rate estimator counts them (model-based
+    /// laws only; 0 otherwise).
+    pub fn delivered_pkts(&self) -> u64 {
+        self.rate.delivered
     }
 
     pub fn rto_deadline_ps(&self) -> Option<SimTime> {
@@ -376,19 +475,19 @@ impl Sender {
     }
 
     /// RFC 6675 `IsLost` for every packet not yet checked: those below the third-highest SACKed
-    /// packet. Returns whether any packet was newly presumed lost.
-    fn mark_losses(&mut self) -> bool {
+    /// packet. Returns how many packets were newly presumed lost.
+    fn mark_losses(&mut self) -> u64 {
         if self.top_sacked[2] == 0 {
-            return false;
+            return 0;
         }
         let limit = self.top_sacked[2] - 1;
-        let mut newly = false;
+        let mut newly = 0;
         let mut s = self.lost_scan.max(self.snd_una);
         while s < limit {
             if self.state(s) == IN_FLIGHT {
                 self.set_state(s, LOST);
                 self.pipe_pkts -= 1;
-                newly = true;
+                newly += 1;
             }
             s += 1;
         }
@@ -397,8 +496,9 @@ impl Sender {
     }
 
     /// A retransmission is lost too once `DUP_THRESH` packets sent after it are SACKed: over a
-    /// FIFO path they would have arrived after it.
-    fn mark_lost_retransmissions(&mut self) {
+    /// FIFO path they would have arrived after it. Returns how many.
+    fn mark_lost_retransmissions(&mut self) -> u64 {
+        let mut lost = 0;
         while let Some(&(seq, sent_before)) = self.retx_fifo.front() {
             if seq < self.snd_una || self.state(seq) != RETX {
                 self.retx_fifo.pop_front();
@@ -407,9 +507,93 @@ impl Sender {
                 self.pipe_pkts -= 1;
                 self.retx_next = self.retx_next.min(seq);
                 self.retx_fifo.pop_front();
+                lost += 1;
             } else {
                 break;
             }
+        }
+        lost
+    }
+
+    /// Stamps a transmission of `seq` (draft-cheng §3.2 "Transmitting a data packet"; Linux
+    /// tcp_rate_skb_sent): a flight that starts from nothing outstanding starts a new interval.
+    #[inline]
+    fn stamp_sent(&mut self, seq: u64, now_ps: SimTime) {
+        if self.snd_una == self.snd_nxt {
+            self.rate.first_sent_ps = now_ps;
+            self.rate.delivered_ps = now_ps;
+        }
+        let r = &self.rate;
+        self.stamps[(seq & self.mask) as usize] = TxStamp {
+            delivered: r.delivered,
+            delivered_ps: r.delivered_ps,
+            first_sent_ps: r.first_sent_ps,
+            sent_ps: now_ps,
+            app_limited: r.app_limited != 0,
+        };
+    }
+
+    /// `seq` is delivered for the first time (draft-cheng §3.3 "Upon receiving ACK"; Linux
+    /// tcp_rate_skb_delivered): counted, and taken as this ACK's sample if it was sent last.
+    #[inline]
+    fn rate_delivered(&mut self, seq: u64, now_ps: SimTime) {
+        let p = self.stamps[(seq & self.mask) as usize];
+        let r = &mut self.rate;
+        r.delivered += 1;
+        r.delivered_ps = now_ps;
+        r.acked += 1;
+        if !r.has_sample || p.sent_ps >= r.prior_sent_ps {
+            r.has_sample = true;
+            r.prior_delivered = p.delivered;
+            r.prior_ps = p.delivered_ps;
+            r.prior_sent_ps = p.sent_ps;
+            r.sample_app_limited = p.app_limited;
+            r.send_elapsed_ps = p.sent_ps.saturating_sub(p.first_sent_ps);
+            // The next sampling flight starts at this packet's send time.
+            r.first_sent_ps = p.sent_ps;
+        }
+    }
+
+    /// This ACK's rate sample (draft-cheng §3.3; Linux tcp_rate_gen), then the law's window.
+    #[cold]
+    #[inline(never)]
+    fn model_update(&mut self, now_ps: SimTime, prior_inflight: u64, lost: u64) {
+        let r = &mut self.rate;
+        if r.app_limited != 0 && r.delivered > r.app_limited {
+            r.app_limited = 0;
+        }
+        let mut rs = RateSample {
+            rtt_s: self.latest_rtt_s,
+            is_app_limited: r.sample_app_limited,
+            acked_pkts: r.acked as f64,
+            lost_pkts: lost as f64,
+            prior_inflight_pkts: prior_inflight as f64,
+            inflight_pkts: self.pipe_pkts as f64,
+            prior_delivered: r.prior_delivered,
+            delivered: r.delivered,
+            recovery: match self.recovery {
+                Recovery::Open => RecoveryState::Open,
+                Recovery::Fast { .. } => RecoveryState::Fast,
+                Recovery::Timeout { .. } => RecoveryState::Timeout,
+            },
+            ..RateSample::default()
+        };
+        if r.has_sample {
+            let ack_elapsed = now_ps.saturating_sub(r.prior_ps);
+            let interval = r.send_elapsed_ps.max(ack_elapsed);
+            // tcp_rate_gen: an interval shorter than the min RTT is not a valid sample.
+            if interval >= r.min_rtt_ps && interval > 0 {
+                rs.delivered_pkts = (r.delivered - r.prior_delivered) as f64;
+                rs.interval_s = s_from_ps(interval);
+            }
+        }
+        r.has_sample = false;
+        r.acked = 0;
+        let ctx = self.ctx(now_ps);
+        let w = self.cc.on_rate_sample(&ctx, &rs, self.cwnd_pkts);
+        self.cwnd_pkts = w.clamp(1.0, self.rwnd_pkts);
+        if self.cc.marks_app_limited() {
+            self.rate.app_limited = (self.rate.delivered + self.pipe_pkts).max(1);
         }
     }
 
@@ -417,8 +601,13 @@ impl Sender {
     #[inline(always)]
     pub fn on_ack(&mut self, now_ps: SimTime, ack: Ack) {
         self.integrate(now_ps);
-        self.on_rtt_sample(now_ps.saturating_sub(ack.echo_ps));
+        let rtt_ps = now_ps.saturating_sub(ack.echo_ps);
+        self.on_rtt_sample(rtt_ps);
         self.feedback_pkts = ack.feedback_pkts as f64;
+        let prior_inflight = self.pipe_pkts;
+        if self.model {
+            self.rate.min_rtt_ps = self.rate.min_rtt_ps.min(rtt_ps);
+        }
 
         // The SACK: the packet that triggered this ACK has arrived.
         if ack.sacked >= self.snd_una && ack.sacked < self.snd_nxt {
@@ -429,6 +618,9 @@ impl Sender {
                 }
                 self.set_state(ack.sacked, SACKED);
                 self.note_sacked(ack.sacked);
+                if self.model {
+                    self.rate_delivered(ack.sacked, now_ps);
+                }
             }
         }
 
@@ -440,6 +632,9 @@ impl Sender {
                 let st = self.state(s);
                 if st == IN_FLIGHT || st == RETX {
                     self.pipe_pkts -= 1;
+                }
+                if self.model && st != SACKED {
+                    self.rate_delivered(s, now_ps);
                 }
                 self.set_state(s, IN_FLIGHT);
             }
@@ -462,9 +657,9 @@ impl Sender {
         }
 
         let newly_lost = self.mark_losses();
-        self.mark_lost_retransmissions();
+        let lost_again = self.mark_lost_retransmissions();
 
-        if newly_lost && self.recovery == Recovery::Open {
+        if newly_lost > 0 && self.recovery == Recovery::Open {
             // RFC 6675 §5 (4.1)–(4.3): one reduction for this loss event; everything sent so far
             // belongs to it.
             let ctx = self.ctx(now_ps);
@@ -482,6 +677,10 @@ impl Sender {
             self.stats.reductions += 1;
         }
 
+        if self.model {
+            // A model-based law sets the window on every ACK, in recovery too.
+            return self.model_update(now_ps, prior_inflight, newly_lost + lost_again);
+        }
         // Growth: per new cumulative ACK, not during fast recovery (RFC 6675 keeps cwnd there).
         if advanced && !matches!(self.recovery, Recovery::Fast { .. }) {
             // RFC 5681 §3.1 eq. (2), with RFC 3465's byte counting: one packet per packet
@@ -553,6 +752,9 @@ impl Sender {
         }
         self.retx_next = s;
         if s < end {
+            if self.model {
+                self.stamp_sent(s, now_ps);
+            }
             self.set_state(s, RETX);
             self.pipe_pkts += 1;
             self.retx_fifo.push_back((s, self.snd_nxt));
@@ -575,12 +777,20 @@ impl Sender {
             || (self.snd_nxt - self.snd_una) as f64 >= self.rwnd_pkts
             || self.snd_nxt >= self.limit_pkts
         {
+            if self.model && window_open && self.snd_nxt >= self.limit_pkts {
+                // Out of data with the window open: the flight is application-limited
+                // (tcp_rate_check_app_limited).
+                self.rate.app_limited = (self.rate.delivered + self.pipe_pkts).max(1);
+            }
             return None;
         }
         if self.snd_nxt - self.snd_una > self.mask {
             self.grow();
         }
         let seq = self.snd_nxt;
+        if self.model {
+            self.stamp_sent(seq, now_ps);
+        }
         self.set_state(seq, IN_FLIGHT);
         self.snd_nxt += 1;
         self.pipe_pkts += 1;
@@ -609,6 +819,13 @@ impl Sender {
         let mut board = vec![IN_FLIGHT; cap as usize];
         for s in self.snd_una..self.snd_nxt {
             board[(s & (cap - 1)) as usize] = self.state(s);
+        }
+        if self.model {
+            let mut stamps = vec![TxStamp::default(); cap as usize];
+            for s in self.snd_una..self.snd_nxt {
+                stamps[(s & (cap - 1)) as usize] = self.stamps[(s & self.mask) as usize];
+            }
+            self.stamps = stamps;
         }
         self.board = board;
         self.mask = cap - 1;

@@ -21,7 +21,7 @@ from ..dumbbell import refuse_beyond_a_dumbbell
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 CUBIC_PARAMS = Path("/sys/module/tcp_cubic/parameters")
 #: Our variant names that are Linux module names too (net/ipv4/tcp_*.c).
-LINUX_NAMES = {"reno": "reno", "cubic": "cubic", "highspeed": "highspeed", "scalable": "scalable", "htcp": "htcp", "bic": "bic"}
+LINUX_NAMES = {"reno": "reno", "cubic": "cubic", "highspeed": "highspeed", "scalable": "scalable", "htcp": "htcp", "bic": "bic", "bbr": "bbr"}
 MAX_FLOWS = 1000  # one address per flow in a /16 (netns.flow_address)
 MAX_CAPACITY_BPS = 1e9  # the box's ceiling: ~80k full frames/s each way, far beyond one Python thread
 #: Two cores, 10 flows of 40-80 ms, 1 BDP: the fastest capacity clean with room to spare (docs/kernel.md, "Clean limit").
