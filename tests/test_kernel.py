@@ -1,6 +1,7 @@
 """The kernel engine: real Linux TCP in network namespaces (root only), and that it leaves
 nothing behind (namespaces, helper processes) however a run ends."""
 
+import json
 import os
 import shutil
 import signal
@@ -14,7 +15,7 @@ import pytest
 
 import lossync
 from lossync.engines import kernel
-from lossync.engines.kernel import netns
+from lossync.engines.kernel import health, netns, translate
 
 ROOT = os.geteuid() == 0 and all(shutil.which(t) for t in ("ip", "tc", "sysctl"))
 needs_root = pytest.mark.skipif(not ROOT, reason="the kernel engine needs root and iproute2 (network namespaces, tc)")
@@ -61,10 +62,62 @@ def cli(*args: str, **kw) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "lossync", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
+HEALTH_KEYS = {"healthy", "problems", "rtt_check", "delay_box", "cpu", "drops_outside_bottleneck"}
+BOX_KEYS = {"frames", "lateness_bins", "lateness_p50_s", "lateness_p99_s", "lateness_max_s", "lateness_limit_s", "stalls",
+            "stalled_s", "longest_stall_s", "forwarded", "cpu_fraction"}
+CPU_KEYS = {"cores", "busy_fraction", "samples", "saturated_cores"}
+DROP_KEYS = {"softnet", "devices", "delay_box_dropped", "delay_box_send_failed"}
+DEVICES = {"snd/s0", "dly/d0", "dly/d1", "rtr/r0", "rtr/r1", "rcv/v0"}
+
+
+def _cpu_s_of_others() -> dict[int, float]:
+    """CPU seconds so far of each process but this one, its helpers and the kernel's threads."""
+    tick, out = os.sysconf("SC_CLK_TCK"), {}
+    for d in Path("/proc").iterdir():
+        try:
+            if not d.name.isdigit() or int(d.name) == os.getpid():
+                continue
+            cmd = (d / "cmdline").read_bytes()
+            if not cmd or b"/engines/kernel/" in cmd:  # kernel threads have no command line
+                continue
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            out[int(d.name)] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+class OtherLoad:
+    """The cores other work used while a run ran: /proc sampled every 0.25 s (a process that
+    starts and ends between two samples is missed, so this only ever underestimates)."""
+
+    def __enter__(self):
+        import threading
+
+        self.cores, self._stop = 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._loop)
+        self._t0 = time.monotonic()
+        self._thread.start()
+        return self
+
+    def _loop(self):
+        last, used = _cpu_s_of_others(), 0.0
+        while not self._stop.wait(0.25):
+            now = _cpu_s_of_others()
+            used += sum(v - last.get(pid, 0.0) for pid, v in now.items())
+            last = now
+        self.cores = used / (time.monotonic() - self._t0)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
 @needs_root
 def test_full_link_and_the_packet_engines_summary_keys():
     t = time.perf_counter()
-    r = lossync.run(DOC)
+    with OtherLoad() as others:
+        r = lossync.run(DOC)
     wall = time.perf_counter() - t
     s = r.summary
     assert s["engine"] == "kernel"
@@ -72,10 +125,24 @@ def test_full_link_and_the_packet_engines_summary_keys():
     assert 0.0 < s["loss_rate"] < 0.05
     assert s["jain"] > 0.8
     packet = lossync.run(dict(DOC, engine="packet")).summary
-    assert set(s) == set(packet)
+    assert set(s) == set(packet) | {"health"}
     assert set(s["flows"][0]) == set(packet["flows"][0])
     # Each RTT was checked with ICMP before the run.
     assert all(abs(measured - 0.04) < 1e-3 for measured in r.rtt_check.values()), r.rtt_check
+    # The health block: every key, and a clean emulation at 20 Mb/s (an idle 2-core machine).
+    h = s["health"]
+    assert set(h) == HEALTH_KEYS
+    assert set(h["delay_box"]) == BOX_KEYS and set(h["cpu"]) == CPU_KEYS and set(h["drops_outside_bottleneck"]) == DROP_KEYS
+    assert set(h["drops_outside_bottleneck"]["devices"]) == DEVICES
+    assert h["rtt_check"] == [{"target_s": 0.04, "measured_s": r.rtt_check[0.04], "flows": [0, 1, 2, 3]}]
+    assert h["delay_box"]["frames"] == h["delay_box"]["forwarded"] > 0
+    assert sum(h["delay_box"]["lateness_bins"].values()) == h["delay_box"]["frames"]
+    assert h["cpu"]["cores"] == os.cpu_count() and h["cpu"]["samples"] > 0
+    # A core saturated while other work used more than a third of a core is the shared machine's
+    # fault, not the engine's: then only that problem is tolerated.
+    problems = [x for x in h["problems"] if not (others.cores > 0.33 and "% busy for most of the run" in x)]
+    assert problems == [], h["problems"]
+    assert h["healthy"] is (h["problems"] == []) and any("unhealthy" in w for w in s["warnings"]) is not h["healthy"]
     assert wall < 30
     assert_nothing_left(os.getpid())
 
@@ -152,3 +219,121 @@ def test_not_root_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(lossync.LossyncError, match="needs root"):
         kernel.run_kernel(DOC)
+
+
+def test_not_root_is_a_clear_error_above_the_clean_limit_too(monkeypatch):
+    # The clean limit is checked before root: the scenario's own fault comes first.
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(lossync.ScenarioError, match=r"^dumbbell\.capacity: .*clean limit.*--force"):
+        lossync.run(dict(DOC, dumbbell=dict(DOC["dumbbell"], capacity="500Mbps")))
+    with pytest.raises(lossync.LossyncError, match="needs root"):
+        lossync.run(dict(DOC, dumbbell=dict(DOC["dumbbell"], capacity="500Mbps")), force=True)
+
+
+def test_the_clean_limit_refusal_names_the_field_and_force_lifts_it(tmp_path):
+    f = tmp_path / "k.toml"
+    f.write_text(TOML.replace("DURATION", "10s"))
+    above = f"dumbbell.capacity=\"{translate.clean_limit_bps() * 2 / 1e6:g}Mbps\""
+    for command in ("run", "validate"):
+        p = cli(command, str(f), "--set", above)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 2, err
+        assert err.count("\n") == 1 and err.startswith("lossync: error: dumbbell.capacity: ") and "--force" in err, err
+    # validate agrees with run --force; 2 Gb/s is refused even forced (the delay box's ceiling).
+    p = cli("validate", str(f), "--set", above, "--force")
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0 and '"engine": "kernel"' in out, err
+    p = cli("validate", str(f), "--set", 'dumbbell.capacity="2Gbps"', "--force")
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 2 and err.startswith("lossync: error: dumbbell.capacity: ") and "even with --force" in err, err
+
+
+def test_clean_limit_by_cores():
+    assert translate.clean_limit_bps(2) == translate.clean_limit_bps(16) == translate.CLEAN_LIMIT_2_CORES_BPS
+    assert translate.clean_limit_bps(1) == translate.CLEAN_LIMIT_2_CORES_BPS / 2
+
+
+# A forced run above a (lowered) clean limit, with the stall threshold made impossible to meet:
+# the CLI prints the summary's "forced" and "unhealthy" warnings on stderr and exits 0.
+FORCED_CLI = """import sys
+from lossync.engines.kernel import health, translate
+translate.CLEAN_LIMIT_2_CORES_BPS = 10e6
+health.STALLED_FRACTION = -1.0
+from lossync.cli import main
+sys.argv[0] = "lossync"
+main()
+"""
+
+
+@needs_root
+def test_a_forced_unhealthy_run_says_so_on_stderr(tmp_path):
+    f = tmp_path / "k.toml"
+    f.write_text(TOML.replace("DURATION", "4s"))
+    p = subprocess.run([sys.executable, "-c", FORCED_CLI, "run", str(f)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr.startswith("lossync: error: dumbbell.capacity: "), p.stderr
+    p = subprocess.Popen([sys.executable, "-c", FORCED_CLI, "run", str(f), "--force", "--json"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=90)
+    assert p.returncode == 0, err
+    warned = [line for line in err.splitlines() if line.startswith("lossync: warning: kernel engine: ")]
+    assert any("forced above this machine's clean limit" in w for w in warned), err
+    assert any("the emulation was unhealthy" in w and "stalled" in w for w in warned), err
+    h = json.loads(out)["health"]
+    assert h["healthy"] is False and any("stalled" in x for x in h["problems"])
+    assert_nothing_left(p.pid)
+
+
+# Synthetic measurements for the health verdict: a clean run, then one fault at a time.
+CLEAN_BOX = {"forwarded": 1000, "dropped": 0, "send_failed": 0, "lateness_res_s": 1e-5,
+             "lateness_counts": {"5": 990, "40": 9, "80": 1}, "lateness_max_s": 0.0008, "stalls": 0, "stalled_s": 0.0,
+             "longest_stall_s": 0.0, "cpu_s": 1.0, "lifetime_s": 10.0}
+CLEAN_CPU = health.cpu_block([0.3, 0.4], [[0.3, 0.4]] * 20)
+CLEAN_RTT = [{"target_s": 0.04, "measured_s": 0.0402, "flows": [0, 1]}]
+CLEAN_DEVICES = {d: {"rx": 0, "tx": 0} for d in DEVICES}
+
+
+def verdict(**kw):
+    args = {"rtt_check": CLEAN_RTT, "box": CLEAN_BOX, "cpu": CLEAN_CPU, "softnet": 0, "devices": CLEAN_DEVICES,
+            "min_rtt_s": 0.04, "buffer_drain_s": 0.04, "duration_s": 10.0, **kw}
+    return health.evaluate(**args)
+
+
+def test_a_clean_run_is_healthy():
+    h = verdict()
+    assert h["healthy"] is True and h["problems"] == []
+    assert set(h) == HEALTH_KEYS and set(h["delay_box"]) == BOX_KEYS and set(h["drops_outside_bottleneck"]) == DROP_KEYS
+    # 990 frames in the bin [50, 60) us, 9 in [400, 410) us, 1 in [800, 810) us.
+    box = h["delay_box"]
+    assert box["lateness_bins"] == {"<0.1ms": 990, "<0.5ms": 9, "<1ms": 1, "<5ms": 0, ">=5ms": 0}
+    assert box["lateness_p50_s"] == pytest.approx(6e-5) and box["lateness_p99_s"] == pytest.approx(6e-5)
+    assert box["lateness_limit_s"] == pytest.approx(2e-3)  # 10% of the 20 ms one-way delay
+    assert health.unhealthy_warning(h) is None
+
+
+@pytest.mark.parametrize("fault, words", [
+    ({"box": dict(CLEAN_BOX, lateness_counts={"5": 980, "300": 20}, lateness_max_s=0.0031)}, "more than 3.01 ms late (limit 2.00 ms)"),
+    ({"box": dict(CLEAN_BOX, lateness_counts={"5": 980, "60": 20}), "buffer_drain_s": 5e-4}, "more than 0.61 ms late (limit 0.50 ms)"),
+    ({"box": dict(CLEAN_BOX, stalls=300, stalled_s=0.6, longest_stall_s=0.003)}, "stalled 300 times"),
+    ({"box": dict(CLEAN_BOX, stalls=1, stalled_s=0.05, longest_stall_s=0.05)}, "up to 50.0 ms"),
+    ({"box": dict(CLEAN_BOX, cpu_s=9.5)}, "95% of a core"),
+    ({"box": dict(CLEAN_BOX, dropped=3, send_failed=1)}, "the delay box lost 4 frames"),
+    ({"softnet": 7}, "7 frames dropped by full softnet backlogs"),
+    ({"devices": dict(CLEAN_DEVICES, **{"rtr/r0": {"rx": 2, "tx": 0}})}, "rtr/r0 dropped 2 received"),
+    ({"cpu": health.cpu_block([0.9, 0.4], [[0.99, 0.4]] * 15 + [[0.5, 0.4]] * 5)}, "core 0 was more than 95% busy"),
+    ({"rtt_check": [{"target_s": 0.04, "measured_s": 0.0425, "flows": [0]}]}, "RTT 40 ms measured 42.50 ms"),
+])
+def test_each_fault_is_a_problem(fault, words):
+    h = verdict(**fault)
+    assert h["healthy"] is False and len(h["problems"]) == 1 and words in h["problems"][0], h["problems"]
+    assert words in health.unhealthy_warning(h)
+
+
+def test_the_lateness_limit_is_the_buffers_drain_time_when_shorter():
+    h = verdict(buffer_drain_s=5e-4)  # p99 = 60 us: still within a 0.5 ms buffer
+    assert h["healthy"] is True and h["delay_box"]["lateness_limit_s"] == 5e-4
+
+
+def test_a_core_busy_only_briefly_is_not_saturated():
+    cpu = health.cpu_block([0.6, 0.4], [[0.99, 0.4]] * 5 + [[0.5, 0.4]] * 15)
+    assert cpu["saturated_cores"] == []
+    assert verdict(cpu=cpu)["healthy"] is True

@@ -148,8 +148,9 @@ def summary_table(summary: dict) -> str:
 @click.option("--sync-out", "sync_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the measured m_k distribution (m,count) as CSV, the form loss.sync kind=\"empirical\" reads.")
 @click.option("--seed", type=int, help="Shortcut for --set run.seed=SEED.")
 @click.option("--duration", help="Shortcut for --set run.duration=DURATION (e.g. 600s).")
+@click.option("--force", is_flag=True, help="Kernel engine: run a capacity above this machine's clean limit (the summary warns).")
 def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None, as_json: bool, engine: str | None, no_figure: bool,
-        drops_file: Path | None, sync_file: Path | None, seed: int | None, duration: str | None) -> None:
+        drops_file: Path | None, sync_file: Path | None, seed: int | None, duration: str | None, force: bool) -> None:
     """Run SCENARIO (a TOML file) and print its summary.
 
     With no SCENARIO, runs the shipped default (the paper's 10 Gbps, 10-flow HighSpeed TCP case)
@@ -172,7 +173,7 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
             _writable_dir(option, f.parent)
     started = time.perf_counter()
     try:
-        result = run_scenario(scenario, overrides)
+        result = run_scenario(scenario, overrides, force=force)
     except Interrupted as stop:
         # Ctrl-C: the part simulated, marked partial, is written if --out was given.
         if out_dir is not None:
@@ -222,7 +223,8 @@ def _writable_dir(option: str, folder: Path) -> None:
 @main.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE")
-def validate(scenario: Path, overrides: tuple[str, ...]) -> None:
+@click.option("--force", is_flag=True, help="Kernel engine: accept a capacity above this machine's clean limit, as `run --force` does.")
+def validate(scenario: Path, overrides: tuple[str, ...], force: bool) -> None:
     """Check SCENARIO (valid, and runnable on the engine it names) and print it resolved (every
     default filled in) as JSON."""
     resolved = resolve(scenario, overrides)
@@ -232,9 +234,11 @@ def validate(scenario: Path, overrides: tuple[str, ...]) -> None:
         from .engines.ns3 import translate
         from .scenario import in_user_terms, to_core
 
-        check = translate if resolved["engine"] == "ns3" else plan
         try:
-            check(resolved)
+            if resolved["engine"] == "ns3":
+                translate(resolved)
+            else:
+                plan(resolved, force)
         except ScenarioError as e:
             raise in_user_terms(e, json.loads(to_core(scenario, overrides)[0])) from None
     click.echo(json.dumps(resolved, indent=2))

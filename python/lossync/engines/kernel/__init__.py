@@ -27,7 +27,10 @@ What is modelled:
   from a TCP metrics entry that a short connection per flow creates before the run.
 - Refused with ScenarioError naming the field (translate.py): more than one link, two-way
   traffic, `arrivals`, burst assembly, `loss_rate`, RED, pacing, send jitter, access links,
-  `rwnd`, parallel connections, capacities over 1 Gb/s.
+  `rwnd`, parallel connections, capacities over 1 Gb/s, and capacities over this machine's
+  clean limit unless forced (`force=True`, `lossync run --force`; the summary then warns).
+- Health (health.py): every summary has a `health` block (RTT check, the delay box's lateness
+  and stalls, CPU, drops outside the bottleneck); an unhealthy run says so in its warnings.
 """
 
 from __future__ import annotations
@@ -51,16 +54,14 @@ from ... import _core
 from ...errors import LossyncError
 from ...results import Result
 from ...scenario import ScenarioLike, to_core
-from . import netns
+from . import health, netns
 from .measure import measure
-from .translate import Plan, plan
+from .translate import Plan, clean_limit_bps, plan
 
 PORT = 5001
 START_MARGIN_S = 0.5  # between starting the helpers and t = 0 of the run
 QUEUE_INTERVAL_S = 0.02  # tc samples at most this far apart (a fork of tc each)
 SENDER_INTERVAL_S = 0.01  # TCP_INFO samples at most this far apart: below any RTT we emulate
-RTT_TOLERANCE_S = 1e-3
-LATE_FRACTION = 0.05  # of the frames the delay box forwards; 1-2% is usual at 20-200 Mb/s
 RTT_CORRECTION_S = 1e-4  # a residual above this is corrected once
 _runs = count()
 
@@ -90,13 +91,15 @@ def _sigterm_exits():
         signal.signal(signal.SIGTERM, previous)
 
 
-def run_kernel(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None) -> Result:
+def run_kernel(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None,
+               force: bool = False) -> Result:
     """Runs a dumbbell scenario (a TOML file name or a dict) with Linux TCP in network
     namespaces and returns its Result (`engine` = "kernel"); `result.rtt_check` maps each
-    target RTT to the one measured before the run."""
+    target RTT to the one measured before the run, `result.summary["health"]` says whether the
+    emulation was clean. force: run a capacity above this machine's clean limit."""
     text, base = to_core(scenario, overrides, base_dir)
     sc = json.loads(_core.resolve(text, "json", base))
-    p = plan(sc)
+    p = plan(sc, force)
     require_root()
     net = netns.Network(f"{os.getpid()}-{next(_runs)}")
     with _sigterm_exits():
@@ -182,6 +185,9 @@ def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str) -> Result:
     n = len(p.flows)
     run = sc["run"]
     warnings: list[str] = []
+    if p.capacity_bps > clean_limit_bps():
+        warnings.append(f"kernel engine: forced above this machine's clean limit ({p.capacity_bps:g} > {clean_limit_bps():g} bit/s): "
+                        "check summary['health'] before trusting the result")
     netns.build(net, n, p.capacity_bps, p.packet_size, p.buffer_pkts)
     for i, f in enumerate(p.flows):
         netns.set_initial_window(net, i, f.initial_window, ssthresh=None if f.slow_start else f.initial_window)
@@ -193,9 +199,6 @@ def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str) -> Result:
         own_rtt = _probe(net, 0, 10)
         _stop(net, box)
         box, rtt_check = _delay_box_for_targets(net, p, own_rtt, out / "box.json")
-        for rtt, measured in rtt_check.items():
-            if abs(measured - rtt) > RTT_TOLERANCE_S:
-                warnings.append(f"kernel engine: RTT {rtt * 1e3:g} ms measured {measured * 1e3:.2f} ms before the run (ICMP, idle network)")
         if any(f.cc == "cubic" and f.slow_start for f in p.flows) and _hystart_on():
             warnings.append("kernel engine: Linux CUBIC leaves slow start by HyStart (tcp_cubic hystart=1), which the other engines do not model")
         bdp_pkts = max(f.rtt_s for f in p.flows) * p.capacity_bps / (8 * p.packet_size)
@@ -209,29 +212,35 @@ def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str) -> Result:
         s_interval = min(record, SENDER_INTERVAL_S)
         flows = [{"src": netns.flow_address(netns.SENDER_NET, i), "dst": netns.flow_address(netns.RECEIVER_NET, i), "port": PORT,
                   "cc": f.cc, "start": f.start_s} for i, f in enumerate(p.flows)]
+        # Drops outside the bottleneck and CPU load are counted over the run itself.
+        devices_before, softnet_before = health.device_drops(net.names), health.softnet_drops()
         t0 = time.monotonic() + START_MARGIN_S
-        with open(out / "queue.jsonl", "w") as qf, open(out / "senders.jsonl", "w") as sf:
-            sampler = net.start("rtr", "qsampler.py", "r1", repr(t0), repr(q_interval), repr(duration), stdout=qf)
-            sender = net.start("snd", "sender.py", json.dumps(flows), repr(t0), repr(s_interval), repr(duration), str(buf_bytes), stdout=sf)
-        for proc, what in ((sender, "senders"), (sampler, "queue sampler")):
-            try:
-                code = proc.wait(timeout=START_MARGIN_S + duration + 30)
-            except subprocess.TimeoutExpired:
-                raise LossyncError(f"engine kernel: the {what} did not finish") from None
-            if code != 0:
-                raise LossyncError(f"engine kernel: the {what} failed: {proc.stderr.read().decode().strip()[-500:]}")
+        with health.CpuMonitor() as cpu:
+            with open(out / "queue.jsonl", "w") as qf, open(out / "senders.jsonl", "w") as sf:
+                sampler = net.start("rtr", "qsampler.py", "r1", repr(t0), repr(q_interval), repr(duration), stdout=qf)
+                sender = net.start("snd", "sender.py", json.dumps(flows), repr(t0), repr(s_interval), repr(duration), str(buf_bytes), stdout=sf)
+            for proc, what in ((sender, "senders"), (sampler, "queue sampler")):
+                try:
+                    code = proc.wait(timeout=START_MARGIN_S + duration + 30)
+                except subprocess.TimeoutExpired:
+                    raise LossyncError(f"engine kernel: the {what} did not finish") from None
+                if code != 0:
+                    raise LossyncError(f"engine kernel: the {what} failed: {proc.stderr.read().decode().strip()[-500:]}")
+        devices = health.drops_between(devices_before, health.device_drops(net.names))
+        softnet = health.softnet_drops() - softnet_before
         _stop(net, box)
-        box_stats = json.loads((out / "box.json").read_text()) if (out / "box.json").exists() else {"dropped": 0}
-        late = box_stats.get("late", 0) / max(1, box_stats.get("forwarded", 0))
-        if late > LATE_FRACTION:
-            warnings.append(f"kernel engine: the delay box sent {late:.1%} of the frames more than 0.5 ms late (it could not keep up): "
-                            "it releases them in bursts, which a small buffer drops; use a lower capacity (docs/kernel.md)")
-        if box_stats["dropped"]:
-            warnings.append(f"kernel engine: the delay box lost {box_stats['dropped']} frames (socket buffer full): losses outside the bottleneck")
+        box_stats = json.loads((out / "box.json").read_text()) if (out / "box.json").exists() else {}
+        checked = [{"target_s": rtt, "measured_s": m, "flows": [i for i, f in enumerate(p.flows) if f.rtt_s == rtt]}
+                   for rtt, m in rtt_check.items()]
+        verdict = health.evaluate(checked, box_stats, cpu.report(), softnet, devices, min(f.rtt_s for f in p.flows),
+                                  p.buffer_pkts * 8 * p.packet_size / p.capacity_bps, duration)
+        if (w := health.unhealthy_warning(verdict)) is not None:
+            warnings.append(w)
         q = np.array([json.loads(line) for line in (out / "queue.jsonl").read_text().splitlines() if line.strip()], dtype=float)
         s = np.array([json.loads(line) for line in (out / "senders.jsonl").read_text().splitlines() if line.strip()], dtype=float)
     result = measure(text, base, sc, q, s, record, warnings)
     result.rtt_check = rtt_check
+    result.summary["health"] = verdict
     return result
 
 

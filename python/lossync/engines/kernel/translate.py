@@ -1,9 +1,16 @@
-"""What of a resolved scenario the kernel engine can run, and how: `plan(sc) -> Plan`, or
-ScenarioError naming the first field it cannot translate (one line, as the ns3 engine does)."""
+"""What of a resolved scenario the kernel engine can run, and how: `plan(sc, force) -> Plan`, or
+ScenarioError naming the first field it cannot translate (one line, as the ns3 engine does).
+
+Capacity has two limits. Above MAX_CAPACITY_BPS nothing is run: the delay box, one Python
+thread copying every frame, cannot forward that many frames on any machine (docs/kernel.md).
+Above `clean_limit_bps()` (measured on this machine, docs/kernel.md "Clean limit") a run
+emulates its network badly (a late delay box, saturated cores) and is refused unless forced.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +23,9 @@ CUBIC_PARAMS = Path("/sys/module/tcp_cubic/parameters")
 #: Our variant names that are Linux module names too (net/ipv4/tcp_*.c).
 LINUX_NAMES = {"reno": "reno", "cubic": "cubic", "highspeed": "highspeed", "scalable": "scalable", "htcp": "htcp", "bic": "bic", "bbr": "bbr"}
 MAX_FLOWS = 1000  # one address per flow in a /16 (netns.flow_address)
-MAX_CAPACITY_BPS = 1e9  # two cores forward cleanly up to a few hundred Mb/s
+MAX_CAPACITY_BPS = 1e9  # the box's ceiling: ~80k full frames/s each way, far beyond one Python thread
+#: Two cores, 10 flows of 40-80 ms, 1 BDP: the fastest capacity clean with room to spare (docs/kernel.md, "Clean limit").
+CLEAN_LIMIT_2_CORES_BPS = 100e6
 HEADER_BYTES = 52  # IPv4 20 + TCP 20 + timestamps 12: Linux's MSS is the MTU minus this
 MIN_PACKET, MAX_PACKET = 576, 9000
 
@@ -69,14 +78,26 @@ def _check_params(field: str, variant: str, params: dict) -> None:
             raise ScenarioError(f"{field}.cc.{name}", f"{value!r}: the kernel runs {k!r} (its constants are fixed; the kernel engine changes no global module parameter)")
 
 
-def plan(sc: dict) -> Plan:
+def clean_limit_bps(cores: int | None = None) -> float:
+    """The capacity up to which this machine emulates cleanly. Measured on two cores; one core
+    shares the delay box with every TCP stack and softirq, so it gets half; more cores do not
+    raise it, because the delay box is one thread and its core is the limit."""
+    cores = len(os.sched_getaffinity(0)) if cores is None else cores
+    return CLEAN_LIMIT_2_CORES_BPS if cores >= 2 else CLEAN_LIMIT_2_CORES_BPS / 2
+
+
+def plan(sc: dict, force: bool = False) -> Plan:
+    """force: accept a capacity above the clean limit (the run then warns)."""
     link = refuse_beyond_a_dumbbell(sc, "kernel")
     if link["loss_rate"] > 0:
         raise ScenarioError("links[0].loss_rate", "the kernel engine has no random loss (no sch_netem in this kernel)")
     if link["queue"]["discipline"] != "droptail":
         raise ScenarioError("links[0].queue", f"the kernel engine has only a drop-tail queue (pfifo), not {link['queue']['discipline']!r}")
     if link["capacity_bps"] > MAX_CAPACITY_BPS:
-        raise ScenarioError("links[0].capacity", f"{link['capacity_bps']:g} bit/s: the kernel engine emulates at most {MAX_CAPACITY_BPS:g} bit/s on this machine")
+        raise ScenarioError("links[0].capacity", f"{link['capacity_bps']:g} bit/s: the kernel engine's delay box forwards at most {MAX_CAPACITY_BPS:g} bit/s, even with --force")
+    if link["capacity_bps"] > clean_limit_bps() and not force:
+        raise ScenarioError("links[0].capacity", f"{link['capacity_bps']:g} bit/s is above this machine's clean limit for the kernel engine "
+                                                 f"({clean_limit_bps():g} bit/s on {len(os.sched_getaffinity(0))} cores, docs/kernel.md); --force runs it anyway")
     ps = link["packet_size_bytes"]
     if ps != round(ps) or not MIN_PACKET <= ps <= MAX_PACKET:
         raise ScenarioError("links[0].packet_size", f"the kernel engine needs a whole number of bytes in [{MIN_PACKET}, {MAX_PACKET}] (the MTU)")
