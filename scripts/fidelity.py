@@ -220,6 +220,7 @@ def frame(rows: list[dict], reference: str = "packet") -> pd.DataFrame:
             "dq_rel": s["mean_queue_pkts"] / ps["mean_queue_pkts"] - 1 if ps["mean_queue_pkts"] > 0 else np.nan,
             "djain": s["jain"] - ps["jain"],
             "share_err": max(shares) if shares else np.nan,
+            "bbr_share_err": abs(s["shares"]["bbr"] / ps["shares"]["bbr"] - 1) if ps["shares"].get("bbr") else np.nan,
         })
     return pd.DataFrame(out)
 
@@ -278,7 +279,7 @@ def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
         f"`docs/validation/data/fidelity.jsonl`; cells and run lengths in the script's docstring)."
     )
     if wall_s is not None:
-        text.append(f"This regeneration ran for {wall_s / 60:.1f} min on 2 workers.")
+        text.append(f"This run of the cells that were missing took {wall_s / 60:.1f} min on 2 workers.")
     cpu = sum(r["wall_s"] for r in rows) / 60
     text.append(f"The {len(rows):,} runs stored took {cpu:.0f} CPU-minutes in all (the packet engine's "
                 f"{sum(r['wall_s'] for r in packet) / 60:.0f}), so a full regeneration takes about {cpu / 2:.0f} "
@@ -331,6 +332,10 @@ def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
     return out
 
 
+def _pct(ok: pd.Series) -> str:
+    return f"{ok.mean():.0%}" if len(ok) else "-"
+
+
 def bbr_section(rows: list[dict]) -> list[str]:
     """BBR's cells: the fluid engine's form of BBR (its `tcp` model's ACK clock feeding the law's
     rate samples) against the packet engine's BBR: utilization, mean queue, Jain, shares."""
@@ -354,10 +359,15 @@ def bbr_section(rows: list[dict]) -> list[str]:
             "mean queue within 25%": f"{(g['dq_rel'].abs() <= 0.25).mean():.0%}",
             "Jain within 0.05 (BBR alone)": f"{(g[~g['mixed']]['djain'].abs() <= 0.05).mean():.0%}" if (~g["mixed"]).any() else "-",
             "shares within 25% (mixed)": f"{(g[g['mixed']]['share_err'] <= 0.25).mean():.0%}" if g["mixed"].any() else "-",
-            "vs jittered: Jain / shares": f"{(j[~j['mixed']]['djain'].abs() <= 0.05).mean():.0%} / "
-                                          f"{(j[j['mixed']]['share_err'] <= 0.25).mean():.0%}",
+            "BBR's share within 25% (mixed)": f"{(g[g['mixed']]['bbr_share_err'] <= 0.25).mean():.0%}" if g["mixed"].any() else "-",
+            "vs jittered: Jain / shares": f"{_pct(j[~j['mixed']]['djain'].abs() <= 0.05)} / "
+                                          f"{_pct(j[j['mixed']]['share_err'] <= 0.25)}",
         })
-    text += [markdown(pd.DataFrame(out), index=False), ""]
+    text += [markdown(pd.DataFrame(out), index=False), "",
+             "BBR takes 90-100% of the link beside CUBIC in every cell (up to 1 BDP of buffer), so CUBIC's share is "
+             "a few percent and its relative error large (0.01 against 0.02 is 100%): the mixed cells' share column "
+             "fails on CUBIC's crumbs, BBR's own share agrees. Jain's index among BBR flows is the fluid form's "
+             "weak point (BBR v1's RTT unfairness differs between the engines).", ""]
     g = df.assign(ad=df["du"].abs()).groupby(["variant", "buffer"], sort=False)["ad"]
     t = g.agg(lambda a: f"{a.median():.3f} / {a.max():.3f}").unstack("buffer")
     text += ["abs(dU) by buffer (median / max):", "", markdown(t), ""]

@@ -1,7 +1,9 @@
 """Regenerates docs/results.md: runs every study at full fidelity (10 seeds × 3000 s), copies each
 figure and report into docs/results/NAME/, and writes the index with every claim.
 
-    python scripts/results.py [--quick] [--work DIR] [--index-only] [STUDY ...]
+    python scripts/results.py [--quick] [--work DIR] [--index-only] [--engine E] [STUDY ...]
+
+(`--engine kernel`, as root, adds Linux to bbr-buffers.)
 """
 
 import argparse
@@ -21,6 +23,7 @@ def main() -> None:
     p.add_argument("--quick", action="store_true")
     p.add_argument("--work", default="lossync-reproduce-all", help="where the data go (not committed)")
     p.add_argument("--index-only", action="store_true", help="only rebuild docs/results.md from docs/results/*/")
+    p.add_argument("--engine", default=None, help="the engine to run the studies on (default: each study's own)")
     a = p.parse_args()
     if a.index_only:
         a.studies = []
@@ -28,7 +31,7 @@ def main() -> None:
     timings = {}
     for name in a.studies:
         t0 = time.perf_counter()
-        report = reproduce(name, Path(a.work) / name, quick=a.quick)
+        report = reproduce(name, Path(a.work) / name, quick=a.quick, engine=a.engine)
         timings[name] = time.perf_counter() - t0
         dest = docs / name
         dest.mkdir(parents=True, exist_ok=True)
@@ -39,7 +42,8 @@ def main() -> None:
         "# Results: the seed studies, claim by claim",
         "",
         "Every study of Kumar, Xue, Park (JCNC 2014) and the test bed of its slides (fluid engine), and the studies",
-        "of seeds 003 (gHSTCP) and 004 (paced XCP and TCP with small buffers; packet engine), reproduced by",
+        "of seeds 003 (gHSTCP) and 004 (paced XCP and TCP with small buffers; packet engine), and buffer sizing",
+        "with BBR against the published results (fluid, packet and Linux side by side), reproduced by",
         "`lossync reproduce NAME` (regenerate this page with `python scripts/results.py`). Each section is the",
         "study's report: the setup, the figure, and each claim beside what we measured. Where we disagree, the",
         "discussion after the table says why, as far as we know it.",

@@ -73,9 +73,9 @@ def fidelity_overrides(quick: bool, duration: float = 3000.0) -> tuple[int, list
 
 
 def run_sweep(out: Path, base: dict, axes: dict, seeds: int, fixed: list[str], engine: str,
-              columns: Callable[[Any], dict[str, Any]] | None = None) -> pd.DataFrame:
+              columns: Callable[[Any], dict[str, Any]] | None = None, workers: int | None = None) -> pd.DataFrame:
     rows = sweep({"base": base, "axes": axes, "seeds": seeds, "set": [*fixed, f'engine="{engine}"']},
-                 out, resume=True, progress=None, columns=columns)
+                 out, workers=workers, resume=True, progress=None, columns=columns)
     failed = rows[rows["status"] != "ok"]
     if len(failed):
         raise LossyncError(f"{len(failed)} of {len(rows)} runs failed, e.g.: {failed['error'].iloc[0]}")
