@@ -192,6 +192,28 @@ def _claim_engines_agree(rows):
     return "; ".join(parts), holds
 
 
+#: Issue 13's grid for BBR against Linux: 40 Mb/s, buffers 10-100% BDP.
+LINUX_GRID = [0.1, 0.25, 0.5, 1.0]
+
+
+def _claim_linux_bbr(rows):
+    """Packet BBR against Linux's on issue 13's grid: utilization within 3 points, mean queue
+    within 25%, BBR's share beside CUBIC within 25% (relative)."""
+    def at(eng, name, metric):
+        s = _get(rows, "40Mbps", eng, name, metric)
+        return s[s.index.isin(LINUX_GRID)]
+
+    if not len(at("kernel", "bbr", "utilization")):
+        return "not run (`--engine kernel`, as root)", None
+    du = (at("kernel", "bbr", "utilization") - at("packet", "bbr", "utilization")).abs()
+    dq = (at("kernel", "bbr", "mean_queue_pkts") / at("packet", "bbr", "mean_queue_pkts") - 1).abs()
+    ds = (at("kernel", "bbr+cubic", "share_bbr") / at("packet", "bbr+cubic", "share_bbr") - 1).abs()
+    text = (f"utilization: max gap {du.max():.3f} ({(du <= 0.03).sum()}/{len(du)} within 3 pt); mean queue: "
+            f"max {dq.max():.0%} off ({(dq <= 0.25).sum()}/{len(dq)} within 25%); BBR's share beside CUBIC: "
+            f"max {ds.max():.0%} off ({(ds <= 0.25).sum()}/{len(ds)} within 25%)")
+    return text, bool((du <= 0.03).all() and (dq <= 0.25).all() and (ds <= 0.25).all())
+
+
 register(Study(
     "bbr-buffers", "Buffer sizing with BBR v1: CUBIC, Reno and BBR against buffer size, and BBR beside CUBIC",
     "Dumbbell, 8 flows with RTTs spread over 10..100 ms, 1500-byte packets, slow start, buffers of 1% to 2 BDP at the "
@@ -210,7 +232,9 @@ register(Study(
      Claim("BBR beside CUBIC takes most of a shallow buffer's link, and less as the buffer grows (Hock et al. 2017; "
            "Ware et al. 2019)", _claim_share_falls),
      Claim("The engines agree: fluid and Linux within 3 points of the packet engine's utilization (issue 13)",
-           _claim_engines_agree, quick_decides=False)],
+           _claim_engines_agree, quick_decides=False),
+     Claim("BBR in the packet engine against Linux's at 40 Mb/s, 10-100% BDP: utilization within 3 points, mean "
+           "queue within 25%, BBR's share beside CUBIC within 25% (issue 13)", _claim_linux_bbr, quick_decides=False)],
     source=SOURCE, engine="packet", fidelity=("3 capacities × 4 flow sets × 8 buffers, one seed",
                                                 "40 Mb/s and 10 Gb/s × 3 buffers, shorter runs"),
     engines=("packet", "kernel"),
