@@ -6,11 +6,15 @@ docs/validation/kernel.md. Needs root (the kernel engine); runs one cell at a ti
 engine needs the machine's cores for clean emulation).
 
     sudo python scripts/kernel_validation.py [--seconds 60]
+    python scripts/kernel_validation.py --report-only   # the page from the stored runs
+
+Runs: docs/validation/data/kernel.jsonl (one line per run, rewritten by a full run).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -20,6 +24,7 @@ import lossync
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "validation" / "kernel.md"
+DATA = ROOT / "docs" / "validation" / "data" / "kernel.jsonl"
 BUFFERS = [0.1, 0.25, 0.5, 1.0]
 VARIANTS = ["reno", "cubic"]
 
@@ -35,7 +40,12 @@ def cell(variant: str, buffer: float, seconds: float) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--seconds", type=float, default=60.0)
+    p.add_argument("--report-only", action="store_true", help="write the page from the stored runs")
     a = p.parse_args()
+    if a.report_only:
+        stored = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+        meta, rows = stored[0], stored[1:]
+        return report(rows, meta["seconds"], meta["wall_s"])
     rows = []
     t0 = time.perf_counter()
     for variant in VARIANTS:
@@ -50,13 +60,18 @@ def main() -> None:
                              "warnings": len(s.get("warnings", []))})
                 print(rows[-1], flush=True)
     wall = time.perf_counter() - t0
+    DATA.write_text("\n".join(json.dumps(r) for r in [{"seconds": a.seconds, "wall_s": wall}, *rows]) + "\n")
+    report(rows, a.seconds, wall)
+
+
+def report(rows: list[dict], seconds: float, wall: float) -> None:
     df = pd.DataFrame(rows).pivot_table(index=["variant", "buffer"], columns="engine",
                                         values=["utilization", "jain", "sync_rate", "loss"], sort=False)
     lines = [
         "# Packet engine against Linux TCP (the kernel engine)",
         "",
         "Reno and CUBIC, 8 flows with base RTTs 10-100 ms (evenly spread), starts in [0, 1] s, 40 Mb/s, buffers of",
-        f"10-100% of the BDP (mean RTT), {a.seconds:g} s with a quarter as warm-up, one run per cell; both engines'",
+        f"10-100% of the BDP (mean RTT), {seconds:g} s with a quarter as warm-up, one run per cell; both engines'",
         "summaries come from the core's metrics. The kernel engine's synchronization rate is estimated from the",
         "senders' retransmissions (docs/kernel.md). \"Jittered\": the packet engine with one packet time of send",
         "jitter per flow (Floyd & Jacobson's remedy for a deterministic simulation's phase effects).",
@@ -79,10 +94,20 @@ def main() -> None:
     dj = (df[("jain", "packet")] - df[("jain", "kernel")]).abs()
     ds = (df[("sync_rate", "packet")] - df[("sync_rate", "kernel")]).abs()
     dj_jit = (df[("jain", "packet:jitter")] - df[("jain", "kernel")]).abs()
+    ds_jit = (df[("sync_rate", "packet:jitter")] - df[("sync_rate", "kernel")]).abs()
     du_all = (100 * (df[("utilization", "packet")] - df[("utilization", "kernel")])).abs()
     lines += ["", f"At 25-100% BDP, utilization within 3 points in {(du <= 3).sum()} of {len(du)} cells (all buffers: largest "
               f"gap {du_all.max():.1f} points); Jain within 0.1 in {(dj <= 0.1).sum()} of {len(dj)} (jittered packet engine: "
-              f"{(dj_jit <= 0.1).sum()} of {len(dj_jit)}); synchronization rate within 0.1 in {(ds <= 0.1).sum()} of {len(ds)}.", ""]
+              f"{(dj_jit <= 0.1).sum()} of {len(dj_jit)}); synchronization rate within 0.1 in {(ds <= 0.1).sum()} of {len(ds)} "
+              f"(jittered: {(ds_jit <= 0.1).sum()} of {len(ds_jit)}).", "",
+              "Where the deterministic packet engine misses: its drop-tail queue decides which flow finds the one free "
+              "slot by the exact phase of each flow's packets against the departures (Floyd & Jacobson, \"On traffic "
+              "phase effects in packet-switched gateways\", 1992), so a few flows keep losing and others keep winning "
+              "for the whole run: lower Jain at large buffers, and its own synchronization pattern. Linux has that "
+              "randomness built in (scheduling, interrupts, timers). One packet time of send jitter in the packet "
+              "engine, which models it, brings Jain and the synchronization rate within 0.1 of Linux in the cells "
+              "counted above. The 10% BDP cells' utilization (largest gap above) is reported, outside the target's "
+              "25-100%.", ""]
     DOC.write_text("\n".join(lines))
     print(f"wrote {DOC} ({wall:.0f} s)")
 

@@ -118,6 +118,13 @@ def bbr_figure(rows: pd.DataFrame):
     return fig
 
 
+def _each(rows: pd.DataFrame):
+    """Every (capacity, engine) of the study's data, in the report's order."""
+    for cap in dict.fromkeys(rows["capacity"]):
+        for eng in ("packet", "fluid", "kernel"):
+            yield cap, eng
+
+
 def _smallest_buffer(rows: pd.DataFrame, cap: str, eng: str, name: str, target: float = 0.95) -> float:
     u = _get(rows, cap, eng, name, "utilization")
     ok = u[u >= target]
@@ -126,53 +133,49 @@ def _smallest_buffer(rows: pd.DataFrame, cap: str, eng: str, name: str, target: 
 
 def _claim_bbr_needs_less(rows):
     parts, holds = [], True
-    for cap in dict.fromkeys(rows["capacity"]):
-        for eng in ("packet", "fluid", "kernel"):
-            if not len(_get(rows, cap, eng, "bbr", "utilization")):
-                continue
-            b = {n: _smallest_buffer(rows, cap, eng, n) for n in ("bbr", "cubic", "reno")}
-            parts.append(f"{cap} {eng}: " + ", ".join(f"{n} {v:g}" for n, v in b.items()))
-            holds &= b["bbr"] < min(b["cubic"], b["reno"])
+    for cap, eng in _each(rows):
+        if not len(_get(rows, cap, eng, "bbr", "utilization")):
+            continue
+        b = {n: _smallest_buffer(rows, cap, eng, n) for n in ("bbr", "cubic", "reno")}
+        parts.append(f"{cap} {eng}: " + ", ".join(f"{n} {v:g}" for n, v in b.items()))
+        holds &= b["bbr"] < min(b["cubic"], b["reno"])
     return "smallest buffer for 95% (BDP): " + "; ".join(parts), holds
 
 
 def _claim_bbr_loss(rows):
     parts, holds = [], True
-    for cap in dict.fromkeys(rows["capacity"]):
-        for eng in ("packet", "fluid", "kernel"):
-            b, c = _get(rows, cap, eng, "bbr", "loss_rate"), _get(rows, cap, eng, "cubic", "loss_rate")
-            shallow = [x for x in b.index if x <= 0.05]
-            if not shallow:
-                continue
-            lb, lc = b[shallow].mean(), c[shallow].mean()
-            parts.append(f"{cap} {eng}: BBR {lb:.2%} vs CUBIC {lc:.2%}")
-            holds &= lb > 2 * lc
+    for cap, eng in _each(rows):
+        b, c = _get(rows, cap, eng, "bbr", "loss_rate"), _get(rows, cap, eng, "cubic", "loss_rate")
+        shallow = [x for x in b.index if x <= 0.05]
+        if not shallow:
+            continue
+        lb, lc = b[shallow].mean(), c[shallow].mean()
+        parts.append(f"{cap} {eng}: BBR {lb:.2%} vs CUBIC {lc:.2%}")
+        holds &= lb > 2 * lc
     return "loss at buffers ≤ 5% BDP: " + "; ".join(parts), holds
 
 
 def _claim_bbr_queue(rows):
     parts, holds = [], True
-    for cap in dict.fromkeys(rows["capacity"]):
-        for eng in ("packet", "fluid", "kernel"):
-            q = _get(rows, cap, eng, "bbr", "mean_queue_pkts")
-            if 2.0 not in q.index:
-                continue
-            # The BDP at the mean RTT (55 ms), in 1500-byte packets.
-            bdp = {"40Mbps": 40e6, "10Gbps": 10e9, "100Gbps": 100e9}[cap] / 12_000 * 0.055
-            parts.append(f"{cap} {eng}: {q[2.0] / bdp:.2f} BDP")
-            holds &= 0.5 <= q[2.0] / bdp <= 1.5
+    for cap, eng in _each(rows):
+        q = _get(rows, cap, eng, "bbr", "mean_queue_pkts")
+        if 2.0 not in q.index:
+            continue
+        # The BDP at the mean RTT (55 ms), in 1500-byte packets.
+        bdp = {"40Mbps": 40e6, "10Gbps": 10e9, "100Gbps": 100e9}[cap] / 12_000 * 0.055
+        parts.append(f"{cap} {eng}: {q[2.0] / bdp:.2f} BDP")
+        holds &= 0.5 <= q[2.0] / bdp <= 1.5
     return "BBR's mean queue in a 2 BDP buffer: " + "; ".join(parts), holds
 
 
 def _claim_share_falls(rows):
     parts, holds = [], True
-    for cap in dict.fromkeys(rows["capacity"]):
-        for eng in ("packet", "fluid", "kernel"):
-            s = _get(rows, cap, eng, "bbr+cubic", "share_bbr")
-            if len(s) < 2:
-                continue
-            parts.append(f"{cap} {eng}: {s.iloc[0]:.2f} at {s.index[0]:g} → {s.iloc[-1]:.2f} at {s.index[-1]:g} BDP")
-            holds &= s.iloc[0] > 0.5 and s.iloc[-1] < s.iloc[0]
+    for cap, eng in _each(rows):
+        s = _get(rows, cap, eng, "bbr+cubic", "share_bbr")
+        if len(s) < 2:
+            continue
+        parts.append(f"{cap} {eng}: {s.iloc[0]:.2f} at {s.index[0]:g} → {s.iloc[-1]:.2f} at {s.index[-1]:g} BDP")
+        holds &= s.iloc[0] > 0.5 and s.iloc[-1] < s.iloc[0]
     return "BBR's share: " + "; ".join(parts), holds
 
 
