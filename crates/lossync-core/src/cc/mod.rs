@@ -37,6 +37,11 @@ pub mod xcp;
 
 pub use slow_start::{initial_ssthresh, on_ack as grow_window};
 
+/// Random stream `LAW_STREAM + connection` (the packet engine adds `arrival << 32` for a dynamic
+/// slot's later flows): each connection's law draws from its own (BBR's first gain phase), the
+/// same in both engines.
+pub const LAW_STREAM: u64 = 8_000_000;
+
 /// TCP's largest window: a 16-bit window field scaled by at most 2^14 (RFC 7323 §2.2–2.3),
 /// 65,535 · 2^14 bytes, about 2^30. Receive windows and initial windows are bounded by it.
 pub const MAX_WINDOW_BYTES: f64 = 65_535.0 * 16_384.0;

@@ -685,8 +685,7 @@ impl FluidEngine {
         let mut max_rtt: f64 = 0.0;
         for (i, f) in sc.flows.iter().enumerate() {
             let mut law = f.cc.build();
-            // The packet engine's stream for the same connection (its LAW_STREAM).
-            law.seed(Rng::new(sc.run.seed, 8_000_000 + i as u64));
+            law.seed(Rng::new(sc.run.seed, cc::LAW_STREAM + i as u64));
             let queueing: f64 = f
                 .path
                 .iter()

@@ -62,7 +62,7 @@ pub mod route;
 pub mod sender;
 pub mod topology;
 
-use crate::cc::CcParams;
+use crate::cc::{CcParams, LAW_STREAM};
 use crate::error::{Error, Result};
 use crate::metrics::{
     self, AggregateSample, ArrivalRecord, CompletionRecord, DropClusters, FlowRecord, LinkRecord,
@@ -79,10 +79,6 @@ use receiver::Receiver;
 use route::{Hop, Pkt, RouteTable};
 use sender::{Ack, Sender};
 pub use topology::Topology;
-
-/// Stream `LAW_STREAM + connection` (or `+ (arrival << 32)` for a dynamic slot's later flows):
-/// each connection's law draws from its own (BBR's first gain phase).
-const LAW_STREAM: u64 = 8_000_000;
 
 /// At most this many drops are kept in the drop log (all are counted).
 pub const DROP_LOG_LIMIT: usize = 4_000_000;
