@@ -852,7 +852,8 @@ impl FluidEngine {
                     },
                     flows: sc.flows[..n]
                         .iter()
-                        .map(|f| TcpFlow {
+                        .zip(&flows)
+                        .map(|(f, state)| TcpFlow {
                             pacing: f.pacing,
                             // As `departures_tcp` would compute it (back = base RTT exactly).
                             ack_delay: if f.ack_path.is_empty()
@@ -863,12 +864,9 @@ impl FluidEngine {
                                 0
                             },
                             rto_at_s: f64::INFINITY,
-                            rate: f
-                                .cc
-                                .build()
-                                .wants_rate_samples()
+                            rate: (state.cc.wants_rate_samples())
                                 .then(|| Box::new(rate::RateClock::new(ring_len))),
-                            law_paced: f.cc.build().pacing_rate_pps().is_some(),
+                            law_paced: state.cc.pacing_rate_pps().is_some(),
                             ..TcpFlow::default()
                         })
                         .collect(),

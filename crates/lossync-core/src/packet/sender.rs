@@ -554,7 +554,8 @@ impl Sender {
         }
     }
 
-    /// This ACK's rate sample (draft-cheng §3.3; Linux tcp_rate_gen), then the law's window.
+    /// This ACK's rate sample (draft-cheng §3.3; Linux tcp_rate_gen), then the law's window. Out
+    /// of line and marked cold so the loss-based laws' ACK path is laid out as before it existed.
     #[cold]
     #[inline(never)]
     fn model_update(&mut self, now_ps: SimTime, prior_inflight: u64, lost: u64) {
