@@ -234,13 +234,13 @@ def scorecard(df: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "model": m,
             "cells": len(g),
-            "dU within 3 pt": f"{(ad <= 0.03).mean():.0%}",
-            "dU within 5 pt, buffer >= 10%": f"{(ad[g['buffer'] >= 0.1] <= 0.05).mean():.0%}",
+            "dU within 3 pt": _count(ad <= 0.03),
+            "dU within 5 pt, buffer >= 10%": _count(ad[g["buffer"] >= 0.1] <= 0.05),
             "median abs dU": f"{ad.median():.3f}",
             "p90 abs dU": f"{ad.quantile(0.9):.3f}",
             "max abs dU": f"{ad.max():.3f}",
-            "dJain within 0.05 (homog.)": f"{(homo['djain'].abs() <= 0.05).mean():.0%}",
-            "share within 25% (mixed)": f"{(mixed['share_err'] <= 0.25).mean():.0%}" if len(mixed) else "-",
+            "dJain within 0.05 (homog.)": _count(homo["djain"].abs() <= 0.05),
+            "share within 25% (mixed)": _count(mixed["share_err"] <= 0.25) if len(mixed) else "-",
         })
     return pd.DataFrame(rows)
 
@@ -283,8 +283,10 @@ def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
     cpu = sum(r["wall_s"] for r in rows) / 60
     text.append(f"The {len(rows):,} runs stored took {cpu:.0f} CPU-minutes in all (the packet engine's "
                 f"{sum(r['wall_s'] for r in packet) / 60:.0f}), so a full regeneration takes about {cpu / 2:.0f} "
-                "minutes on 2 cores; the fluid rows were rerun at the step rule of 80 steps per shortest RTT "
-                "(2026-11-23).")
+                "minutes on 2 cores; the fluid rows were rerun at the step rule of 80 steps per shortest RTT, "
+                "and the `tcp` and `calibrated` rows again when the `tcp` model began to refuse packets out of "
+                "their RTT class's order like window growth (docs/fluid.md, \"Which packets a full queue drops\"; "
+                "2026-11-23).")
     text.append("`calibrated` is the `tcp` model fitted in-sample, to each cell's own packet run (`lossync.calibrate` "
                 "with `reference_utilization`): its utilization matches by construction, and its Jain and share "
                 "columns show what one fitted parameter does not fix. Calibrations checked on runs they were not "
@@ -334,6 +336,11 @@ def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
 
 def _pct(ok: pd.Series) -> str:
     return f"{ok.mean():.0%}" if len(ok) else "-"
+
+
+def _count(ok: pd.Series) -> str:
+    """The share within tolerance and its count: a target like 80% is met or missed by a cell."""
+    return f"{ok.mean():.0%} ({int(ok.sum())}/{len(ok)})" if len(ok) else "-"
 
 
 def bbr_section(rows: list[dict]) -> list[str]:

@@ -319,8 +319,8 @@ pub enum LossModel {
         event_threshold: f64,
         /// The fraction of a full queue's drops that fall on the packets the flows send beyond
         /// their ACK clock (their window growth); the rest fall on arrivals at random (docs/
-        /// fluid.md, "Which packets a full queue drops"). `None`: per link, the probability that
-        /// two arriving packets come from flows of one base RTT.
+        /// fluid.md, "Which packets a full queue drops"). `None`: no fixed split; growth and the
+        /// packets out of their RTT class's order are refused alike.
         #[serde(skip_serializing_if = "Option::is_none")]
         growth_share: Option<f64>,
         /// The calibration file `burst_pkts` was read from, if any.
