@@ -59,6 +59,8 @@ def calibrate(
     CUBIC flows at 100 Mb/s, 5% BDP, give halves 0.0006 apart over 60 s and 0.686 over 120 s.)"""
     if seeds < 1:
         raise ScenarioError("--seeds", "must be at least 1")
+    if max_doublings < 0:
+        raise ScenarioError("max_doublings", f"must be 0 or more, got {max_doublings}")
     if isinstance(scenario, dict):
         doc, base_dir = json.loads(json.dumps(scenario)), None
     else:

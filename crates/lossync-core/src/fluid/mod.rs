@@ -1757,27 +1757,18 @@ fn charge_overflow_by_phase(
     let exposed =
         |k: usize| excess[k] + (admitted[k] - excess[k]) * (1.0 - class_share[rtt_class[k]]);
     let exposed_sum: f64 = (0..admitted.len()).map(exposed).sum();
-    // Within the exposed packets, each is refused with probability `p`; beyond them, the
-    // in-order rest with probability `q`.
-    let (p, q) = if overflow <= exposed_sum {
-        (
-            if exposed_sum > 0.0 {
-                overflow / exposed_sum
-            } else {
-                0.0
-            },
-            0.0,
-        )
+    // Each exposed packet is refused with probability `p`; what they cannot absorb falls on the
+    // packets in order, each with probability `q`.
+    let p = if exposed_sum > 0.0 {
+        (overflow / exposed_sum).min(1.0)
     } else {
-        let rest = admitted_sum - exposed_sum;
-        (
-            1.0,
-            if rest > 0.0 {
-                (overflow - exposed_sum) / rest
-            } else {
-                0.0
-            },
-        )
+        0.0
+    };
+    let in_order = admitted_sum - exposed_sum;
+    let q = if overflow > exposed_sum && in_order > 0.0 {
+        (overflow - exposed_sum) / in_order
+    } else {
+        0.0
     };
     for k in 0..admitted.len() {
         let e = exposed(k);
