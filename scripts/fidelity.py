@@ -361,12 +361,12 @@ def bbr_section(rows: list[dict]) -> list[str]:
         out.append({
             "cells": name,
             "n": len(g),
-            "dU within 3 pt": f"{(ad <= 0.03).mean():.0%}",
+            "dU within 3 pt": _pct(ad <= 0.03),
             "median / max abs dU": f"{ad.median():.3f} / {ad.max():.3f}",
-            "mean queue within 25%": f"{(g['dq_rel'].abs() <= 0.25).mean():.0%}",
-            "Jain within 0.05 (BBR alone)": f"{(g[~g['mixed']]['djain'].abs() <= 0.05).mean():.0%}" if (~g["mixed"]).any() else "-",
-            "shares within 25% (mixed)": f"{(g[g['mixed']]['share_err'] <= 0.25).mean():.0%}" if g["mixed"].any() else "-",
-            "BBR's share within 25% (mixed)": f"{(g[g['mixed']]['bbr_share_err'] <= 0.25).mean():.0%}" if g["mixed"].any() else "-",
+            "mean queue within 25%": _pct(g["dq_rel"].abs() <= 0.25),
+            "Jain within 0.05 (BBR alone)": _pct(g[~g["mixed"]]["djain"].abs() <= 0.05),
+            "shares within 25% (mixed)": _pct(g[g["mixed"]]["share_err"] <= 0.25),
+            "BBR's share within 25% (mixed)": _pct(g[g["mixed"]]["bbr_share_err"] <= 0.25),
             "vs jittered: Jain / shares": f"{_pct(j[~j['mixed']]['djain'].abs() <= 0.05)} / "
                                           f"{_pct(j[j['mixed']]['share_err'] <= 0.25)}",
         })
