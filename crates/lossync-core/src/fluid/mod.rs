@@ -1573,7 +1573,10 @@ fn open_event(
         ev.window[k] = flows[m.flow].w;
         ev.selected[k] = false;
         ev.lost[k] = false;
-        ev.candidates += ev.active_member[k] as usize;
+        // Every started flow could lose, as in the packet engine's count: under `tcp` a flow
+        // paused on its ACK clock after a cut sends nothing this step but may lose later in the
+        // event. (Under the rate models a started flow always sends, so the count is unchanged.)
+        ev.candidates += flows[m.flow].started as usize;
     }
     // Default hold-off: the slowest signalled flow's RTT, plus two steps for the rounding of the
     // feedback delay to whole steps.
