@@ -4,6 +4,7 @@ the fluid engine under each loss model, and the regime map written to docs/valid
     python scripts/fidelity.py                  # run what is missing (2 workers), then the report
     python scripts/fidelity.py --report-only    # the report from the stored data
     python scripts/fidelity.py --quick          # a CI-sized slice, into a temporary folder
+    sudo python scripts/fidelity.py --kernel    # also real Linux TCP on KERNEL_CELLS (~20 min)
 
 Cells (a balanced subset of the full product, which would be 972 cells):
   variants  reno, cubic, highspeed, htcp, scalable, bic; mixes reno+cubic, highspeed+reno, and
@@ -74,6 +75,13 @@ QUICK = [  # (variant, buffer, link, rtt): a dozen cells for the test suite
 ]
 
 
+# Real Linux TCP (the kernel engine, root) on the cells where the deterministic packet engine's Jain's
+# index is furthest from the jittered one's: is the fluid engine wrong there, or the reference? Linux
+# has Reno and CUBIC here (not HighSpeed, H-TCP, Scalable or BIC); 100 Mb/s is within the emulation's
+# clean limit (docs/kernel.md).
+KERNEL_CELLS = [(v, b, ("100Mbps", 10), "spread") for v in ("reno", "cubic") for b in (0.1, 0.25, 0.5, 1.0)]
+
+
 def cell_doc(variant: str, buffer: float, link: tuple[str, int], rtt: str) -> dict:
     capacity, n = link
     ccs = {**VARIANTS, **BBR_VARIANTS}[variant]
@@ -91,10 +99,10 @@ def cell_doc(variant: str, buffer: float, link: tuple[str, int], rtt: str) -> di
     }
 
 
-def cells(quick: bool = False) -> list[tuple[dict, dict]]:
+def cells(quick: bool = False, kernel: bool = False) -> list[tuple[dict, dict]]:
     keys = (
-        [dict(variant=v, buffer=b, capacity=l[0], flows=l[1], rtt=r) for v, b, l, r in QUICK]
-        if quick
+        [dict(variant=v, buffer=b, capacity=l[0], flows=l[1], rtt=r) for v, b, l, r in (KERNEL_CELLS if kernel else QUICK)]
+        if quick or kernel
         else [
             dict(variant=v, buffer=b, capacity=l[0], flows=l[1], rtt=r)
             for v in [*VARIANTS, *BBR_VARIANTS]
@@ -165,12 +173,12 @@ def load(path: Path = DATA) -> list[dict]:
     return [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
 
 
-def run_missing(path: Path, quick: bool, workers: int, engines: list[str]) -> float:
+def run_missing(path: Path, quick: bool, workers: int, engines: list[str], kernel: bool = False) -> float:
     rows = load(path)
     done = {_key(r["cell"], r["engine"]) for r in rows}
     packet_u = {json.dumps(r["cell"], sort_keys=True): r["summary"]["utilization"] for r in rows if r["engine"] == "packet" and "summary" in r}
     todo = []
-    for key, doc in cells(quick):
+    for key, doc in cells(quick, kernel):
         wanted = [e for e in engines if e in BBR_ENGINES] if key["variant"] in BBR_VARIANTS else engines
         missing = [e for e in wanted if _key(key, e) not in done]
         if missing:
@@ -203,7 +211,7 @@ def frame(rows: list[dict], reference: str = "packet") -> pd.DataFrame:
     ref = {json.dumps(r["cell"], sort_keys=True): r for r in rows if r["engine"] == reference and "summary" in r}
     out = []
     for r in rows:
-        if r["engine"].startswith("packet") or "summary" not in r:
+        if not r["engine"].startswith("fluid:") or "summary" not in r:
             continue
         p = ref.get(json.dumps(r["cell"], sort_keys=True))
         if p is None:
@@ -285,8 +293,10 @@ def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
                 f"{sum(r['wall_s'] for r in packet) / 60:.0f}), so a full regeneration takes about {cpu / 2:.0f} "
                 "minutes on 2 cores; the fluid rows were rerun at the step rule of 80 steps per shortest RTT, "
                 "and the `tcp` and `calibrated` rows again when the `tcp` model began to refuse packets out of "
-                "their RTT class's order like window growth (docs/fluid.md, \"Which packets a full queue drops\"; "
-                "2026-11-23).")
+                "their RTT class's order like window growth, and again when it began to count those drops in clumps "
+                "of two and to give links of unequal RTTs a headroom growing with the square root of the buffer "
+                "(docs/fluid.md, \"Which packets a full queue drops\" and \"Burst headroom and calibration\"; "
+                "both 2026-11-23).")
     text.append("`calibrated` is the `tcp` model fitted in-sample, to each cell's own packet run (`lossync.calibrate` "
                 "with `reference_utilization`): its utilization matches by construction, and its Jain and share "
                 "columns show what one fitted parameter does not fix. Calibrations checked on runs they were not "
@@ -317,6 +327,7 @@ def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
         "much (send jitter of one packet time: the same cell gives Jain 0.93-0.95 over two seeds).",
         "",
     ]
+    text += kernel_section(rows)
     text += ["## abs(dU) by buffer (median / p90 / max), per loss model", ""]
     g = df.assign(ad=df["du"].abs()).groupby(["model", "buffer"], sort=False)["ad"]
     t = g.agg(lambda a: f"{a.median():.3f} / {a.quantile(0.9):.3f} / {a.max():.3f}").unstack("buffer")
@@ -332,6 +343,39 @@ def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
     out = "\n".join(text) + "\n"
     doc.write_text(out)
     return out
+
+
+def kernel_section(rows: list[dict]) -> list[str]:
+    """Jain's index and utilization against real Linux TCP on KERNEL_CELLS, for the packet engine
+    with and without send jitter and the fluid engine's default model."""
+    by: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        if "summary" in r:
+            by.setdefault(json.dumps(r["cell"], sort_keys=True), {})[r["engine"]] = r["summary"]
+    engines = ["packet", "packet:jitter", "fluid:tcp"]
+    cells = [(json.loads(k), v) for k, v in by.items() if "kernel" in v and all(e in v for e in engines)]
+    if not cells:
+        return []
+    table, within = [], {e: [] for e in engines}
+    for c, v in sorted(cells, key=lambda cv: (cv[0]["variant"], cv[0]["buffer"])):
+        row = {"variant": c["variant"], "buffer": c["buffer"], "Jain Linux": f"{v['kernel']['jain']:.3f}"}
+        for e in engines:
+            row[f"Jain {e}"] = f"{v[e]['jain']:.3f}"
+            within[e].append(abs(v[e]["jain"] - v["kernel"]["jain"]))
+        row["U Linux"] = f"{v['kernel']['utilization']:.3f}"
+        for e in engines:
+            row[f"U {e}"] = f"{v[e]['utilization']:.3f}"
+        table.append(row)
+    summary = "; ".join(
+        f"{e}: {sum(d <= 0.05 for d in within[e])} within 0.05 and {sum(d <= 0.1 for d in within[e])} within 0.1 "
+        f"(median distance {np.median(within[e]):.2f})" for e in engines)
+    c0 = cells[0][0]
+    return ["## Jain's index against Linux", "",
+            f"Which reference is right where the deterministic packet engine and the jittered one disagree? Real "
+            f"Linux TCP (the kernel engine, docs/kernel.md) on {len(cells)} cells of the matrix: {c0['flows']} flows, "
+            f"{c0['capacity']}, RTTs 25..75 ms, the variants Linux has (`sudo python scripts/fidelity.py --kernel`). "
+            f"Of the {len(cells)} cells, Jain's index of {summary}.", "",
+            markdown(pd.DataFrame(table), index=False), ""]
 
 
 def _pct(ok: pd.Series) -> str:
@@ -412,11 +456,15 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--data", type=Path, default=None)
     p.add_argument("--models", default=",".join(FLUID), help="fluid loss models to run")
+    p.add_argument("--kernel", action="store_true", help="also run KERNEL_CELLS with real Linux TCP (root; one at a time)")
     a = p.parse_args()
     engines = ["packet", "packet:jitter"] + [f"fluid:{m}" for m in a.models.split(",")]
     data = a.data or (Path("/tmp/fidelity-quick.jsonl") if a.quick else DATA)
     before = len(load(data))
     wall = None if a.report_only else run_missing(data, a.quick, a.workers, engines)
+    if a.kernel and not a.report_only:
+        # One at a time: the emulation's delay box needs a core of its own (docs/kernel.md).
+        wall = (wall or 0.0) + run_missing(data, False, 1, ["kernel"], kernel=True)
     if wall is not None and len(load(data)) == before:
         wall = None  # nothing ran: keep the report's wording about the data only
     if a.quick:

@@ -371,12 +371,21 @@ fn is_one(x: &f64) -> bool {
 /// Half a packet per flow: the median headroom `lossync calibrate` fitted to packet runs at
 /// 100 Mb/s (docs/validation/calibration.md), applied to every cell of the fidelity matrix.
 pub const BURST_PKTS_PER_FLOW: f64 = 0.5;
+/// With flows of several RTT classes, the headroom grows by this many times the square root of
+/// the buffer, times the chance `1 − g` that two arrivals belong to different classes: their ACK
+/// clocks replay the departures with different lags, so within a round trip the queue swings
+/// like a sum of independent trains, by about the square root of what it holds. Empirical:
+/// `lossync calibrate` fitted 0.7-2.7 √B to the small-buffer cells with RTTs spread 1:3
+/// (docs/validation/calibration.md); 1.5 over the fidelity matrix (docs/fluid.md).
+pub const BURST_SQRT_BUFFER_PER_MIX: f64 = 1.5;
 /// The default headroom never takes more than this fraction of a buffer.
 pub const BURST_BUFFER_CAP: f64 = 0.5;
 
-/// The `tcp` model's default burst headroom at a link with `flows` flows and `buffer_pkts`.
-pub fn default_burst_pkts(flows: usize, buffer_pkts: f64) -> f64 {
-    (BURST_PKTS_PER_FLOW * flows as f64).min(BURST_BUFFER_CAP * buffer_pkts)
+/// The `tcp` model's default burst headroom at a link with `flows` flows and `buffer_pkts`, where
+/// two of its flows drawn at random share an RTT class with probability `same_class`.
+pub fn default_burst_pkts(flows: usize, buffer_pkts: f64, same_class: f64) -> f64 {
+    let mix = BURST_SQRT_BUFFER_PER_MIX * (1.0 - same_class) * buffer_pkts.max(0.0).sqrt();
+    (BURST_PKTS_PER_FLOW * flows as f64 + mix).min(BURST_BUFFER_CAP * buffer_pkts)
 }
 
 #[derive(Deserialize)]
