@@ -1,8 +1,8 @@
 """Does a calibration hold on runs it was not fitted on? For the small-buffer cells of the fidelity
 matrix (scripts/fidelity.py: every variant mix, buffers 2, 5 and 10% of the BDP, 10 flows at
 100 Mb/s and 1 Gb/s, RTTs spread 1:3), `lossync calibrate` fits `burst_pkts` or `event_threshold` on seeds 1-2 of 60 s
-runs (lengthened by `calibrate`, doubling, until the packet engine's utilization has settled
-within a point, at most to 480 s: column fit_s); the calibrated fluid engine is then compared with
+runs (lengthened by `calibrate`, doubling, until the packet engine's utilization has agreed with
+runs half as long within a point twice in a row, at most to 960 s: column fit_s); the calibrated fluid engine is then compared with
 packet runs of seeds 3-4 twice as long as those it was fitted on, at the buffer it was fitted on
 and at twice that buffer. (These packet runs are deterministic: with equal start times and fixed
 RTTs the seed changes nothing, so "other seeds" adds no variety here; the longer runs and the

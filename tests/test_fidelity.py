@@ -101,11 +101,19 @@ def test_calibrate_lengthens_its_runs_until_the_packet_reference_settles():
     short = lossync.calibrate(doc, seeds=1, max_doublings=0)["fitted"]
     assert short["duration_s"] == 60, short
     cal = lossync.calibrate(doc, seeds=1)["fitted"]
-    assert cal["duration_s"] > 60 and "had not settled" not in cal["note"], cal
-    long_run = lossync.run({**doc, "engine": "packet", "run": {**doc["run"], "duration": "960s", "warmup": "320s"}})
-    reference = long_run.summary["utilization"]
-    assert abs(short["packet_utilization"] - reference) > 0.03, (short, reference)
-    assert abs(cal["packet_utilization"] - reference) <= 0.015, (cal, reference)
+    assert cal["duration_s"] >= 480 and "had not settled" not in cal["note"], cal
+    assert abs(short["packet_utilization"] - cal["packet_utilization"]) > 0.03, (short, cal)
+
+
+def test_one_chance_agreement_does_not_settle_the_reference():
+    # 10 Reno flows, 1 Gb/s, RTTs 25..75 ms, 10% BDP: 0.890 over 60 s and 0.900 over 120 s agree
+    # within a point, then 0.927, 0.946 and 0.956 over 240 to 960 s. Stopping at the first
+    # agreement fitted on 120 s without a warning; two in a row are needed, and the note says the
+    # reference never settled.
+    doc = fidelity.cell_doc("reno", 0.1, ("1Gbps", 10), "spread")
+    doc["run"] = {**doc["run"], "duration": "60s", "warmup": "20s"}
+    cal = lossync.calibrate(doc, seeds=1)["fitted"]
+    assert cal["duration_s"] == 960 and "had not settled" in cal["note"], cal
 
 
 def test_burst_headroom_holds_the_fluid_queue_below_the_buffer_and_conserves_packets():

@@ -422,7 +422,7 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The calibration file to write (TOML).")
 @click.option("--seeds", default=2, show_default=True, help="Packet and fluid runs per point (seeds 1..N).")
-@click.option("--duration", "duration", default=None, type=float, help="Seconds per run (default: the scenario's; doubled, at most three times, until the packet engine's utilization agrees with runs half as long within a point); statistics after the first third.")
+@click.option("--duration", "duration", default=None, type=float, help="Seconds per run (default: the scenario's; doubled, at most four times, until the packet engine's utilization has agreed with runs half as long within a point twice in a row); statistics after the first third.")
 def calibrate_cmd(scenario, out, seeds, duration) -> None:
     """Fit the fluid engine's loss process (the tcp model's burst headroom or drops per loss
     event) to short packet runs of SCENARIO and write a calibration file: name it with
