@@ -99,10 +99,11 @@ def cell_doc(variant: str, buffer: float, link: tuple[str, int], rtt: str) -> di
     }
 
 
-def cells(quick: bool = False, kernel: bool = False) -> list[tuple[dict, dict]]:
+def cells(subset: list | None = None) -> list[tuple[dict, dict]]:
+    """The matrix's cells, or those of `subset` (QUICK, KERNEL_CELLS), with their scenarios."""
     keys = (
-        [dict(variant=v, buffer=b, capacity=l[0], flows=l[1], rtt=r) for v, b, l, r in (KERNEL_CELLS if kernel else QUICK)]
-        if quick or kernel
+        [dict(variant=v, buffer=b, capacity=l[0], flows=l[1], rtt=r) for v, b, l, r in subset]
+        if subset is not None
         else [
             dict(variant=v, buffer=b, capacity=l[0], flows=l[1], rtt=r)
             for v in [*VARIANTS, *BBR_VARIANTS]
@@ -175,12 +176,12 @@ def load(path: Path = DATA) -> list[dict]:
     return [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
 
 
-def run_missing(path: Path, quick: bool, workers: int, engines: list[str], kernel: bool = False) -> float:
+def run_missing(path: Path, subset: list | None, workers: int, engines: list[str]) -> float:
     rows = load(path)
     done = {_key(r["cell"], r["engine"]) for r in rows}
     packet_u = {json.dumps(r["cell"], sort_keys=True): r["summary"]["utilization"] for r in rows if r["engine"] == "packet" and "summary" in r}
     todo = []
-    for key, doc in cells(quick, kernel):
+    for key, doc in cells(subset):
         wanted = [e for e in engines if e in BBR_ENGINES] if key["variant"] in BBR_VARIANTS else engines
         missing = [e for e in wanted if _key(key, e) not in done]
         if missing:
@@ -474,10 +475,10 @@ def main() -> None:
     engines = ["packet", "packet:jitter"] + [f"fluid:{m}" for m in a.models.split(",")]
     data = a.data or (Path("/tmp/fidelity-quick.jsonl") if a.quick else DATA)
     before = len(load(data))
-    wall = None if a.report_only else run_missing(data, a.quick, a.workers, engines)
+    wall = None if a.report_only else run_missing(data, QUICK if a.quick else None, a.workers, engines)
     if a.kernel and not a.report_only:
         # One at a time: the emulation's delay box needs a core of its own (docs/kernel.md).
-        wall = (wall or 0.0) + run_missing(data, False, 1, ["kernel"], kernel=True)
+        wall = (wall or 0.0) + run_missing(data, KERNEL_CELLS, 1, ["kernel"])
     if wall is not None and len(load(data)) == before:
         wall = None  # nothing ran: keep the report's wording about the data only
     if a.quick:

@@ -18,7 +18,7 @@ _spec.loader.exec_module(fidelity)
 @pytest.fixture(scope="module")
 def slice_frame():
     rows = []
-    for key, doc in fidelity.cells(quick=True):
+    for key, doc in fidelity.cells(fidelity.QUICK):
         rows += fidelity.run_cell(key, doc, ["packet", "fluid:tcp", "fluid:proportional"])
     assert not [r for r in rows if "error" in r]
     return fidelity.frame(rows)

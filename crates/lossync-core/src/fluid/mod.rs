@@ -1805,17 +1805,15 @@ fn class_shares(rtt_class: &[usize], rate: &[f64], classes: &mut [f64]) {
     }
 }
 
-/// The chance that two members drawn at random (with replacement) share an RTT class.
+/// The chance that two members drawn at random (with replacement) share an RTT class: the sum
+/// of the squared class shares, each member counted once.
 fn same_class_share(rtt_class: &[usize]) -> f64 {
-    let n = rtt_class.len();
-    if n == 0 {
+    if rtt_class.is_empty() {
         return 1.0;
     }
-    let mut count = vec![0usize; n];
-    for &c in rtt_class {
-        count[c] += 1;
-    }
-    count.iter().map(|&k| (k as f64 / n as f64).powi(2)).sum()
+    let mut shares = vec![0.0; rtt_class.len()];
+    class_shares(rtt_class, &vec![1.0; rtt_class.len()], &mut shares);
+    shares.iter().map(|s| s * s).sum()
 }
 
 /// Each member's RTT class: members whose base RTTs lie within `tolerance_s` of the next
