@@ -1,6 +1,6 @@
 """Does a calibration hold on runs it was not fitted on? For the small-buffer cells of the fidelity
 matrix (scripts/fidelity.py: every variant mix, buffers 2, 5 and 10% of the BDP, 10 flows at
-100 Mb/s and 1 Gb/s, RTTs spread 1:3), `lossync calibrate` fits `burst_pkts` or `event_threshold` on seeds 1-2 of 60 s
+100 Mb/s and 1 Gb/s, RTTs spread 1:3), `lossync calibrate` fits `burst_per_sqrt_buffer` or `event_threshold` on seeds 1-2 of 60 s
 runs (lengthened by `calibrate`, doubling, until the packet engine's utilization has agreed with
 runs half as long within a point twice in a row, at most to 960 s: column fit_s); the calibrated fluid engine is then compared with
 packet runs of seeds 3-4 twice as long as those it was fitted on, at the buffer it was fitted on
@@ -47,10 +47,10 @@ def one(key: dict, doc: dict) -> dict:
     cal = calibrate(fit, seeds=2)
     fitted_s, warmup_s = cal["fitted"]["duration_s"], cal["fitted"]["warmup_s"]
     check = {**doc, "run": {**doc["run"], "duration": 2 * fitted_s, "warmup": 2 * warmup_s}}
-    fitted = {"model": "tcp", "burst_pkts": cal["burst_pkts"], "event_threshold": cal["event_threshold"]}
+    fitted = {"model": "tcp", "burst_per_sqrt_buffer": cal["burst_per_sqrt_buffer"], "event_threshold": cal["event_threshold"]}
     # The same calibration at twice the buffer (a cell it was not fitted on).
     double = {**check, "dumbbell": {**check["dumbbell"], "buffer": {"bdp_fraction": 2 * key["buffer"]}}}
-    return {**key, "fit_s": fitted_s, "burst_pkts": cal["burst_pkts"], "event_threshold": cal["event_threshold"], "note": cal["fitted"]["note"],
+    return {**key, "fit_s": fitted_s, "burst_per_sqrt_buffer": cal["burst_per_sqrt_buffer"], "event_threshold": cal["event_threshold"], "note": cal["fitted"]["note"],
             "u_packet": mean_u({**check, "engine": "packet"}, CHECK_SEEDS),
             "u_fluid": mean_u({**check, "engine": "fluid"}, CHECK_SEEDS),
             "u_calibrated": mean_u({**check, "engine": "fluid", "loss": fitted}, CHECK_SEEDS),

@@ -137,7 +137,7 @@ def run_cell(key: dict, doc: dict, engines: list[str], packet_u: float | None = 
             if packet_u is None:
                 continue
             cal = calibrate(d, seeds=1, reference_utilization=packet_u)
-            d["loss"] = {"model": "tcp", "burst_pkts": cal["burst_pkts"], "event_threshold": cal["event_threshold"]}
+            d["loss"] = {"model": "tcp", "burst_per_sqrt_buffer": cal["burst_per_sqrt_buffer"], "event_threshold": cal["event_threshold"]}
         elif model:
             d["loss"] = FLUID_MODELS[model]
         row = {"cell": key, "engine": engine}

@@ -201,6 +201,9 @@ def test_bad_options_name_the_option(tmp_path):
     ("negative", "burst_pkts = -1\nevent_threshold = 1\n", "loss.calibration"),
     ("not below the buffer", "burst_pkts = 1e9\nevent_threshold = 1\n", "loss.calibration"),
     ("TOML syntax", "burst_pkts = \n", "loss.calibration"),
+    ("negative per square root", "burst_per_sqrt_buffer = -0.5\nevent_threshold = 1\n", "loss.calibration"),
+    ("per square root not below the buffer", "burst_per_sqrt_buffer = 1e5\nevent_threshold = 1\n", "loss.calibration"),
+    ("two headrooms", "burst_pkts = 1\nburst_per_sqrt_buffer = 1\nevent_threshold = 1\n", "loss.calibration"),
 ])
 @pytest.mark.parametrize("command", ["run", "validate"])
 def test_a_malformed_calibration_file_is_one_line_naming_the_field(tmp_path, case, content, field, command):
@@ -218,7 +221,11 @@ def test_a_missing_calibration_file_or_two_sources_are_refused(tmp_path):
     assert r.returncode == 2 and "loss.calibration: cannot read" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
     (tmp_path / "cal.toml").write_text("burst_pkts = 1\nevent_threshold = 1\n")
     _one_line_naming(cli("run", str(GOOD), "--set", f'loss={{model="tcp", calibration="{tmp_path / "cal.toml"}", burst_pkts=1}}'), "loss.burst_pkts")
+    _one_line_naming(cli("run", str(GOOD), "--set", f'loss={{model="tcp", calibration="{tmp_path / "cal.toml"}", burst_per_sqrt_buffer=1}}'),
+                     "loss.burst_per_sqrt_buffer")
     _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="proportional", burst_pkts=1}'), "loss.burst_pkts")
+    _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="proportional", burst_per_sqrt_buffer=1}'), "loss.burst_per_sqrt_buffer")
+    _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="tcp", burst_pkts=1, burst_per_sqrt_buffer=1}'), "loss.burst_per_sqrt_buffer")
 
 
 def test_event_threshold_out_of_range_names_its_field():

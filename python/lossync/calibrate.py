@@ -1,8 +1,10 @@
 """Calibrating the fluid engine against short packet-level runs (`lossync calibrate SCENARIO`).
 
 The default `tcp` loss model has two quantities a calibration may set (docs/fluid.md,
-"Calibration"): the burst headroom `burst_pkts` (a drop-tail queue fed by bursts overflows before
-its fluid average reaches the buffer, so the fluid queue is held that far below it) and
+"Calibration"): the burst headroom (a drop-tail queue fed by bursts overflows before its fluid
+average reaches the buffer, so the fluid queue is held that far below it), fitted as
+`burst_per_sqrt_buffer`, c packets per square root of the buffer (the queue's swings grow as the
+square root of what it holds, so the fit carries to other buffers: c·√B at each), and
 `event_threshold` (the scale of the drops a flow takes per loss event: above 1, fewer flows lose
 per overflow). `calibrate` runs the scenario in the packet engine (the reference), then bisects the
 one that moves the fluid engine's mean utilization over the same seeds toward the packet engine's:
@@ -43,7 +45,7 @@ def calibrate(
     converged_within: float = 0.01,
     max_doublings: int = 4,
 ) -> dict[str, Any]:
-    """Fits `burst_pkts` or `event_threshold` of the `tcp` loss model so that the fluid engine's mean
+    """Fits `burst_per_sqrt_buffer` or `event_threshold` of the `tcp` loss model so that the fluid engine's mean
     utilization over seeds 1..`seeds` matches the packet engine's (within `tolerance`, or as close
     as the bisection gets in 20 halvings). `duration_s`: the runs' length (default: the scenario's), statistics
     after its first third. `reference_utilization`: the utilization to match, measured elsewhere
@@ -102,12 +104,12 @@ def calibrate(
     else:
         raise ScenarioError("reference_utilization", f"{reference_utilization} is not a utilization in (0, 1]")
 
-    def fluid(b: float | None, e: float) -> float:
+    def fluid(c: float | None, e: float) -> float:
         loss: dict[str, Any] = {"model": "tcp", "event_threshold": e}
-        if b is not None:  # None: the default headroom (docs/fluid.md)
-            loss["burst_pkts"] = b
+        if c is not None:  # None: the default headroom (docs/fluid.md)
+            loss["burst_per_sqrt_buffer"] = c
         u = _mean_utilization({**doc, "engine": "fluid", "loss": loss}, seed_list, base_dir)
-        say(f"fluid, burst_pkts {'default' if b is None else f'{b:.3f}':>8}, event_threshold {e:7.3f}: U {u:.4f}")
+        say(f"fluid, burst_per_sqrt_buffer {'default' if c is None else f'{c:.4f}':>8}, event_threshold {e:7.3f}: U {u:.4f}")
         return u
 
     def bisect(u_of: Callable[[float], float], lo: float, hi: float, u_lo: float, u_hi: float) -> tuple[float, float]:
@@ -131,10 +133,10 @@ def calibrate(
         note = f"the fluid engine (default headroom) is within {tolerance} of the packet engine: nothing to fit"
     elif (u_zero := fluid(0.0, 1.0)) >= u_packet:
         # The headroom moves utilization down as it grows (a smaller effective buffer drains
-        # more often): bisect it between none and 95% of the smallest buffer.
-        hi = 0.95 * smallest
-        burst, u_after = bisect(lambda b: fluid(b, 1.0), 0.0, hi, u_zero, fluid(hi, 1.0))
-        note = "fitted burst_pkts" if burst < hi else "burst_pkts at its limit (95% of the smallest buffer): the fluid engine stays above the packet engine"
+        # more often): bisect it between none and 95% of the smallest buffer (c·√B = 0.95 B).
+        hi = 0.95 * math.sqrt(smallest)
+        burst, u_after = bisect(lambda c: fluid(c, 1.0), 0.0, hi, u_zero, fluid(hi, 1.0))
+        note = "fitted burst_per_sqrt_buffer" if burst < hi else "burst_per_sqrt_buffer at its limit (95% of the smallest buffer): the fluid engine stays above the packet engine"
     else:
         # Too low even without headroom: more flows lose per overflow than in packets; raise the
         # drops per loss event (bisection on its logarithm: the effect is multiplicative).
@@ -143,7 +145,7 @@ def calibrate(
         burst, threshold = 0.0, math.exp(x)
         note = "fitted event_threshold (no headroom)" if threshold < e_hi else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
     result = {
-        "burst_pkts": None if burst is None else round(burst, 4),
+        "burst_per_sqrt_buffer": None if burst is None else round(burst, 4),
         "event_threshold": round(threshold, 4),
         "fitted": {
             "scenario": sc["name"] if isinstance(scenario, dict) else str(scenario),
@@ -151,6 +153,7 @@ def calibrate(
             "duration_s": sc["run"]["duration_s"],
             "warmup_s": sc["run"]["warmup_s"],
             "smallest_buffer_pkts": smallest,
+            "burst_pkts_at_smallest_buffer": None if burst is None else round(burst * math.sqrt(smallest), 4),
             "reference": "packet engine" if reference_utilization is None else "given",
             "packet_utilization": u_packet,
             "fluid_utilization_uncalibrated": u_before,
@@ -167,8 +170,9 @@ def calibrate(
 
 def to_toml(cal: dict[str, Any]) -> str:
     lines = ["# lossync calibration (lossync calibrate): the tcp loss model's parameters, fitted against packet-engine",
-             "# runs (no burst_pkts: the default). Name it in a scenario: loss = { model = \"tcp\", calibration = \"<this file>\" }",
-             *([] if cal["burst_pkts"] is None else [f"burst_pkts = {cal['burst_pkts']!r}"]),
+             "# runs; the headroom is burst_per_sqrt_buffer·√B packets on a link of B packets (none given: the default).",
+             "# Name it in a scenario: loss = { model = \"tcp\", calibration = \"<this file>\" }",
+             *([] if cal["burst_per_sqrt_buffer"] is None else [f"burst_per_sqrt_buffer = {cal['burst_per_sqrt_buffer']!r}"]),
              f"event_threshold = {cal['event_threshold']!r}", "",
              "[fitted]  # what it was fitted on; not read by the engines"]
     for k, v in cal["fitted"].items():

@@ -432,8 +432,9 @@ def calibrate_cmd(scenario, out, seeds, duration) -> None:
     _writable_dir("--out", out.parent)
     cal = calibrate(scenario, out, seeds=seeds, duration_s=duration, progress=lambda line: click.echo(f"  {line}", err=True))
     f = cal["fitted"]
-    burst = "default" if cal["burst_pkts"] is None else cal["burst_pkts"]
-    click.echo(f"burst_pkts = {burst}, event_threshold = {cal['event_threshold']} ({f['note']})")
+    c = cal["burst_per_sqrt_buffer"]
+    burst = "default" if c is None else f"{c} ({f['burst_pkts_at_smallest_buffer']} packets at {f['smallest_buffer_pkts']:g} of buffer)"
+    click.echo(f"burst_per_sqrt_buffer = {burst}, event_threshold = {cal['event_threshold']} ({f['note']})")
     click.echo(f"utilization: packet {f['packet_utilization']:.4f}, fluid {f['fluid_utilization_uncalibrated']:.4f} "
                f"uncalibrated, {f['fluid_utilization_calibrated']:.4f} calibrated; written to {out}")
 

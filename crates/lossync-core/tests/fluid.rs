@@ -213,6 +213,34 @@ fn tcp_loss_model_is_deterministic_per_seed() {
     assert_ne!(json(&a), json(&c));
 }
 
+/// `burst_per_sqrt_buffer = c` holds a link of B packets of buffer c·√B packets below it: the
+/// same run as `burst_pkts = c·√B` (docs/fluid.md, "Calibration"), on two buffers.
+#[test]
+fn headroom_per_square_root_of_the_buffer_is_that_many_packets() {
+    let run_with = |buffer: f64, loss: &str| {
+        let text = format!(
+            "[dumbbell]\ncapacity = \"100Mbps\"\nbuffer = {{ packets = {buffer} }}\n[[flows]]\n\
+             count = 10\ncc = \"reno\"\nrtt = \"25ms..75ms\"\n[loss]\nmodel = \"tcp\"\n{loss}\n\
+             [run]\nduration = \"60s\"\n"
+        );
+        // All but the warnings, which name the parameter as given.
+        let mut summary = serde_json::to_value(run(&text).summary).unwrap();
+        summary["warnings"] = serde_json::Value::Null;
+        summary
+    };
+    for (buffer, headroom) in [(25.0, 7.5), (100.0, 15.0)] {
+        assert_eq!(
+            run_with(buffer, "burst_per_sqrt_buffer = 1.5"),
+            run_with(buffer, &format!("burst_pkts = {headroom}")),
+            "buffer {buffer}"
+        );
+    }
+    assert_ne!(
+        run_with(100.0, "burst_per_sqrt_buffer = 1.5"),
+        run_with(100.0, "burst_pkts = 7.5")
+    );
+}
+
 /// ACK clocking: after a synchronized MIMD cut the window is below the BDP, so the sender pauses
 /// until the data in flight fall under it and the queue drains, as the closed form says (two
 /// Scalable flows, ρ = 0.1: U = 0.9948, the packet engine 0.993). The rate model x = W/R lets

@@ -768,13 +768,18 @@ impl FluidEngine {
             let headroom = match sc.loss {
                 // The default is for drop-tail, where bursts overflow the buffer; RED and XCP
                 // routers drop or mark on their own averages.
-                LossModel::Tcp { burst_pkts, .. } => burst_pkts.unwrap_or_else(|| {
-                    if matches!(l.queue, crate::scenario::Queue::Droptail) {
+                LossModel::Tcp {
+                    burst_pkts,
+                    burst_per_sqrt_buffer,
+                    ..
+                } => match (burst_pkts, burst_per_sqrt_buffer) {
+                    (Some(b), _) => b,
+                    (None, Some(c)) => c * l.buffer_pkts.sqrt(),
+                    (None, None) if matches!(l.queue, crate::scenario::Queue::Droptail) => {
                         default_burst_pkts(n, l.buffer_pkts, same_class_share(&rtt_class))
-                    } else {
-                        0.0
                     }
-                }),
+                    (None, None) => 0.0,
+                },
                 _ => 0.0,
             };
             links.push(LinkState {
@@ -1376,12 +1381,17 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
         ),
         LossModel::Tcp {
             burst_pkts,
+            burst_per_sqrt_buffer,
             event_threshold,
             ..
-        } if burst_pkts.is_some() || *event_threshold != 1.0 => {
-            let burst = burst_pkts.map_or("default".to_string(), |b| b.to_string());
+        } if burst_pkts.is_some() || burst_per_sqrt_buffer.is_some() || *event_threshold != 1.0 => {
+            let burst = match (burst_pkts, burst_per_sqrt_buffer) {
+                (Some(b), _) => format!("loss.burst_pkts = {b}"),
+                (None, Some(c)) => format!("loss.burst_per_sqrt_buffer = {c}"),
+                (None, None) => "loss.burst_pkts = default".to_string(),
+            };
             out.push(format!(
-                "loss.burst_pkts = {burst}, loss.event_threshold = {event_threshold}: set by \
+                "{burst}, loss.event_threshold = {event_threshold}: set by \
                  hand or calibrated against packet runs of one scenario (lossync calibrate); \
                  trust it near that scenario, and check others with --engine packet"
             ))
@@ -1396,7 +1406,7 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
         }
         let mean_rtt = crossing.iter().map(|f| f.rtt_s).sum::<f64>() / crossing.len() as f64;
         let bdp = l.capacity_pps * mean_rtt;
-        if matches!(sc.loss, LossModel::Tcp { burst_pkts: None, event_threshold, .. } if event_threshold == 1.0)
+        if matches!(sc.loss, LossModel::Tcp { burst_pkts: None, burst_per_sqrt_buffer: None, event_threshold, .. } if event_threshold == 1.0)
             && l.buffer_pkts < 0.1 * bdp
         {
             out.push(format!(

@@ -1,9 +1,10 @@
 //! A calibration file (`loss = { model = "tcp", calibration = "cal.toml" }`), as `lossync
-//! calibrate` writes it: the fitted `burst_pkts` and `event_threshold`, and a `[fitted]` table that records what it was
-//! fitted on (read by people, not by the engines).
+//! calibrate` writes it: the fitted headroom (`burst_per_sqrt_buffer`, or `burst_pkts` in files
+//! of lossync 0.x before it) and `event_threshold`, and a `[fitted]` table that records what it
+//! was fitted on (read by people, not by the engines).
 //!
 //! ```toml
-//! burst_pkts = 4.25
+//! burst_per_sqrt_buffer = 1.96
 //! event_threshold = 1.0
 //! [fitted]
 //! scenario = "small-buffer.toml"
@@ -16,16 +17,23 @@ use std::path::Path;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CalibrationFile {
-    /// Absent: the default headroom.
+    /// Both absent: the default headroom.
     burst_pkts: Option<f64>,
+    burst_per_sqrt_buffer: Option<f64>,
     event_threshold: f64,
     #[allow(dead_code)] // provenance for the reader
     fitted: Option<toml::Table>,
 }
 
-/// The `burst_pkts` (absent: the default) and `event_threshold` of a calibration file; every
-/// error names `loss.calibration` and the file (ranges are checked by the caller).
-pub fn read(path: &Path) -> Result<(Option<f64>, f64)> {
+/// What a calibration file sets (ranges are checked by the caller).
+pub struct Calibration {
+    pub burst_pkts: Option<f64>,
+    pub burst_per_sqrt_buffer: Option<f64>,
+    pub event_threshold: f64,
+}
+
+/// Reads a calibration file; every error names `loss.calibration` and the file.
+pub fn read(path: &Path) -> Result<Calibration> {
     let field = "loss.calibration";
     let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
         path: path.display().to_string(),
@@ -35,5 +43,9 @@ pub fn read(path: &Path) -> Result<(Option<f64>, f64)> {
         let why = e.message().to_string();
         Error::field(field, format!("{}: {why}", path.display()))
     })?;
-    Ok((file.burst_pkts, file.event_threshold))
+    Ok(Calibration {
+        burst_pkts: file.burst_pkts,
+        burst_per_sqrt_buffer: file.burst_per_sqrt_buffer,
+        event_threshold: file.event_threshold,
+    })
 }

@@ -380,6 +380,7 @@ pub struct LossSpec {
     pub reductions_per_event: Option<f64>,
     pub holdoff: Option<Time>,
     pub burst_pkts: Option<f64>,
+    pub burst_per_sqrt_buffer: Option<f64>,
     pub event_threshold: Option<f64>,
     pub growth_share: Option<f64>,
     pub calibration: Option<String>,

@@ -312,6 +312,12 @@ pub enum LossModel {
         /// it, at most half its buffer ([`default_burst_pkts`]); given or calibrated otherwise.
         #[serde(skip_serializing_if = "Option::is_none")]
         burst_pkts: Option<f64>,
+        /// The headroom as `c·√B` on every link of `B` packets of buffer (exclusive with
+        /// `burst_pkts`): the form `lossync calibrate` fits, since the queue's swings grow as the
+        /// square root of what it holds ([`BURST_SQRT_BUFFER_PER_MIX`]), so one fit carries to
+        /// other buffers (docs/fluid.md, "Calibration").
+        #[serde(skip_serializing_if = "Option::is_none")]
+        burst_per_sqrt_buffer: Option<f64>,
         /// Scale of the drops a flow takes per loss event at a full queue (1: a loss event with
         /// probability min(1, D) for D expected drops). Above 1, fewer flows lose per overflow.
         /// 1 unless calibrated.
@@ -392,6 +398,7 @@ pub fn default_burst_pkts(flows: usize, buffer_pkts: f64, same_class: f64) -> f6
 #[serde(deny_unknown_fields)]
 struct TcpModelFields {
     burst_pkts: Option<f64>,
+    burst_per_sqrt_buffer: Option<f64>,
     event_threshold: Option<f64>,
     growth_share: Option<f64>,
     calibration: Option<String>,
@@ -419,6 +426,7 @@ impl<'de> Deserialize<'de> for LossModel {
                 let f: TcpModelFields = fields(rest, TAG, &kind)?;
                 LossModel::Tcp {
                     burst_pkts: f.burst_pkts,
+                    burst_per_sqrt_buffer: f.burst_per_sqrt_buffer,
                     event_threshold: f.event_threshold.unwrap_or(1.0),
                     growth_share: f.growth_share,
                     calibration: f.calibration,

@@ -1487,28 +1487,40 @@ fn flow_parallel(parallel: Option<i64>, field: &str) -> Result<usize> {
     Ok(parallel as usize)
 }
 
-/// The `tcp` model's burst headroom: given (`burst_pkts`), read from a calibration file
-/// (`calibration`, written by `lossync calibrate`), or 0. Below the smallest buffer, since a queue
-/// must hold at least one packet.
+/// The `tcp` model's burst headroom and drops per loss event: given (`burst_pkts` or
+/// `burst_per_sqrt_buffer`, `event_threshold`), read from a calibration file (`calibration`,
+/// written by `lossync calibrate`), or the defaults. The headroom stays below every buffer, since
+/// a queue must hold at least one packet.
 fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossModel> {
-    let given = l.burst_pkts.is_some() || l.event_threshold.is_some();
-    let (burst_pkts, event_threshold, calibration, field) = match &l.calibration {
-        Some(_) if given => {
-            return Err(Error::field(
-                if l.burst_pkts.is_some() {
-                    "loss.burst_pkts"
-                } else {
-                    "loss.event_threshold"
-                },
-                "give the parameters or a calibration file, not both",
-            ))
-        }
+    let given = [
+        ("loss.burst_pkts", l.burst_pkts.is_some()),
+        (
+            "loss.burst_per_sqrt_buffer",
+            l.burst_per_sqrt_buffer.is_some(),
+        ),
+        ("loss.event_threshold", l.event_threshold.is_some()),
+    ];
+    let (cal, calibration, field) = match &l.calibration {
         Some(file) => {
+            if let Some((name, _)) = given.iter().find(|(_, g)| *g) {
+                return Err(Error::field(
+                    *name,
+                    "give the parameters or a calibration file, not both",
+                ));
+            }
             let path = base_dir.join(file);
-            let (b, e) = super::calibration::read(&path)?;
-            (b, e, Some(path.display().to_string()), "loss.calibration")
+            let cal = super::calibration::read(&path)?;
+            (cal, Some(path.display().to_string()), "loss.calibration")
         }
-        None => (l.burst_pkts, l.event_threshold.unwrap_or(1.0), None, ""),
+        None => (
+            super::calibration::Calibration {
+                burst_pkts: l.burst_pkts,
+                burst_per_sqrt_buffer: l.burst_per_sqrt_buffer,
+                event_threshold: l.event_threshold.unwrap_or(1.0),
+            },
+            None,
+            "",
+        ),
     };
     let name = |own: &str| {
         if field.is_empty() {
@@ -1517,12 +1529,15 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
             format!("{field}: {own}")
         }
     };
-    if let Some(b) = burst_pkts {
-        non_negative(&name("loss.burst_pkts"), b)?;
+    if cal.burst_pkts.is_some() && cal.burst_per_sqrt_buffer.is_some() {
+        return Err(Error::field(
+            name("loss.burst_per_sqrt_buffer"),
+            "give burst_pkts or burst_per_sqrt_buffer, not both",
+        ));
     }
     in_range(
         &name("loss.event_threshold"),
-        event_threshold,
+        cal.event_threshold,
         (0.01, 100.0),
         "a scale of the drops per loss event, 1 by default",
     )?;
@@ -1530,11 +1545,27 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
         .iter()
         .map(|k| k.buffer_pkts)
         .fold(f64::INFINITY, f64::min);
-    if let Some(b) = burst_pkts.filter(|&b| b > 0.0 && b >= smallest) {
-        return Err(Error::field(
-            name("loss.burst_pkts"),
-            format!("{b} packets of burst headroom is not below the smallest buffer ({smallest} packets)"),
-        ));
+    if let Some(b) = cal.burst_pkts {
+        non_negative(&name("loss.burst_pkts"), b)?;
+        if b > 0.0 && b >= smallest {
+            return Err(Error::field(
+                name("loss.burst_pkts"),
+                format!("{b} packets of burst headroom is not below the smallest buffer ({smallest} packets)"),
+            ));
+        }
+    }
+    if let Some(c) = cal.burst_per_sqrt_buffer {
+        non_negative(&name("loss.burst_per_sqrt_buffer"), c)?;
+        // c·√B < B on every link: B > c², the smallest buffer decides.
+        if c > 0.0 && c * smallest.sqrt() >= smallest {
+            return Err(Error::field(
+                name("loss.burst_per_sqrt_buffer"),
+                format!(
+                    "{c}·√B = {:.3} packets of burst headroom is not below the smallest buffer ({smallest} packets)",
+                    c * smallest.sqrt()
+                ),
+            ));
+        }
     }
     if let Some(g) = l.growth_share {
         in_range(
@@ -1545,8 +1576,9 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
         )?;
     }
     Ok(LossModel::Tcp {
-        burst_pkts,
-        event_threshold,
+        burst_pkts: cal.burst_pkts,
+        burst_per_sqrt_buffer: cal.burst_per_sqrt_buffer,
+        event_threshold: cal.event_threshold,
         growth_share: l.growth_share,
         calibration,
     })
@@ -1585,6 +1617,7 @@ fn resolve_loss(
             if model == "proportional" {
                 for (name, given) in [
                     ("burst_pkts", l.burst_pkts.is_some()),
+                    ("burst_per_sqrt_buffer", l.burst_per_sqrt_buffer.is_some()),
                     ("event_threshold", l.event_threshold.is_some()),
                     ("growth_share", l.growth_share.is_some()),
                     ("calibration", l.calibration.is_some()),

@@ -356,15 +356,17 @@ fn write_loss(o: &mut String, loss: &LossModel) {
         LossModel::Proportional => return line(o, "model", &string("proportional")),
         LossModel::Tcp {
             burst_pkts,
+            burst_per_sqrt_buffer,
             event_threshold,
             growth_share,
             calibration,
         } => {
             line(o, "model", &string("tcp"));
-            match burst_pkts {
-                Some(b) => line(o, "burst_pkts", &num(*b)),
-                None => o.push_str(
-                    "# burst_pkts: per link, half a packet per flow, at most half the buffer\n",
+            match (burst_pkts, burst_per_sqrt_buffer) {
+                (Some(b), _) => line(o, "burst_pkts", &num(*b)),
+                (None, Some(c)) => line(o, "burst_per_sqrt_buffer", &num(*c)),
+                (None, None) => o.push_str(
+                    "# burst_pkts: per drop-tail link, the default (docs/fluid.md, \"Burst headroom\")\n",
                 ),
             }
             if *event_threshold != 1.0 {
