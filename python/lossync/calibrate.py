@@ -174,7 +174,7 @@ def to_toml(cal: dict[str, Any]) -> str:
              "# Name it in a scenario: loss = { model = \"tcp\", calibration = \"<this file>\" }",
              *([] if cal["burst_per_sqrt_buffer"] is None else [f"burst_per_sqrt_buffer = {cal['burst_per_sqrt_buffer']!r}"]),
              f"event_threshold = {cal['event_threshold']!r}", "",
-             "[fitted]  # what it was fitted on; not read by the engines"]
+             "[fitted]  # what it was fitted on; the engines read smallest_buffer_pkts only, to warn when used at another buffer"]
     for k, v in cal["fitted"].items():
         lines.append(f"{k} = {json.dumps(v)}")
     return "\n".join(lines) + "\n"

@@ -21,7 +21,7 @@ struct CalibrationFile {
     burst_pkts: Option<f64>,
     burst_per_sqrt_buffer: Option<f64>,
     event_threshold: f64,
-    #[allow(dead_code)] // provenance for the reader
+    /// Provenance for the reader; of it the engines read only `smallest_buffer_pkts`.
     fitted: Option<toml::Table>,
 }
 
@@ -30,6 +30,8 @@ pub struct Calibration {
     pub burst_pkts: Option<f64>,
     pub burst_per_sqrt_buffer: Option<f64>,
     pub event_threshold: f64,
+    /// The smallest buffer it was fitted at (`[fitted] smallest_buffer_pkts`), if recorded.
+    pub fitted_buffer_pkts: Option<f64>,
 }
 
 /// Reads a calibration file; every error names `loss.calibration` and the file.
@@ -47,5 +49,11 @@ pub fn read(path: &Path) -> Result<Calibration> {
         burst_pkts: file.burst_pkts,
         burst_per_sqrt_buffer: file.burst_per_sqrt_buffer,
         event_threshold: file.event_threshold,
+        fitted_buffer_pkts: file
+            .fitted
+            .as_ref()
+            .and_then(|t| t.get("smallest_buffer_pkts"))
+            .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+            .filter(|b| b.is_finite() && *b > 0.0),
     })
 }

@@ -329,9 +329,12 @@ pub enum LossModel {
         /// packets out of their RTT class's order are refused alike.
         #[serde(skip_serializing_if = "Option::is_none")]
         growth_share: Option<f64>,
-        /// The calibration file `burst_pkts` was read from, if any.
+        /// The calibration file the parameters were read from, if any.
         #[serde(skip_serializing_if = "Option::is_none")]
         calibration: Option<String>,
+        /// The smallest buffer that file was fitted at, to warn when this scenario's differs.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fitted_buffer_pkts: Option<f64>,
     },
     /// The loss-synchronization module (docs/model.md §2).
     Sync {
@@ -402,6 +405,7 @@ struct TcpModelFields {
     event_threshold: Option<f64>,
     growth_share: Option<f64>,
     calibration: Option<String>,
+    fitted_buffer_pkts: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -430,6 +434,7 @@ impl<'de> Deserialize<'de> for LossModel {
                     event_threshold: f.event_threshold.unwrap_or(1.0),
                     growth_share: f.growth_share,
                     calibration: f.calibration,
+                    fitted_buffer_pkts: f.fitted_buffer_pkts,
                 }
             }
             _ => {

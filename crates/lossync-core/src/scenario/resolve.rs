@@ -1517,6 +1517,7 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
                 burst_pkts: l.burst_pkts,
                 burst_per_sqrt_buffer: l.burst_per_sqrt_buffer,
                 event_threshold: l.event_threshold.unwrap_or(1.0),
+                fitted_buffer_pkts: None,
             },
             None,
             "",
@@ -1581,6 +1582,7 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
         event_threshold: cal.event_threshold,
         growth_share: l.growth_share,
         calibration,
+        fitted_buffer_pkts: cal.fitted_buffer_pkts,
     })
 }
 

@@ -360,6 +360,7 @@ fn write_loss(o: &mut String, loss: &LossModel) {
             event_threshold,
             growth_share,
             calibration,
+            fitted_buffer_pkts,
         } => {
             line(o, "model", &string("tcp"));
             match (burst_pkts, burst_per_sqrt_buffer) {
@@ -376,7 +377,11 @@ fn write_loss(o: &mut String, loss: &LossModel) {
                 line(o, "growth_share", &num(*g));
             }
             if let Some(c) = calibration {
-                let _ = writeln!(o, "# from the calibration file {c}");
+                let _ = write!(o, "# from the calibration file {c}");
+                if let Some(b) = fitted_buffer_pkts {
+                    let _ = write!(o, ", fitted at a smallest buffer of {b} packets");
+                }
+                o.push('\n');
             }
             return;
         }
