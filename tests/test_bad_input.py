@@ -197,7 +197,8 @@ def test_bad_options_name_the_option(tmp_path):
 @pytest.mark.parametrize(("case", "content", "field"), [
     ("not a number", 'burst_pkts = "a"\nevent_threshold = 1\n', "loss.calibration"),
     ("unknown field", "burst_pkts = 1\nevent_threshold = 1\nfoo = 2\n", "loss.calibration"),
-    ("missing event_threshold", "burst_pkts = 1\n[fitted]\nseeds = 2\n", "loss.calibration"),
+    ("fitted buffer not a number", "event_threshold = 1\n[fitted]\nsmallest_buffer_pkts = \"x\"\n", "loss.calibration"),
+    ("fitted buffer negative", "event_threshold = 1\n[fitted]\nsmallest_buffer_pkts = -5\n", "loss.calibration"),
     ("negative", "burst_pkts = -1\nevent_threshold = 1\n", "loss.calibration"),
     ("not below the buffer", "burst_pkts = 1e9\nevent_threshold = 1\n", "loss.calibration"),
     ("TOML syntax", "burst_pkts = \n", "loss.calibration"),
@@ -226,6 +227,31 @@ def test_a_missing_calibration_file_or_two_sources_are_refused(tmp_path):
     _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="proportional", burst_pkts=1}'), "loss.burst_pkts")
     _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="proportional", burst_per_sqrt_buffer=1}'), "loss.burst_per_sqrt_buffer")
     _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="tcp", burst_pkts=1, burst_per_sqrt_buffer=1}'), "loss.burst_per_sqrt_buffer")
+
+
+@pytest.mark.parametrize("field", ['burst_pkts=1', 'burst_per_sqrt_buffer=1', 'event_threshold=2', 'growth_share=0.5', 'calibration="none.toml"'])
+def test_the_sync_model_refuses_the_tcp_models_fields(field):
+    # They were silently ignored under model = "sync" (refused under "proportional").
+    name = field.split("=")[0]
+    _one_line_naming(cli("validate", str(GOOD), "--set", f'loss={{model="sync", sync={{kind="all"}}, {field}}}'), f"loss.{name}")
+
+
+def test_a_calibration_file_may_leave_out_event_threshold_and_a_bufferless_link_takes_no_headroom(tmp_path):
+    (tmp_path / "cal.toml").write_text("burst_per_sqrt_buffer = 1.0\n")
+    assert cli("validate", str(GOOD), "--set", f'loss={{model="tcp", calibration="{tmp_path / "cal.toml"}"}}').returncode == 0
+    # c·√0 = 0: a bufferless link is no reason to refuse the headroom of the others.
+    r = cli("validate", str(GOOD), "--set", 'dumbbell.buffer={packets=0}', "--set", 'loss={model="tcp", burst_per_sqrt_buffer=1}')
+    assert r.returncode == 0, r.stderr
+
+
+def test_calibrate_refuses_a_bad_duration_and_a_model_it_does_not_fit(tmp_path):
+    _one_line_naming(cli("calibrate", str(GOOD), "--out", str(tmp_path / "c.toml"), "--duration", "abc"), "--duration")
+    # It fits the tcp model; a scenario naming another was refitted under tcp without a word.
+    other = tmp_path / "proportional.toml"
+    other.write_text('[dumbbell]\ncapacity = "100Mbps"\nbuffer = { packets = 20 }\n[[flows]]\ncount = 2\ncc = "reno"\n'
+                     'rtt = "50ms"\n[loss]\nmodel = "proportional"\n[run]\nduration = "10s"\n')
+    _one_line_naming(cli("calibrate", str(other), "--out", str(tmp_path / "c.toml")), "loss.model")
+    assert not (tmp_path / "c.toml").exists()
 
 
 def test_event_threshold_out_of_range_names_its_field():

@@ -128,6 +128,25 @@ def test_a_calibration_used_at_another_buffer_says_so(tmp_path):
     assert not warned(40) and not warned(42) and warned(80) and warned(20)
 
 
+def test_calibrate_keeps_the_scenarios_growth_share(tmp_path):
+    # The fit ran without the scenario's growth_share, so the scenario run with its calibration
+    # missed the utilization the fit reported.
+    doc = {"dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": 0.05}},
+           "flows": [{"count": 10, "cc": "reno", "rtt": "25ms..75ms"}],
+           "loss": {"model": "tcp", "growth_share": 0.9}, "run": {"duration": "30s", "warmup": "10s"}}
+    cal = lossync.calibrate(doc, tmp_path / "cal.toml", seeds=1, reference_utilization=0.55)
+    run = lossync.run({**doc, "loss": {**doc["loss"], "calibration": str(tmp_path / "cal.toml")}})
+    assert abs(run.summary["utilization"] - cal["fitted"]["fluid_utilization_calibrated"]) <= 1e-9, cal["fitted"]
+
+
+def test_a_calibrated_run_names_its_file_even_when_nothing_was_fitted(tmp_path):
+    # calibrate writes event_threshold = 1 alone when the default already matches.
+    (tmp_path / "cal.toml").write_text("event_threshold = 1.0\n")
+    doc = {"dumbbell": {"capacity": "100Mbps", "buffer": {"packets": 40}}, "flows": [{"count": 4, "cc": "reno", "rtt": "50ms"}],
+           "loss": {"model": "tcp", "calibration": str(tmp_path / "cal.toml")}, "run": {"duration": "5s"}}
+    assert any(str(tmp_path / "cal.toml") in w for w in lossync.run(doc).summary["warnings"])
+
+
 def test_calibrate_lengthens_its_runs_until_the_packet_reference_settles():
     # 10 Reno flows, 1 Gb/s, RTTs 25..75 ms, 5% BDP: a saw-tooth cycle lasts seconds, and a 60 s
     # packet run measures 0.59 where long runs measure about 0.64. Fitted to the 60 s figure, the

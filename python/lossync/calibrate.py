@@ -1,7 +1,7 @@
 """Calibrating the fluid engine against short packet-level runs (`lossync calibrate SCENARIO`).
 
 The default `tcp` loss model has two quantities a calibration may set (docs/fluid.md,
-"Calibration"): the burst headroom (a drop-tail queue fed by bursts overflows before its fluid
+"Burst headroom and calibration"): the burst headroom (a drop-tail queue fed by bursts overflows before its fluid
 average reaches the buffer, so the fluid queue is held that far below it), fitted as
 `burst_per_sqrt_buffer`, c packets per square root of the buffer (the queue's swings grow as the
 square root of what it holds, so the fit carries to other buffers: c·√B at each), and
@@ -75,7 +75,13 @@ def calibrate(
             raise ScenarioError("--duration", f"must be a positive number of seconds, got {duration_s}")
         doc["run"].update(duration=duration_s, warmup=duration_s / 3, from_first_congestion=False)
     sc = json.loads(_core.resolve(json.dumps(doc), "json", base_dir or "."))
-    smallest = min(link["buffer_pkts"] for link in sc["links"])
+    # It fits the tcp model (the default): a scenario naming another is refused, not silently
+    # refitted; its tcp fields other than those fitted (growth_share) are kept.
+    if sc["loss"]["model"] != "tcp":
+        raise ScenarioError("loss.model", f"calibrate fits the \"tcp\" loss model; this scenario names {sc['loss']['model']!r}")
+    kept = {k: v for k, v in sc["loss"].items() if k == "growth_share"}
+    # The headroom is c·√B on each link, none on a bufferless one: the smallest buffer bounds c.
+    smallest = min((link["buffer_pkts"] for link in sc["links"] if link["buffer_pkts"] > 0), default=0.0)
     seed_list = list(range(1, seeds + 1))
     say = progress or (lambda _line: None)
 
@@ -105,7 +111,7 @@ def calibrate(
         raise ScenarioError("reference_utilization", f"{reference_utilization} is not a utilization in (0, 1]")
 
     def fluid(c: float | None, e: float) -> float:
-        loss: dict[str, Any] = {"model": "tcp", "event_threshold": e}
+        loss: dict[str, Any] = {"model": "tcp", "event_threshold": e, **kept}
         if c is not None:  # None: the default headroom (docs/fluid.md)
             loss["burst_per_sqrt_buffer"] = c
         u = _mean_utilization({**doc, "engine": "fluid", "loss": loss}, seed_list, base_dir)
@@ -145,8 +151,10 @@ def calibrate(
         burst, threshold = 0.0, math.exp(x)
         note = "fitted event_threshold (no headroom)" if threshold < e_hi else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
     result = {
-        "burst_per_sqrt_buffer": None if burst is None else round(burst, 4),
-        "event_threshold": round(threshold, 4),
+        # Unrounded: a short run is sensitive enough that a 4-digit rounding moved it 2 points
+        # away from the utilization the fit reports.
+        "burst_per_sqrt_buffer": burst,
+        "event_threshold": threshold,
         "fitted": {
             "scenario": sc["name"] if isinstance(scenario, dict) else str(scenario),
             "seeds": seeds,

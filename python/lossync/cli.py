@@ -140,7 +140,7 @@ def summary_table(summary: dict) -> str:
 @main.command()
 @click.argument("scenario", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field, e.g. --set dumbbell.buffer.bdp_fraction=0.2 (repeatable).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Write summary.json, series.parquet and figure.png here.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Write summary.json, scenario.toml, series.parquet, events.csv and figure.png here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of a table.")
 @click.option("--engine", type=click.Choice(["fluid", "packet", "ns3", "kernel"]), help="Run on this engine (overrides the scenario's; kernel: as root).")
 @click.option("--no-figure", is_flag=True, help="With --out: skip the figure.")
@@ -422,7 +422,7 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The calibration file to write (TOML).")
 @click.option("--seeds", default=2, show_default=True, help="Packet and fluid runs per point (seeds 1..N).")
-@click.option("--duration", "duration", default=None, type=float, help="Seconds per run (default: the scenario's; doubled, at most four times, until the packet engine's utilization has agreed with runs half as long within a point twice in a row); statistics after the first third.")
+@click.option("--duration", "duration", default=None, help="Run length, e.g. 60s (default: the scenario's, and its warmup; with --duration, statistics after its first third). Doubled, at most four times, until the packet engine's utilization has agreed with runs half as long within a point twice in a row.")
 def calibrate_cmd(scenario, out, seeds, duration) -> None:
     """Fit the fluid engine's loss process (the tcp model's burst headroom or drops per loss
     event) to short packet runs of SCENARIO and write a calibration file: name it with
@@ -430,6 +430,11 @@ def calibrate_cmd(scenario, out, seeds, duration) -> None:
     from .calibrate import calibrate
 
     _writable_dir("--out", out.parent)
+    if duration is not None:
+        try:
+            duration = float(duration.removesuffix("s"))
+        except ValueError:
+            raise ScenarioError("--duration", f"{duration!r} is not a number of seconds (e.g. 60 or 60s)") from None
     cal = calibrate(scenario, out, seeds=seeds, duration_s=duration, progress=lambda line: click.echo(f"  {line}", err=True))
     f = cal["fitted"]
     c = cal["burst_per_sqrt_buffer"]

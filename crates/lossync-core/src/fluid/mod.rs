@@ -1383,40 +1383,49 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
             burst_pkts,
             burst_per_sqrt_buffer,
             event_threshold,
+            calibration,
+            fitted_buffer_pkts,
             ..
-        } if burst_pkts.is_some() || burst_per_sqrt_buffer.is_some() || *event_threshold != 1.0 => {
+        } if burst_pkts.is_some()
+            || burst_per_sqrt_buffer.is_some()
+            || *event_threshold != 1.0
+            || calibration.is_some() =>
+        {
             let burst = match (burst_pkts, burst_per_sqrt_buffer) {
                 (Some(b), _) => format!("loss.burst_pkts = {b}"),
                 (None, Some(c)) => format!("loss.burst_per_sqrt_buffer = {c}"),
                 (None, None) => "loss.burst_pkts = default".to_string(),
             };
+            let from = match calibration {
+                Some(file) => format!("calibrated against packet runs of one scenario ({file})"),
+                None => "set by hand or calibrated against packet runs of one scenario (lossync \
+                         calibrate)"
+                    .to_string(),
+            };
             out.push(format!(
-                "{burst}, loss.event_threshold = {event_threshold}: set by \
-                 hand or calibrated against packet runs of one scenario (lossync calibrate); \
-                 trust it near that scenario, and check others with --engine packet"
-            ))
+                "{burst}, loss.event_threshold = {event_threshold}: {from}; trust it near that \
+                 scenario, and check others with --engine packet"
+            ));
+            // The smallest buffer, as `lossync calibrate` records it (bufferless links get no
+            // headroom).
+            let smallest = sc
+                .links
+                .iter()
+                .map(|l| l.buffer_pkts)
+                .filter(|&b| b > 0.0)
+                .fold(f64::INFINITY, f64::min);
+            // 10%: further than a rounding of the buffer to whole packets at small BDPs.
+            if let Some(fitted) = fitted_buffer_pkts.filter(|&f| (smallest - f).abs() > 0.1 * f) {
+                out.push(format!(
+                    "loss.calibration: fitted at a smallest buffer of {fitted:.1} packets, used at \
+                     {smallest:.1} ({:.2} times it); calibrations used at twice their buffer were \
+                     within 2 points of the packet engine in 83% of docs/validation/calibration.md's \
+                     cells, at their own buffer in 98%: fit at the buffer you use",
+                    smallest / fitted
+                ));
+            }
         }
         LossModel::Tcp { .. } => {}
-    }
-    if let LossModel::Tcp {
-        fitted_buffer_pkts: Some(fitted),
-        ..
-    } = sc.loss
-    {
-        let smallest = sc
-            .links
-            .iter()
-            .map(|l| l.buffer_pkts)
-            .fold(f64::INFINITY, f64::min);
-        // 10%: further than a rounding of the buffer to whole packets at small BDPs.
-        if (smallest / fitted - 1.0).abs() > 0.1 {
-            out.push(format!(
-                "loss.calibration: fitted at a smallest buffer of {fitted:.1} packets, used at \
-                 {smallest:.1}; calibrations used at twice their buffer were within 2 points of the \
-                 packet engine in 83% of docs/validation/calibration.md's cells (98% at their \
-                 own buffer): fit at the buffer you use"
-            ));
-        }
     }
     for (i, l) in sc.links.iter().enumerate() {
         let crossing: Vec<&crate::scenario::Flow> =

@@ -20,7 +20,8 @@ struct CalibrationFile {
     /// Both absent: the default headroom.
     burst_pkts: Option<f64>,
     burst_per_sqrt_buffer: Option<f64>,
-    event_threshold: f64,
+    /// Absent: 1, as in a scenario.
+    event_threshold: Option<f64>,
     /// Provenance for the reader; of it the engines read only `smallest_buffer_pkts`.
     fitted: Option<toml::Table>,
 }
@@ -45,15 +46,31 @@ pub fn read(path: &Path) -> Result<Calibration> {
         let why = e.message().to_string();
         Error::field(field, format!("{}: {why}", path.display()))
     })?;
+    // The one provenance entry the engines read: a positive number of packets, if given.
+    let fitted_buffer_pkts = match file
+        .fitted
+        .as_ref()
+        .and_then(|t| t.get("smallest_buffer_pkts"))
+    {
+        None => None,
+        Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
+            // 0: fitted on bufferless links only, nothing to compare a buffer with.
+            Some(b) if b.is_finite() && b >= 0.0 => Some(b).filter(|&b| b > 0.0),
+            _ => {
+                return Err(Error::field(
+                    field,
+                    format!(
+                        "{}: fitted.smallest_buffer_pkts must be a number of packets ≥ 0, got {v}",
+                        path.display()
+                    ),
+                ))
+            }
+        },
+    };
     Ok(Calibration {
         burst_pkts: file.burst_pkts,
         burst_per_sqrt_buffer: file.burst_per_sqrt_buffer,
-        event_threshold: file.event_threshold,
-        fitted_buffer_pkts: file
-            .fitted
-            .as_ref()
-            .and_then(|t| t.get("smallest_buffer_pkts"))
-            .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
-            .filter(|b| b.is_finite() && *b > 0.0),
+        event_threshold: file.event_threshold.unwrap_or(1.0),
+        fitted_buffer_pkts,
     })
 }

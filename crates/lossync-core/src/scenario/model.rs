@@ -315,7 +315,7 @@ pub enum LossModel {
         /// The headroom as `c·√B` on every link of `B` packets of buffer (exclusive with
         /// `burst_pkts`): the form `lossync calibrate` fits, since the queue's swings grow as the
         /// square root of what it holds ([`BURST_SQRT_BUFFER_PER_MIX`]), so one fit carries to
-        /// other buffers (docs/fluid.md, "Calibration").
+        /// other buffers (docs/fluid.md, "Burst headroom and calibration").
         #[serde(skip_serializing_if = "Option::is_none")]
         burst_per_sqrt_buffer: Option<f64>,
         /// Scale of the drops a flow takes per loss event at a full queue (1: a loss event with

@@ -1557,13 +1557,19 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
     }
     if let Some(c) = cal.burst_per_sqrt_buffer {
         non_negative(&name("loss.burst_per_sqrt_buffer"), c)?;
-        // c·√B < B on every link: B > c², the smallest buffer decides.
-        if c > 0.0 && c * smallest.sqrt() >= smallest {
+        // c·√B < B on every buffered link (B > c²: the smallest decides); a bufferless link
+        // gets none.
+        let buffered = links
+            .iter()
+            .map(|k| k.buffer_pkts)
+            .filter(|&b| b > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        if c > 0.0 && buffered.is_finite() && c * buffered.sqrt() >= buffered {
             return Err(Error::field(
                 name("loss.burst_per_sqrt_buffer"),
                 format!(
-                    "{c}·√B = {:.3} packets of burst headroom is not below the smallest buffer ({smallest} packets)",
-                    c * smallest.sqrt()
+                    "{c}·√B = {:.3} packets of burst headroom is not below the smallest buffer ({buffered} packets)",
+                    c * buffered.sqrt()
                 ),
             ));
         }
@@ -1601,40 +1607,38 @@ fn resolve_loss(
     } else {
         "tcp"
     };
-    match l.model.as_deref().unwrap_or(default) {
-        model @ ("proportional" | "tcp") => {
-            for (name, given) in [
-                ("sync", l.sync.is_some()),
-                ("policy", l.policy.is_some()),
-                ("reductions_per_event", l.reductions_per_event.is_some()),
-                ("holdoff", l.holdoff.is_some()),
-            ] {
-                if given {
-                    return Err(Error::field(
-                        format!("loss.{name}"),
-                        "only applies to model = \"sync\"",
-                    ));
-                }
-            }
-            if model == "proportional" {
-                for (name, given) in [
-                    ("burst_pkts", l.burst_pkts.is_some()),
-                    ("burst_per_sqrt_buffer", l.burst_per_sqrt_buffer.is_some()),
-                    ("event_threshold", l.event_threshold.is_some()),
-                    ("growth_share", l.growth_share.is_some()),
-                    ("calibration", l.calibration.is_some()),
-                ] {
-                    if given {
-                        return Err(Error::field(
-                            format!("loss.{name}"),
-                            "only applies to model = \"tcp\"",
-                        ));
-                    }
-                }
-                return Ok(LossModel::Proportional);
-            }
-            resolve_tcp(l, links, base_dir)
+    let model = l.model.as_deref().unwrap_or(default);
+    // Each model's own fields; another model's are refused, never silently ignored.
+    let own: [(&str, &str, bool); 9] = [
+        ("sync", "sync", l.sync.is_some()),
+        ("policy", "sync", l.policy.is_some()),
+        (
+            "reductions_per_event",
+            "sync",
+            l.reductions_per_event.is_some(),
+        ),
+        ("holdoff", "sync", l.holdoff.is_some()),
+        ("burst_pkts", "tcp", l.burst_pkts.is_some()),
+        (
+            "burst_per_sqrt_buffer",
+            "tcp",
+            l.burst_per_sqrt_buffer.is_some(),
+        ),
+        ("event_threshold", "tcp", l.event_threshold.is_some()),
+        ("growth_share", "tcp", l.growth_share.is_some()),
+        ("calibration", "tcp", l.calibration.is_some()),
+    ];
+    if matches!(model, "proportional" | "tcp" | "sync") {
+        if let Some((name, owner, _)) = own.iter().find(|(_, o, given)| *given && *o != model) {
+            return Err(Error::field(
+                format!("loss.{name}"),
+                format!("only applies to model = \"{owner}\""),
+            ));
         }
+    }
+    match model {
+        "proportional" => Ok(LossModel::Proportional),
+        "tcp" => resolve_tcp(l, links, base_dir),
         "sync" => {
             // The smallest number of flows on any link bounds a fixed m.
             let at_links: Vec<usize> = (0..links.len())
