@@ -1419,7 +1419,7 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
                 out.push(format!(
                     "loss.calibration: fitted at a smallest buffer of {fitted:.1} packets, used at \
                      {smallest:.1} ({:.2} times it); calibrations used at twice their buffer were \
-                     within 2 points of the packet engine in 83% of docs/validation/calibration.md's \
+                     within 2 points of the packet engine in 87% of docs/validation/calibration.md's \
                      cells, at their own buffer in 98%: fit at the buffer you use",
                     smallest / fitted
                 ));
