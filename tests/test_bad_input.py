@@ -244,14 +244,17 @@ def test_a_calibration_file_may_leave_out_event_threshold_and_a_bufferless_link_
     assert r.returncode == 0, r.stderr
 
 
-def test_calibrate_refuses_a_bad_duration_and_a_model_it_does_not_fit(tmp_path):
+def test_calibrate_refuses_a_bad_duration_and_says_which_model_it_fits(tmp_path):
     _one_line_naming(cli("calibrate", str(GOOD), "--out", str(tmp_path / "c.toml"), "--duration", "abc"), "--duration")
+    assert not (tmp_path / "c.toml").exists()
     # It fits the tcp model; a scenario naming another was refitted under tcp without a word.
     other = tmp_path / "proportional.toml"
     other.write_text('[dumbbell]\ncapacity = "100Mbps"\nbuffer = { packets = 20 }\n[[flows]]\ncount = 2\ncc = "reno"\n'
                      'rtt = "50ms"\n[loss]\nmodel = "proportional"\n[run]\nduration = "10s"\n')
-    _one_line_naming(cli("calibrate", str(other), "--out", str(tmp_path / "c.toml")), "loss.model")
-    assert not (tmp_path / "c.toml").exists()
+    r = cli("calibrate", str(other), "--out", str(tmp_path / "c.toml"), "--duration", "5s", "--seeds", "1")
+    assert r.returncode == 0, r.stderr
+    said = "loss.model = 'proportional': this calibrates the"
+    assert said in r.stderr and said in (tmp_path / "c.toml").read_text()
 
 
 def test_event_threshold_out_of_range_names_its_field():

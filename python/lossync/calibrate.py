@@ -75,15 +75,19 @@ def calibrate(
             raise ScenarioError("--duration", f"must be a positive number of seconds, got {duration_s}")
         doc["run"].update(duration=duration_s, warmup=duration_s / 3, from_first_congestion=False)
     sc = json.loads(_core.resolve(json.dumps(doc), "json", base_dir or "."))
-    # It fits the tcp model (the default): a scenario naming another is refused, not silently
-    # refitted; its tcp fields other than those fitted (growth_share) are kept.
+    say = progress or (lambda _line: None)
+    # It fits the tcp model (the default), whatever model the scenario names (the shipped
+    # examples name the paper's sync module), and says so; the scenario's tcp fields other than
+    # those fitted (growth_share) are kept.
+    other_model = ""
     if sc["loss"]["model"] != "tcp":
-        raise ScenarioError("loss.model", f"calibrate fits the \"tcp\" loss model; this scenario names {sc['loss']['model']!r}")
+        other_model = (f"; the scenario names loss.model = {sc['loss']['model']!r}: this calibrates the \"tcp\" model, "
+                       "for a scenario that names it")
+        say("warning: " + other_model.removeprefix("; "))
     kept = {k: v for k, v in sc["loss"].items() if k == "growth_share"}
     # The headroom is c·√B on each link, none on a bufferless one: the smallest buffer bounds c.
     smallest = min((link["buffer_pkts"] for link in sc["links"] if link["buffer_pkts"] > 0), default=0.0)
     seed_list = list(range(1, seeds + 1))
-    say = progress or (lambda _line: None)
 
     unsettled = ""
     if reference_utilization is None:
@@ -166,7 +170,7 @@ def calibrate(
             "packet_utilization": u_packet,
             "fluid_utilization_uncalibrated": u_before,
             "fluid_utilization_calibrated": u_after,
-            "note": note + unsettled,
+            "note": note + unsettled + other_model,
             "lossync_version": _core.__version__,
         },
     }
