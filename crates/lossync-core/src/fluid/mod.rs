@@ -25,7 +25,7 @@ use crate::metrics::{
 };
 use crate::queue::{self, Buffer, Discipline, LinkContext};
 use crate::rng::Rng;
-use crate::scenario::{default_burst_pkts, LossModel, Scenario};
+use crate::scenario::{default_burst_pkts, smallest_buffer_pkts, LossModel, Scenario};
 use obs::FluidAssembler;
 
 /// Linux's minimum retransmission timeout, as the packet engine's sender (`packet/sender.rs`).
@@ -1406,14 +1406,7 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
                 "{burst}, loss.event_threshold = {event_threshold}: {from}; trust it near that \
                  scenario, and check others with --engine packet"
             ));
-            // The smallest buffer, as `lossync calibrate` records it (bufferless links get no
-            // headroom).
-            let smallest = sc
-                .links
-                .iter()
-                .map(|l| l.buffer_pkts)
-                .filter(|&b| b > 0.0)
-                .fold(f64::INFINITY, f64::min);
+            let smallest = smallest_buffer_pkts(&sc.links).unwrap_or(0.0);
             // 10%: further than a rounding of the buffer to whole packets at small BDPs.
             if let Some(fitted) = fitted_buffer_pkts.filter(|&f| (smallest - f).abs() > 0.1 * f) {
                 out.push(format!(

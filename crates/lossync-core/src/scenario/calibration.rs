@@ -55,7 +55,7 @@ pub fn read(path: &Path) -> Result<Calibration> {
         None => None,
         Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
             // 0: fitted on bufferless links only, nothing to compare a buffer with.
-            Some(b) if b.is_finite() && b >= 0.0 => Some(b).filter(|&b| b > 0.0),
+            Some(b) if b.is_finite() && b >= 0.0 => (b > 0.0).then_some(b),
             _ => {
                 return Err(Error::field(
                     field,

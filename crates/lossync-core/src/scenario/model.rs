@@ -397,6 +397,17 @@ pub fn default_burst_pkts(flows: usize, buffer_pkts: f64, same_class: f64) -> f6
     (BURST_PKTS_PER_FLOW * flows as f64 + mix).min(BURST_BUFFER_CAP * buffer_pkts)
 }
 
+/// The smallest buffer among the links that have one (`None`: all bufferless): it bounds the
+/// `tcp` model's headroom c·√B, which a bufferless link does not get, and `lossync calibrate`
+/// records it as the buffer a calibration was fitted at.
+pub fn smallest_buffer_pkts(links: &[Link]) -> Option<f64> {
+    links
+        .iter()
+        .map(|l| l.buffer_pkts)
+        .filter(|&b| b > 0.0)
+        .min_by(f64::total_cmp)
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TcpModelFields {

@@ -1557,14 +1557,10 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
     }
     if let Some(c) = cal.burst_per_sqrt_buffer {
         non_negative(&name("loss.burst_per_sqrt_buffer"), c)?;
-        // c·√B < B on every buffered link (B > c²: the smallest decides); a bufferless link
-        // gets none.
-        let buffered = links
-            .iter()
-            .map(|k| k.buffer_pkts)
-            .filter(|&b| b > 0.0)
-            .fold(f64::INFINITY, f64::min);
-        if c > 0.0 && buffered.is_finite() && c * buffered.sqrt() >= buffered {
+        // c·√B < B on every buffered link (B > c²: the smallest decides).
+        if let Some(buffered) =
+            smallest_buffer_pkts(links).filter(|&b| c > 0.0 && c * b.sqrt() >= b)
+        {
             return Err(Error::field(
                 name("loss.burst_per_sqrt_buffer"),
                 format!(
