@@ -137,6 +137,24 @@ def test_calibrate_keeps_the_scenarios_growth_share(tmp_path):
     assert abs(run.summary["utilization"] - cal["fitted"]["fluid_utilization_calibrated"]) <= 1e-9, cal["fitted"]
 
 
+@pytest.mark.parametrize("limit", ["event_threshold", "burst_per_sqrt_buffer"])
+def test_a_fit_at_its_limit_writes_the_value_it_ran(tmp_path, limit):
+    # The event_threshold bisection runs on its logarithm, and exp(log(100)) is 100.00000000000004:
+    # a fit that ended at the limit wrote a file the engine refused (out of [0.01, 100]); the
+    # matrix's reno+cubic, 100 Mb/s, 25% BDP cell hit it. The reference is the fluid engine's own
+    # utilization at the limit, so the fit ends exactly there.
+    doc = {"dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": 0.02}}, "flows": [{"count": 2, "cc": "reno", "rtt": "50ms"}],
+           "loss": {"model": "tcp"}, "run": {"duration": "20s", "warmup": "5s"}}
+    buffer_pkts = 0.02 * 100e6 * 0.050 / (8 * 1500)  # 2% of the BDP
+    at_limit = {"event_threshold": {"event_threshold": 100, "burst_per_sqrt_buffer": 0},
+                "burst_per_sqrt_buffer": {"burst_per_sqrt_buffer": 0.95 * buffer_pkts**0.5}}[limit]
+    u = lossync.run({**doc, "loss": {"model": "tcp", **at_limit}}).summary["utilization"]
+    cal = lossync.calibrate(doc, tmp_path / "cal.toml", seeds=1, reference_utilization=u)
+    assert "at its limit" in cal["fitted"]["note"], cal["fitted"]["note"]
+    run = lossync.run({**doc, "loss": {"model": "tcp", "calibration": str(tmp_path / "cal.toml")}})
+    assert run.summary["utilization"] == cal["fitted"]["fluid_utilization_calibrated"] == u
+
+
 def test_a_calibrated_run_names_its_file_even_when_nothing_was_fitted(tmp_path):
     # calibrate writes event_threshold = 1 alone when the default already matches.
     (tmp_path / "cal.toml").write_text("event_threshold = 1.0\n")

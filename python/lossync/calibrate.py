@@ -151,8 +151,12 @@ def calibrate(
         # Too low even without headroom: more flows lose per overflow than in packets; raise the
         # drops per loss event (bisection on its logarithm: the effect is multiplicative).
         e_hi = 100.0
-        x, u_after = bisect(lambda x: fluid(0.0, math.exp(x)), 0.0, math.log(e_hi), u_zero, fluid(0.0, e_hi))
-        burst, threshold = 0.0, math.exp(x)
+
+        def threshold_of(x: float) -> float:  # the value run is the value written: exp(log(100)) is 100.00000000000004
+            return min(math.exp(x), e_hi)
+
+        x, u_after = bisect(lambda x: fluid(0.0, threshold_of(x)), 0.0, math.log(e_hi), u_zero, fluid(0.0, e_hi))
+        burst, threshold = 0.0, threshold_of(x)
         note = "fitted event_threshold (no headroom)" if threshold < e_hi else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
     result = {
         # Unrounded: a short run is sensitive enough that a 4-digit rounding moved it 2 points
