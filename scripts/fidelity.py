@@ -296,7 +296,8 @@ def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
         f"`docs/validation/data/fidelity.jsonl`; cells and run lengths in the script's docstring)."
     )
     if wall_s is not None:
-        text.append(f"This run of the cells that were missing took {wall_s / 60:.1f} min on 2 workers.")
+        took = f"{wall_s / 60:.1f} min" if wall_s >= 60 else f"{wall_s:.0f} s"
+        text.append(f"This run of the cells that were missing took {took} on 2 workers.")
     simulated = [r for r in rows if r["engine"] != "kernel"]  # Linux runs take real time: their own section
     cpu = sum(r["wall_s"] for r in simulated) / 60
     text.append(f"The {len(simulated):,} runs stored took {cpu:.0f} CPU-minutes in all (the packet engine's "
