@@ -1371,12 +1371,12 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
         ),
         LossModel::Proportional => out.push(
             "loss.model = \"proportional\": its utilization was within 3 points of the packet \
-             engine in 32% of the fidelity matrix's cells (tcp: 92%; docs/validation/fidelity.md)"
+             engine in 32% of the fidelity matrix's cells (tcp: 93%; docs/validation/fidelity.md)"
                 .to_string(),
         ),
         LossModel::Sync { .. } => out.push(
             "loss.model = \"sync\": imposed synchronization; its utilization was within 3 points \
-             of the packet engine in 71-81% of the fidelity matrix's cells (tcp: 92%)"
+             of the packet engine in 71-81% of the fidelity matrix's cells (tcp: 93%)"
                 .to_string(),
         ),
         LossModel::Tcp {
@@ -1433,8 +1433,8 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
         {
             out.push(format!(
                 "links[{i}].buffer: {:.1}% of the BDP; below 10% the default loss model was within \
-                 3 points of the packet engine in 80% of the fidelity matrix's cells (68% with \
-                 unequal RTTs), against 98% from 10% up: check with --engine packet",
+                 3 points of the packet engine in 83% of the fidelity matrix's cells (65% with \
+                 unequal RTTs), against 99% from 10% up: check with --engine packet",
                 100.0 * l.buffer_pkts / bdp
             ));
         }
@@ -1447,8 +1447,8 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
             out.push(format!(
                 "links[{i}]: flows of unequal RTTs ({:.0}-{:.0} ms); there the default loss model's \
                  fairness matched the packet engine (with send jitter) in 75% of the fidelity \
-                 matrix's cells for Jain's index (within 0.05) and 76% for variant shares (within \
-                 25%), against 91% and 88% with equal RTTs",
+                 matrix's cells for Jain's index (within 0.05) and 79% for variant shares (within \
+                 25%), against 91% and 87% with equal RTTs",
                 lo * 1e3,
                 hi * 1e3
             ));
