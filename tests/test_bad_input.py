@@ -227,9 +227,13 @@ def test_a_missing_calibration_file_or_two_sources_are_refused(tmp_path):
     _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="proportional", burst_pkts=1}'), "loss.burst_pkts")
     _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="proportional", burst_per_sqrt_buffer=1}'), "loss.burst_per_sqrt_buffer")
     _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="tcp", burst_pkts=1, burst_per_sqrt_buffer=1}'), "loss.burst_per_sqrt_buffer")
+    _one_line_naming(cli("run", str(GOOD), "--set", f'loss={{model="tcp", calibration="{tmp_path / "cal.toml"}", fitted_buffer_pkts=40}}'),
+                     "loss.fitted_buffer_pkts")
+    _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="tcp", burst_pkts=1, fitted_buffer_pkts=-40}'), "loss.fitted_buffer_pkts")
 
 
-@pytest.mark.parametrize("field", ['burst_pkts=1', 'burst_per_sqrt_buffer=1', 'event_threshold=2', 'growth_share=0.5', 'calibration="none.toml"'])
+@pytest.mark.parametrize("field", ['burst_pkts=1', 'burst_per_sqrt_buffer=1', 'event_threshold=2', 'growth_share=0.5', 'calibration="none.toml"',
+                                   'fitted_buffer_pkts=40'])
 def test_the_sync_model_refuses_the_tcp_models_fields(field):
     # They were silently ignored under model = "sync" (refused under "proportional").
     name = field.split("=")[0]

@@ -2,6 +2,8 @@
 fluid loss model against the packet engine, with issue 11's tolerances."""
 
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -126,6 +128,20 @@ def test_a_calibration_used_at_another_buffer_says_so(tmp_path):
     assert not warned(40) and not warned(42) and warned(80) and warned(20)
 
 
+def test_a_calibrated_runs_result_folder_reruns_with_its_warning(tmp_path):
+    # The result folder's scenario.toml inlined the calibration's values but dropped the buffer
+    # it was fitted at, so its rerun (same utilization) no longer said it ran at another buffer.
+    (tmp_path / "cal.toml").write_text("burst_per_sqrt_buffer = 1.5\nevent_threshold = 1.2\n[fitted]\nsmallest_buffer_pkts = 40.0\n")
+    doc = {"dumbbell": {"capacity": "100Mbps", "buffer": {"packets": 80}}, "flows": [{"count": 4, "cc": "reno", "rtt": "50ms"}],
+           "loss": {"model": "tcp", "calibration": str(tmp_path / "cal.toml")}, "run": {"duration": "5s"}}
+    first = lossync.run(doc)
+    first.write(tmp_path / "out", figure=False)
+    again = lossync.run(tmp_path / "out" / "scenario.toml")
+    assert again.summary["utilization"] == first.summary["utilization"]
+    at_another_buffer = [w for w in first.summary["warnings"] if w.startswith("loss.calibration: fitted at")]
+    assert at_another_buffer and [w for w in again.summary["warnings"] if w.startswith("loss.calibration: fitted at")] == at_another_buffer
+
+
 def test_calibrate_keeps_the_scenarios_growth_share(tmp_path):
     # The fit ran without the scenario's growth_share, so the scenario run with its calibration
     # missed the utilization the fit reported.
@@ -213,6 +229,20 @@ def test_flows_of_one_rtt_at_a_tiny_buffer_keep_the_link_as_in_the_packet_engine
     u, jain = table["utilization"], table["jain"]
     assert abs(u["fluid:tcp"] - u["packet"]) <= 0.03, u.to_dict()
     assert abs(jain["fluid:tcp"] - jain["packet"]) <= 0.05, jain.to_dict()
+
+
+def test_validate_says_the_headroom_the_fluid_engine_applies(tmp_path):
+    # The default headroom is a modelling choice the resolved scenario leaves implicit; validate
+    # prints it, and it is what a run holds the fluid queue to (4 equal-RTT flows fill the buffer).
+    path = tmp_path / "s.toml"
+    path.write_text('[dumbbell]\ncapacity = "100Mbps"\nbuffer = { packets = 40 }\n'
+                    '[[flows]]\ncount = 4\ncc = "reno"\nrtt = "50ms"\n[run]\nduration = "60s"\n')
+    said = subprocess.run([sys.executable, "-m", "lossync", "validate", str(path)], capture_output=True, text=True)
+    assert said.returncode == 0, said.stderr
+    line = next(l for l in said.stderr.splitlines() if l.startswith("links[0] (bottleneck): the fluid queue is held"))
+    headroom = float(line.split("held ")[1].split(" packets")[0])
+    max_queue = lossync.run(path).summary["links"][0]["max_queue_pkts"]
+    assert 40 - headroom - 0.5 < max_queue <= 40 - headroom + 1e-9, (headroom, max_queue)
 
 
 def test_losses_during_recovery_do_not_cut_the_window_again():

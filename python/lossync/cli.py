@@ -242,6 +242,20 @@ def validate(scenario: Path, overrides: tuple[str, ...], force: bool) -> None:
         except ScenarioError as e:
             raise in_user_terms(e, json.loads(to_core(scenario, overrides)[0])) from None
     click.echo(json.dumps(resolved, indent=2))
+    if resolved["engine"] == "fluid" and resolved["loss"]["model"] == "tcp":
+        _say_headroom(resolved)
+
+
+def _say_headroom(resolved: dict) -> None:
+    """On stderr, the burst headroom the fluid engine's tcp model will use on each link: a modelling
+    choice the resolved scenario leaves implicit when it is the default (docs/fluid.md)."""
+    given = any(k in resolved["loss"] for k in ("burst_pkts", "burst_per_sqrt_buffer"))
+    headroom = _core.burst_headroom_pkts(json.dumps(resolved), "json", ".")
+    for i, (link, h) in enumerate(zip(resolved["links"], headroom)):
+        if link["buffer_pkts"] > 0:
+            click.echo(f"links[{i}] ({link['name']}): the fluid queue is held {h:.2f} packets below its "
+                       f"{link['buffer_pkts']:.1f}-packet buffer (burst headroom, {'given' if given else 'default'}; "
+                       "docs/fluid.md, \"Burst headroom and calibration\")", err=True)
 
 
 @main.command(name="sweep")

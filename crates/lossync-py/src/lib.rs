@@ -124,6 +124,16 @@ fn resolve_toml(text: &str, format: &str, base_dir: &str) -> PyResult<String> {
     Ok(scenario::to_toml(&parse(text, format, base_dir)?))
 }
 
+/// The fluid engine's burst headroom on each link, in packets (`tcp` model; 0 under the others):
+/// how far below its buffer the fluid queue of each link is held (docs/fluid.md).
+#[pyfunction]
+#[pyo3(signature = (text, format = "json", base_dir = "."))]
+fn burst_headroom_pkts(text: &str, format: &str, base_dir: &str) -> PyResult<Vec<f64>> {
+    Ok(lossync_core::fluid::burst_headroom_pkts(&parse(
+        text, format, base_dir,
+    )?))
+}
+
 /// A congestion-control variant's parameters with their defaults, as a JSON object
 /// (`{"a": 1.0, "b": 0.5}` for reno); ScenarioError (field `cc.variant`) for an unknown name.
 #[pyfunction]
@@ -296,6 +306,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(variants, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(burst_headroom_pkts, m)?)?;
     m.add_function(wrap_pyfunction!(variant_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_class::<Simulation>()?;

@@ -744,16 +744,7 @@ impl FluidEngine {
         };
         let mut links = Vec::with_capacity(sc.links.len());
         for (li, l) in sc.links.iter().enumerate() {
-            let members: Vec<Member> = sc
-                .flows
-                .iter()
-                .enumerate()
-                .filter_map(|(flow, f)| {
-                    let hop = f.path.iter().position(|&p| p == li)?;
-                    let last = hop + 1 == f.path.len();
-                    Some(Member { flow, hop, last })
-                })
-                .collect();
+            let members = link_members(&sc, li);
             let n = members.len();
             // XCP's first control interval: the mean base RTT of the flows crossing the link.
             let mean_rtt =
@@ -763,25 +754,7 @@ impl FluidEngine {
                 SyncModule::new(s.clone(), p, n, Rng::new(sc.run.seed, 2000 + li as u64))
             });
             let rtt_class = rtt_classes(&members, |f| sc.flows[f].rtt_s, 1.0 / l.capacity_pps);
-            // `tcp`'s burst headroom: bursts overflow a drop-tail queue before its fluid average
-            // is full (docs/fluid.md, "Burst headroom and calibration").
-            let headroom = match sc.loss {
-                // The default is for drop-tail, where bursts overflow the buffer; RED and XCP
-                // routers drop or mark on their own averages.
-                LossModel::Tcp {
-                    burst_pkts,
-                    burst_per_sqrt_buffer,
-                    ..
-                } => match (burst_pkts, burst_per_sqrt_buffer) {
-                    (Some(b), _) => b,
-                    (None, Some(c)) => c * l.buffer_pkts.sqrt(),
-                    (None, None) if matches!(l.queue, crate::scenario::Queue::Droptail) => {
-                        default_burst_pkts(n, l.buffer_pkts, same_class_share(&rtt_class))
-                    }
-                    (None, None) => 0.0,
-                },
-                _ => 0.0,
-            };
+            let headroom = link_headroom_pkts(&sc, li, &rtt_class);
             links.push(LinkState {
                 index: li,
                 capacity_pps: l.capacity_pps,
@@ -1396,10 +1369,13 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
                 (None, Some(c)) => format!("loss.burst_per_sqrt_buffer = {c}"),
                 (None, None) => "loss.burst_pkts = default".to_string(),
             };
-            let from = match calibration {
-                Some(file) => format!("calibrated against packet runs of one scenario ({file})"),
-                None => "set by hand or calibrated against packet runs of one scenario (lossync \
-                         calibrate)"
+            let from = match (calibration, fitted_buffer_pkts) {
+                (Some(file), _) => {
+                    format!("calibrated against packet runs of one scenario ({file})")
+                }
+                (None, Some(_)) => "calibrated against packet runs of one scenario".to_string(),
+                (None, None) => "set by hand or calibrated against packet runs of one scenario \
+                                 (lossync calibrate)"
                     .to_string(),
             };
             out.push(format!(
@@ -1850,6 +1826,55 @@ fn same_class_share(rtt_class: &[usize]) -> f64 {
 
 /// Each member's RTT class: members whose base RTTs lie within `tolerance_s` of the next
 /// (sorted) share one.
+/// The `tcp` model's burst headroom on each link, in packets (0 under the other models): the
+/// fluid queue of a link is held this far below its buffer, since bursts overflow a drop-tail
+/// queue before its fluid average is full (docs/fluid.md, "Burst headroom and calibration").
+pub fn burst_headroom_pkts(sc: &Scenario) -> Vec<f64> {
+    (0..sc.links.len())
+        .map(|li| {
+            let members = link_members(sc, li);
+            let tolerance_s = 1.0 / sc.links[li].capacity_pps;
+            let rtt_class = rtt_classes(&members, |f| sc.flows[f].rtt_s, tolerance_s);
+            link_headroom_pkts(sc, li, &rtt_class)
+        })
+        .collect()
+}
+
+/// The flows crossing link `li`, with their hop on it.
+fn link_members(sc: &Scenario, li: usize) -> Vec<Member> {
+    sc.flows
+        .iter()
+        .enumerate()
+        .filter_map(|(flow, f)| {
+            let hop = f.path.iter().position(|&p| p == li)?;
+            let last = hop + 1 == f.path.len();
+            Some(Member { flow, hop, last })
+        })
+        .collect()
+}
+
+/// Link `li`'s headroom, its members' RTT classes given.
+fn link_headroom_pkts(sc: &Scenario, li: usize, rtt_class: &[usize]) -> f64 {
+    let l = &sc.links[li];
+    match sc.loss {
+        LossModel::Tcp {
+            burst_pkts,
+            burst_per_sqrt_buffer,
+            ..
+        } => match (burst_pkts, burst_per_sqrt_buffer) {
+            (Some(b), _) => b,
+            (None, Some(c)) => c * l.buffer_pkts.sqrt(),
+            // The default is for drop-tail, where bursts overflow the buffer; RED and XCP
+            // routers drop or mark on their own averages.
+            (None, None) if matches!(l.queue, crate::scenario::Queue::Droptail) => {
+                default_burst_pkts(rtt_class.len(), l.buffer_pkts, same_class_share(rtt_class))
+            }
+            (None, None) => 0.0,
+        },
+        _ => 0.0,
+    }
+}
+
 fn rtt_classes(members: &[Member], rtt_s: impl Fn(usize) -> f64, tolerance_s: f64) -> Vec<usize> {
     let mut order: Vec<usize> = (0..members.len()).collect();
     order.sort_by(|&a, &b| rtt_s(members[a].flow).total_cmp(&rtt_s(members[b].flow)));

@@ -384,6 +384,9 @@ pub struct LossSpec {
     pub event_threshold: Option<f64>,
     pub growth_share: Option<f64>,
     pub calibration: Option<String>,
+    /// The smallest buffer the given parameters were fitted at (a resolved scenario writes it
+    /// for a calibrated run, so a rerun still warns at another buffer).
+    pub fitted_buffer_pkts: Option<f64>,
 }
 
 /// The synchronization controller: `{ kind = "all" }`, `"fixed"`, `"normal"` or `"empirical"`,

@@ -1499,6 +1499,7 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
             l.burst_per_sqrt_buffer.is_some(),
         ),
         ("loss.event_threshold", l.event_threshold.is_some()),
+        ("loss.fitted_buffer_pkts", l.fitted_buffer_pkts.is_some()),
     ];
     let (cal, calibration, field) = match &l.calibration {
         Some(file) => {
@@ -1517,7 +1518,7 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
                 burst_pkts: l.burst_pkts,
                 burst_per_sqrt_buffer: l.burst_per_sqrt_buffer,
                 event_threshold: l.event_threshold.unwrap_or(1.0),
-                fitted_buffer_pkts: None,
+                fitted_buffer_pkts: l.fitted_buffer_pkts,
             },
             None,
             "",
@@ -1570,6 +1571,14 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
             ));
         }
     }
+    if let Some(b) = l.fitted_buffer_pkts {
+        if !(b.is_finite() && b > 0.0) {
+            return Err(Error::field(
+                "loss.fitted_buffer_pkts",
+                format!("{b} is not a positive number of packets"),
+            ));
+        }
+    }
     if let Some(g) = l.growth_share {
         in_range(
             "loss.growth_share",
@@ -1605,7 +1614,7 @@ fn resolve_loss(
     };
     let model = l.model.as_deref().unwrap_or(default);
     // Each model's own fields; another model's are refused, never silently ignored.
-    let own: [(&str, &str, bool); 9] = [
+    let own: [(&str, &str, bool); 10] = [
         ("sync", "sync", l.sync.is_some()),
         ("policy", "sync", l.policy.is_some()),
         (
@@ -1623,6 +1632,7 @@ fn resolve_loss(
         ("event_threshold", "tcp", l.event_threshold.is_some()),
         ("growth_share", "tcp", l.growth_share.is_some()),
         ("calibration", "tcp", l.calibration.is_some()),
+        ("fitted_buffer_pkts", "tcp", l.fitted_buffer_pkts.is_some()),
     ];
     if matches!(model, "proportional" | "tcp" | "sync") {
         if let Some((name, owner, _)) = own.iter().find(|(_, o, given)| *given && *o != model) {

@@ -376,12 +376,13 @@ fn write_loss(o: &mut String, loss: &LossModel) {
             if let Some(g) = growth_share {
                 line(o, "growth_share", &num(*g));
             }
+            // What a calibration file set is written out, with the buffer it was fitted at, so
+            // the rerun keeps its values and its warning at another buffer.
+            if let Some(b) = fitted_buffer_pkts {
+                line(o, "fitted_buffer_pkts", &num(*b));
+            }
             if let Some(c) = calibration {
-                let _ = write!(o, "# from the calibration file {c}");
-                if let Some(b) = fitted_buffer_pkts {
-                    let _ = write!(o, ", fitted at a smallest buffer of {b} packets");
-                }
-                o.push('\n');
+                let _ = writeln!(o, "# from the calibration file {c}");
             }
             return;
         }
