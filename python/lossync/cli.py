@@ -249,12 +249,14 @@ def validate(scenario: Path, overrides: tuple[str, ...], force: bool) -> None:
 def _say_headroom(resolved: dict) -> None:
     """On stderr, the burst headroom the fluid engine's tcp model will use on each link: a modelling
     choice the resolved scenario leaves implicit when it is the default (docs/fluid.md)."""
-    given = any(k in resolved["loss"] for k in ("burst_pkts", "burst_per_sqrt_buffer"))
+    loss = resolved["loss"]
+    source = ("calibrated" if "calibration" in loss else "given" if {"burst_pkts", "burst_per_sqrt_buffer"} & set(loss)
+              else "default")
     headroom = _core.burst_headroom_pkts(json.dumps(resolved), "json", ".")
     for i, (link, h) in enumerate(zip(resolved["links"], headroom)):
         if link["buffer_pkts"] > 0:
             click.echo(f"links[{i}] ({link['name']}): the fluid queue is held {h:.2f} packets below its "
-                       f"{link['buffer_pkts']:.1f}-packet buffer (burst headroom, {'given' if given else 'default'}; "
+                       f"{link['buffer_pkts']:.1f}-packet buffer (burst headroom, {source}; "
                        "docs/fluid.md, \"Burst headroom and calibration\")", err=True)
 
 
