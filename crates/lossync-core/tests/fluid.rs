@@ -599,12 +599,21 @@ fn summaries_warn_outside_the_validated_region_and_without_congestion() {
     };
     let ok = warnings("capacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.25 }", "");
     assert!(ok.is_empty(), "{ok:?}");
+    // A small buffer is outside the region with unequal RTTs (65% of the matrix's cells within
+    // 3 points below 10% BDP), inside it with equal ones (97%).
     let small = warnings("capacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.05 }", "");
+    assert!(small.is_empty(), "{small:?}");
+    let small_spread = run(
+        "[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.05 }\n[[flows]]\n\
+         count = 4\ncc = \"cubic\"\nrtt = \"25ms..75ms\"\n[run]\nduration = \"60s\"\nwarmup = \"10s\"\n",
+    )
+    .summary
+    .warnings;
     assert!(
-        small
+        small_spread
             .iter()
-            .any(|w| w.starts_with("links[0].buffer: 5.0% of the BDP")),
-        "{small:?}"
+            .any(|w| w.starts_with("links[0].buffer: 5.0% of the BDP with unequal RTTs")),
+        "{small_spread:?}"
     );
     let fast = warnings(
         "capacity = \"100Gbps\"\nbuffer = { bdp_fraction = 0.25 }",
