@@ -199,6 +199,7 @@ def test_bad_options_name_the_option(tmp_path):
     ("unknown field", "burst_pkts = 1\nevent_threshold = 1\nfoo = 2\n", "loss.calibration"),
     ("fitted buffer not a number", "event_threshold = 1\n[fitted]\nsmallest_buffer_pkts = \"x\"\n", "loss.calibration"),
     ("fitted buffer negative", "event_threshold = 1\n[fitted]\nsmallest_buffer_pkts = -5\n", "loss.calibration"),
+    ("fitted buffer huge", "event_threshold = 1\n[fitted]\nsmallest_buffer_pkts = 1e308\n", "loss.calibration"),
     ("negative", "burst_pkts = -1\nevent_threshold = 1\n", "loss.calibration"),
     ("not below the buffer", "burst_pkts = 1e9\nevent_threshold = 1\n", "loss.calibration"),
     ("TOML syntax", "burst_pkts = \n", "loss.calibration"),
@@ -229,7 +230,8 @@ def test_a_missing_calibration_file_or_two_sources_are_refused(tmp_path):
     _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="tcp", burst_pkts=1, burst_per_sqrt_buffer=1}'), "loss.burst_per_sqrt_buffer")
     _one_line_naming(cli("run", str(GOOD), "--set", f'loss={{model="tcp", calibration="{tmp_path / "cal.toml"}", fitted_buffer_pkts=40}}'),
                      "loss.fitted_buffer_pkts")
-    _one_line_naming(cli("run", str(GOOD), "--set", 'loss={model="tcp", burst_pkts=1, fitted_buffer_pkts=-40}'), "loss.fitted_buffer_pkts")
+    for bad in ("-40", "0.5", "1e300"):  # a buffer of at least a packet, and a number the warning can print
+        _one_line_naming(cli("run", str(GOOD), "--set", f'loss={{model="tcp", burst_pkts=1, fitted_buffer_pkts={bad}}}'), "loss.fitted_buffer_pkts")
 
 
 @pytest.mark.parametrize("field", ['burst_pkts=1', 'burst_per_sqrt_buffer=1', 'event_threshold=2', 'growth_share=0.5', 'calibration="none.toml"',
@@ -245,6 +247,10 @@ def test_a_calibration_file_may_leave_out_event_threshold_and_a_bufferless_link_
     assert cli("validate", str(GOOD), "--set", f'loss={{model="tcp", calibration="{tmp_path / "cal.toml"}"}}').returncode == 0
     # c·√0 = 0: a bufferless link is no reason to refuse the headroom of the others.
     r = cli("validate", str(GOOD), "--set", 'dumbbell.buffer={packets=0}', "--set", 'loss={model="tcp", burst_per_sqrt_buffer=1}')
+    assert r.returncode == 0, r.stderr
+    # The same for a headroom in packets (it was refused: "not below the smallest buffer (0
+    # packets)"), and the bufferless link runs without one.
+    r = cli("run", str(GOOD), "--set", 'dumbbell.buffer={packets=0}', "--set", 'loss={model="tcp", burst_pkts=3}', "--set", "run.warmup=0", "--duration", "5s")
     assert r.returncode == 0, r.stderr
 
 

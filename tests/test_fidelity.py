@@ -128,6 +128,38 @@ def test_a_calibration_used_at_another_buffer_says_so(tmp_path):
     assert not warned(40) and not warned(42) and warned(80) and warned(20)
 
 
+def test_a_calibration_that_fitted_nothing_reads_back_and_its_rerun_keeps_the_warning(tmp_path):
+    # When the default already matches, calibrate wrote `burst_pkts_at_smallest_buffer = null`,
+    # which is not TOML: the engine refused its own file. And a result folder of a run with such a
+    # file (event_threshold 1, no headroom) kept only fitted_buffer_pkts, whose rerun lost the
+    # warnings. The reference is the fluid engine's own utilization, so nothing is fitted.
+    doc = {"dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": 0.05}}, "flows": [{"count": 4, "cc": "reno", "rtt": "20ms..80ms"}],
+           "loss": {"model": "tcp"}, "run": {"duration": "10s"}}
+    u = lossync.run(doc).summary["utilization"]
+    cal = lossync.calibrate(doc, tmp_path / "cal.toml", seeds=1, reference_utilization=u)
+    assert "nothing to fit" in cal["fitted"]["note"], cal["fitted"]["note"]
+    used = {**doc, "loss": {"model": "tcp", "calibration": str(tmp_path / "cal.toml")},
+            "dumbbell": {**doc["dumbbell"], "buffer": {"bdp_fraction": 0.1}}}
+    first = lossync.run(used)
+    assert first.summary["utilization"] != u  # at twice the buffer
+    first.write(tmp_path / "out", figure=False)
+    again = lossync.run(tmp_path / "out" / "scenario.toml")
+    assert again.summary["utilization"] == first.summary["utilization"]
+    warned = lambda r: [w for w in r.summary["warnings"] if w.startswith("loss.calibration: fitted at")]  # noqa: E731
+    assert warned(first) and warned(again) == warned(first), (first.summary["warnings"], again.summary["warnings"])
+
+
+def test_calibrate_on_bufferless_links_fits_no_headroom_and_says_why(tmp_path):
+    # With no buffered link the headroom's bound is 0, and calibrate reported "burst_per_sqrt_buffer
+    # at its limit (95% of the smallest buffer)" for a buffer of 0.
+    doc = {"dumbbell": {"capacity": "100Mbps", "buffer": {"packets": 0}}, "flows": [{"count": 4, "cc": "reno", "rtt": "50ms"}],
+           "loss": {"model": "tcp"}, "run": {"duration": "5s"}}
+    u = lossync.run(doc).summary["utilization"]
+    cal = lossync.calibrate(doc, tmp_path / "cal.toml", seeds=1, reference_utilization=u / 2)
+    assert cal["fitted"]["note"].startswith("no buffered link"), cal["fitted"]["note"]
+    assert lossync.run({**doc, "loss": {"model": "tcp", "calibration": str(tmp_path / "cal.toml")}}).summary["utilization"] > 0
+
+
 def test_a_calibrated_runs_result_folder_reruns_with_its_warning(tmp_path):
     # The result folder's scenario.toml inlined the calibration's values but dropped the buffer
     # it was fitted at, so its rerun (same utilization) no longer said it ran at another buffer.

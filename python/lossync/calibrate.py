@@ -141,7 +141,10 @@ def calibrate(
     threshold, u_after = 1.0, u_before
     if abs(u_before - u_packet) <= tolerance:
         note = f"the fluid engine (default headroom) is within {tolerance} of the packet engine: nothing to fit"
-    elif (u_zero := fluid(0.0, 1.0)) >= u_packet:
+    elif (u_zero := fluid(0.0, 1.0)) >= u_packet and smallest == 0:
+        burst, u_after = 0.0, u_zero
+        note = "no buffered link, so no headroom to fit: the fluid engine stays above the packet engine"
+    elif u_zero >= u_packet:
         # The headroom moves utilization down as it grows (a smaller effective buffer drains
         # more often): bisect it between none and 95% of the smallest buffer (c·√B = 0.95 B).
         hi = 0.95 * math.sqrt(smallest)
@@ -158,6 +161,8 @@ def calibrate(
         x, u_after = bisect(lambda x: fluid(0.0, threshold_of(x)), 0.0, math.log(e_hi), u_zero, fluid(0.0, e_hi))
         burst, threshold = 0.0, threshold_of(x)
         note = "fitted event_threshold (no headroom)" if threshold < e_hi else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
+    if abs(u_after - u_packet) > tolerance and "stays" not in note:
+        note += f" (closest reached: U {u_after:.4f} against the reference's {u_packet:.4f})"
     result = {
         # Unrounded: a short run is sensitive enough that a 4-digit rounding moved it 2 points
         # away from the utilization the fit reports.
@@ -191,6 +196,6 @@ def to_toml(cal: dict[str, Any]) -> str:
              *([] if cal["burst_per_sqrt_buffer"] is None else [f"burst_per_sqrt_buffer = {cal['burst_per_sqrt_buffer']!r}"]),
              f"event_threshold = {cal['event_threshold']!r}", "",
              "[fitted]  # what it was fitted on; the engines read smallest_buffer_pkts only, to warn when used at another buffer"]
-    for k, v in cal["fitted"].items():
-        lines.append(f"{k} = {json.dumps(v)}")
+    for k, v in cal["fitted"].items():  # TOML has no null: a value not fitted is a comment
+        lines.append(f"# {k}: none" if v is None else f"{k} = {json.dumps(v)}")
     return "\n".join(lines) + "\n"

@@ -250,8 +250,9 @@ def _say_headroom(resolved: dict) -> None:
     """On stderr, the burst headroom the fluid engine's tcp model will use on each link: a modelling
     choice the resolved scenario leaves implicit when it is the default (docs/fluid.md)."""
     loss = resolved["loss"]
-    source = ("calibrated" if "calibration" in loss else "given" if {"burst_pkts", "burst_per_sqrt_buffer"} & set(loss)
-              else "default")
+    # A calibration file may set event_threshold only: its headroom is then the default.
+    set_headroom = bool({"burst_pkts", "burst_per_sqrt_buffer"} & set(loss))
+    source = ("calibrated" if "calibration" in loss else "given") if set_headroom else "default"
     headroom = _core.burst_headroom_pkts(json.dumps(resolved), "json", ".")
     for i, (link, h) in enumerate(zip(resolved["links"], headroom)):
         if link["buffer_pkts"] > 0:

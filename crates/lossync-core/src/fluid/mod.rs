@@ -1362,7 +1362,8 @@ fn region_warnings(sc: &Scenario) -> Vec<String> {
         } if burst_pkts.is_some()
             || burst_per_sqrt_buffer.is_some()
             || *event_threshold != 1.0
-            || calibration.is_some() =>
+            || calibration.is_some()
+            || fitted_buffer_pkts.is_some() =>
         {
             let burst = match (burst_pkts, burst_per_sqrt_buffer) {
                 (Some(b), _) => format!("loss.burst_pkts = {b}"),
@@ -1859,6 +1860,9 @@ fn link_members(sc: &Scenario, li: usize) -> Vec<Member> {
 /// Link `li`'s headroom, its members' RTT classes given.
 fn link_headroom_pkts(sc: &Scenario, li: usize, rtt_class: &[usize]) -> f64 {
     let l = &sc.links[li];
+    if l.buffer_pkts <= 0.0 {
+        return 0.0; // a bufferless link has no queue to hold below its buffer
+    }
     match sc.loss {
         LossModel::Tcp {
             burst_pkts,

@@ -55,12 +55,18 @@ pub fn read(path: &Path) -> Result<Calibration> {
         None => None,
         Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
             // 0: fitted on bufferless links only, nothing to compare a buffer with.
-            Some(b) if b.is_finite() && b >= 0.0 => (b > 0.0).then_some(b),
+            Some(0.0) => None,
+            Some(b)
+                if (super::limits::FITTED_BUFFER_PKTS.0..=super::limits::FITTED_BUFFER_PKTS.1)
+                    .contains(&b) =>
+            {
+                Some(b)
+            }
             _ => {
                 return Err(Error::field(
                     field,
                     format!(
-                        "{}: fitted.smallest_buffer_pkts must be a number of packets ≥ 0, got {v}",
+                        "{}: fitted.smallest_buffer_pkts must be 0 (no buffered link) or a number of packets in [1, 1e12], got {v}",
                         path.display()
                     ),
                 ))

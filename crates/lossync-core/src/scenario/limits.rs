@@ -50,6 +50,10 @@ pub const MIN_STEP_S: f64 = 1e-9;
 /// engines refuse what the machine's memory cannot hold before that).
 pub const MAX_BUFFER_BYTES: f64 = 18_446_744_073_709_551_616.0;
 
+/// The buffer a calibration was fitted at (`loss.fitted_buffer_pkts`, a calibration file's
+/// `[fitted] smallest_buffer_pkts`): at least a packet, as every buffer, and at most 10^12
+/// packets (1.5 PB of 1500-byte packets), so the warning that compares it stays a number.
+pub const FITTED_BUFFER_PKTS: (f64, f64) = (1.0, 1e12);
 /// `bdp_fraction`: at most 1000 bandwidth-delay products (buffers measured in access networks
 /// hold up to seconds of traffic, tens of BDPs at common RTTs; Gettys & Nichols, "Bufferbloat:
 /// dark buffers in the Internet", CACM 55(1), 2012).

@@ -1543,12 +1543,10 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
         (0.01, 100.0),
         "a scale of the drops per loss event, 1 by default",
     )?;
-    let smallest = links
-        .iter()
-        .map(|k| k.buffer_pkts)
-        .fold(f64::INFINITY, f64::min);
     if let Some(b) = cal.burst_pkts {
         non_negative(&name("loss.burst_pkts"), b)?;
+        // Below every buffered link's buffer; a bufferless link takes no headroom.
+        let smallest = smallest_buffer_pkts(links).unwrap_or(f64::INFINITY);
         if b > 0.0 && b >= smallest {
             return Err(Error::field(
                 name("loss.burst_pkts"),
@@ -1572,12 +1570,12 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
         }
     }
     if let Some(b) = l.fitted_buffer_pkts {
-        if !(b.is_finite() && b > 0.0) {
-            return Err(Error::field(
-                "loss.fitted_buffer_pkts",
-                format!("{b} is not a positive number of packets"),
-            ));
-        }
+        in_range(
+            "loss.fitted_buffer_pkts",
+            b,
+            super::limits::FITTED_BUFFER_PKTS,
+            "the smallest buffer the parameters were fitted at, in packets",
+        )?;
     }
     if let Some(g) = l.growth_share {
         in_range(
