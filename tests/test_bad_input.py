@@ -215,6 +215,7 @@ def test_a_malformed_calibration_file_is_one_line_naming_the_field(tmp_path, cas
     extra = ["--out", str(out)] if command == "run" else []
     r = cli(command, str(GOOD), "--set", f'loss={{model="tcp", calibration="{cal}"}}', *extra)
     _one_line_naming(r, field)
+    assert str(cal) in r.stderr  # which file (its out-of-range values did not say)
     assert not out.exists()
 
 

@@ -1524,12 +1524,10 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
             "",
         ),
     };
-    let name = |own: &str| {
-        if field.is_empty() {
-            own.to_string()
-        } else {
-            format!("{field}: {own}")
-        }
+    // A value from a calibration file names the file, as its parse errors do.
+    let name = |own: &str| match &calibration {
+        Some(path) => format!("{field}: {path}: {own}"),
+        None => own.to_string(),
     };
     if cal.burst_pkts.is_some() && cal.burst_per_sqrt_buffer.is_some() {
         return Err(Error::field(
