@@ -139,17 +139,19 @@ def calibrate(
     u_before = fluid(None, 1.0)
     burst: float | None = None
     threshold, u_after = 1.0, u_before
+    at_limit = False  # the fit stops at a bound, and its note already says how far it stays
     if abs(u_before - u_packet) <= tolerance:
         note = f"the fluid engine (default headroom) is within {tolerance} of the packet engine: nothing to fit"
     elif (u_zero := fluid(0.0, 1.0)) >= u_packet and smallest == 0:
-        burst, u_after = 0.0, u_zero
+        burst, u_after, at_limit = 0.0, u_zero, True
         note = "no buffered link, so no headroom to fit: the fluid engine stays above the packet engine"
     elif u_zero >= u_packet:
         # The headroom moves utilization down as it grows (a smaller effective buffer drains
         # more often): bisect it between none and 95% of the smallest buffer (c·√B = 0.95 B).
         hi = 0.95 * math.sqrt(smallest)
         burst, u_after = bisect(lambda c: fluid(c, 1.0), 0.0, hi, u_zero, fluid(hi, 1.0))
-        note = "fitted burst_per_sqrt_buffer" if burst < hi else "burst_per_sqrt_buffer at its limit (95% of the smallest buffer): the fluid engine stays above the packet engine"
+        at_limit = burst >= hi
+        note = "fitted burst_per_sqrt_buffer" if not at_limit else "burst_per_sqrt_buffer at its limit (95% of the smallest buffer): the fluid engine stays above the packet engine"
     else:
         # Too low even without headroom: more flows lose per overflow than in packets; raise the
         # drops per loss event (bisection on its logarithm: the effect is multiplicative).
@@ -160,8 +162,9 @@ def calibrate(
 
         x, u_after = bisect(lambda x: fluid(0.0, threshold_of(x)), 0.0, math.log(e_hi), u_zero, fluid(0.0, e_hi))
         burst, threshold = 0.0, threshold_of(x)
-        note = "fitted event_threshold (no headroom)" if threshold < e_hi else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
-    if abs(u_after - u_packet) > tolerance and "stays" not in note:
+        at_limit = threshold >= e_hi
+        note = "fitted event_threshold (no headroom)" if not at_limit else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
+    if abs(u_after - u_packet) > tolerance and not at_limit:
         note += f" (closest reached: U {u_after:.4f} against the reference's {u_packet:.4f})"
     result = {
         # Unrounded: a short run is sensitive enough that a 4-digit rounding moved it 2 points

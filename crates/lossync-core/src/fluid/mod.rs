@@ -753,7 +753,7 @@ impl FluidEngine {
             let sync = sync_spec.map(|(s, p)| {
                 SyncModule::new(s.clone(), p, n, Rng::new(sc.run.seed, 2000 + li as u64))
             });
-            let rtt_class = rtt_classes(&members, |f| sc.flows[f].rtt_s, 1.0 / l.capacity_pps);
+            let rtt_class = link_rtt_classes(&sc, li, &members);
             let headroom = link_headroom_pkts(&sc, li, &rtt_class);
             links.push(LinkState {
                 index: li,
@@ -1828,17 +1828,13 @@ fn same_class_share(rtt_class: &[usize]) -> f64 {
     shares.iter().map(|s| s * s).sum()
 }
 
-/// Each member's RTT class: members whose base RTTs lie within `tolerance_s` of the next
-/// (sorted) share one.
 /// The `tcp` model's burst headroom on each link, in packets (0 under the other models): the
 /// fluid queue of a link is held this far below its buffer, since bursts overflow a drop-tail
 /// queue before its fluid average is full (docs/fluid.md, "Burst headroom and calibration").
 pub fn burst_headroom_pkts(sc: &Scenario) -> Vec<f64> {
     (0..sc.links.len())
         .map(|li| {
-            let members = link_members(sc, li);
-            let tolerance_s = 1.0 / sc.links[li].capacity_pps;
-            let rtt_class = rtt_classes(&members, |f| sc.flows[f].rtt_s, tolerance_s);
+            let rtt_class = link_rtt_classes(sc, li, &link_members(sc, li));
             link_headroom_pkts(sc, li, &rtt_class)
         })
         .collect()
@@ -1855,6 +1851,15 @@ fn link_members(sc: &Scenario, li: usize) -> Vec<Member> {
             Some(Member { flow, hop, last })
         })
         .collect()
+}
+
+/// The RTT classes of link `li`'s members: base RTTs within one packet time of the link.
+fn link_rtt_classes(sc: &Scenario, li: usize, members: &[Member]) -> Vec<usize> {
+    rtt_classes(
+        members,
+        |f| sc.flows[f].rtt_s,
+        1.0 / sc.links[li].capacity_pps,
+    )
 }
 
 /// Link `li`'s headroom, its members' RTT classes given.
@@ -1882,6 +1887,8 @@ fn link_headroom_pkts(sc: &Scenario, li: usize, rtt_class: &[usize]) -> f64 {
     }
 }
 
+/// Each member's RTT class: members whose base RTTs lie within `tolerance_s` of the next
+/// (sorted) share one.
 fn rtt_classes(members: &[Member], rtt_s: impl Fn(usize) -> f64, tolerance_s: f64) -> Vec<usize> {
     let mut order: Vec<usize> = (0..members.len()).collect();
     order.sort_by(|&a, &b| rtt_s(members[a].flow).total_cmp(&rtt_s(members[b].flow)));

@@ -1501,7 +1501,7 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
         ("loss.event_threshold", l.event_threshold.is_some()),
         ("loss.fitted_buffer_pkts", l.fitted_buffer_pkts.is_some()),
     ];
-    let (cal, calibration, field) = match &l.calibration {
+    let (cal, calibration) = match &l.calibration {
         Some(file) => {
             if let Some((name, _)) = given.iter().find(|(_, g)| *g) {
                 return Err(Error::field(
@@ -1511,7 +1511,7 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
             }
             let path = base_dir.join(file);
             let cal = super::calibration::read(&path)?;
-            (cal, Some(path.display().to_string()), "loss.calibration")
+            (cal, Some(path.display().to_string()))
         }
         None => (
             super::calibration::Calibration {
@@ -1521,12 +1521,11 @@ fn resolve_tcp(l: &LossSpec, links: &[Link], base_dir: &Path) -> Result<LossMode
                 fitted_buffer_pkts: l.fitted_buffer_pkts,
             },
             None,
-            "",
         ),
     };
     // A value from a calibration file names the file, as its parse errors do.
     let name = |own: &str| match &calibration {
-        Some(path) => format!("{field}: {path}: {own}"),
+        Some(path) => format!("loss.calibration: {path}: {own}"),
         None => own.to_string(),
     };
     if cal.burst_pkts.is_some() && cal.burst_per_sqrt_buffer.is_some() {
