@@ -1,12 +1,15 @@
 """Does a calibration hold on runs it was not fitted on? For the small-buffer cells of the fidelity
 matrix (scripts/fidelity.py: every variant mix, buffers 2, 5 and 10% of the BDP, 10 flows at
-100 Mb/s and 1 Gb/s, RTTs spread 1:3), `lossync calibrate` fits `burst_per_sqrt_buffer` or `event_threshold` on seeds 1-2 of 60 s
-runs (lengthened by `calibrate`, doubling, until the packet engine's utilization has agreed with
+100 Mb/s and 1 Gb/s, RTTs spread 1:3), `lossync calibrate` fits `burst_per_sqrt_buffer` or `event_threshold`
+to the utilization on seeds 1-2 of 60 s runs (lengthened by `calibrate`, doubling, until the packet engine's utilization has agreed with
 runs half as long within a point twice in a row, at most to 960 s: column fit_s); the calibrated fluid engine is then compared with
 packet runs of seeds 3-4 twice as long as those it was fitted on, at the buffer it was fitted on
 and at twice that buffer. (These packet runs are deterministic: with equal start times and fixed
 RTTs the seed changes nothing, so "other seeds" adds no variety here; the longer runs and the
-other buffer do.)
+other buffer do.) Rows "with the sync rate" (columns synced_*) are `calibrate --fit-sync-rate` on
+the same packet reference: after the headroom, `event_threshold` fitted to the packet engine's
+synchronization rate too. Columns u_* are utilizations, s_* synchronization rates (mean share of
+the flows that lose per congestion event).
 Writes docs/validation/calibration.md.
 
     python scripts/calibration.py [--workers 2]
@@ -34,10 +37,13 @@ def cells() -> list[tuple[dict, dict]]:
             if k["variant"] in fidelity.VARIANTS and k["buffer"] <= 0.1 and k["flows"] == 10 and k["capacity"] in ("100Mbps", "1Gbps") and k["rtt"] == "spread"]
 
 
-def mean_u(doc: dict, seeds: list[int]) -> float:
+def means(doc: dict, seeds: list[int]) -> tuple[float, float]:
+    """Mean utilization and synchronization rate over `seeds`."""
     from lossync import run
 
-    return sum(run({**doc, "run": {**doc["run"], "seed": s}}, progress=False).summary["utilization"] for s in seeds) / len(seeds)
+    runs = [run({**doc, "run": {**doc["run"], "seed": s}}, progress=False).summary for s in seeds]
+    rates = [float("nan") if r["sync_rate_mean"] is None else r["sync_rate_mean"] for r in runs]  # None: no congestion event
+    return sum(r["utilization"] for r in runs) / len(runs), sum(rates) / len(rates)
 
 
 def one(key: dict, doc: dict) -> dict:
@@ -45,18 +51,24 @@ def one(key: dict, doc: dict) -> dict:
 
     fit = {**doc, "run": {**doc["run"], **FIT}}
     cal = calibrate(fit, seeds=2)
-    fitted_s, warmup_s = cal["fitted"]["duration_s"], cal["fitted"]["warmup_s"]
+    f = cal["fitted"]
+    fitted_s, warmup_s = f["duration_s"], f["warmup_s"]
+    # The same fit with the synchronization rate (--fit-sync-rate), on the same packet reference.
+    settled = {**fit, "run": {**fit["run"], "duration": fitted_s, "warmup": warmup_s}}
+    synced = calibrate(settled, seeds=2, fit_sync_rate=True, reference_utilization=f["packet_utilization"],
+                       reference_sync_rate=f["packet_sync_rate"])
     check = {**doc, "run": {**doc["run"], "duration": 2 * fitted_s, "warmup": 2 * warmup_s}}
-    fitted = {"model": "tcp", "burst_per_sqrt_buffer": cal["burst_per_sqrt_buffer"], "event_threshold": cal["event_threshold"]}
-    # The same calibration at twice the buffer (a cell it was not fitted on).
+    # The same calibrations at twice the buffer (a cell they were not fitted on).
     double = {**check, "dumbbell": {**check["dumbbell"], "buffer": {"bdp_fraction": 2 * key["buffer"]}}}
-    return {**key, "fit_s": fitted_s, "burst_per_sqrt_buffer": cal["burst_per_sqrt_buffer"], "event_threshold": cal["event_threshold"], "note": cal["fitted"]["note"],
-            "u_packet": mean_u({**check, "engine": "packet"}, CHECK_SEEDS),
-            "u_fluid": mean_u({**check, "engine": "fluid"}, CHECK_SEEDS),
-            "u_calibrated": mean_u({**check, "engine": "fluid", "loss": fitted}, CHECK_SEEDS),
-            "u_packet_2b": mean_u({**double, "engine": "packet"}, CHECK_SEEDS),
-            "u_fluid_2b": mean_u({**double, "engine": "fluid"}, CHECK_SEEDS),
-            "u_calibrated_2b": mean_u({**double, "engine": "fluid", "loss": fitted}, CHECK_SEEDS)}
+    row = {**key, "fit_s": fitted_s, "burst_per_sqrt_buffer": cal["burst_per_sqrt_buffer"], "event_threshold": cal["event_threshold"], "note": f["note"],
+           "synced_burst_per_sqrt_buffer": synced["burst_per_sqrt_buffer"], "synced_event_threshold": synced["event_threshold"]}
+    loss = {name: {"model": "tcp", "burst_per_sqrt_buffer": c["burst_per_sqrt_buffer"], "event_threshold": c["event_threshold"]}
+            for name, c in (("calibrated", cal), ("synced", synced))}
+    for suffix, d in (("", check), ("_2b", double)):
+        for name, run_doc in (("packet", {**d, "engine": "packet"}), ("fluid", {**d, "engine": "fluid"}),
+                              *((name, {**d, "engine": "fluid", "loss": lo}) for name, lo in loss.items())):
+            row[f"u_{name}{suffix}"], row[f"s_{name}{suffix}"] = means(run_doc, CHECK_SEEDS)
+    return row
 
 
 def main() -> None:
@@ -69,15 +81,18 @@ def main() -> None:
     wall = time.perf_counter() - t0
     df = pd.DataFrame(rows)
     for suffix in ("", "_2b"):
-        df[f"du_fluid{suffix}"] = df[f"u_fluid{suffix}"] - df[f"u_packet{suffix}"]
-        df[f"du_calibrated{suffix}"] = df[f"u_calibrated{suffix}"] - df[f"u_packet{suffix}"]
+        for name in ("fluid", "calibrated", "synced"):
+            df[f"du_{name}{suffix}"] = df[f"u_{name}{suffix}"] - df[f"u_packet{suffix}"]
+            df[f"ds_{name}{suffix}"] = df[f"s_{name}{suffix}"] - df[f"s_packet{suffix}"]
     within = lambda col, tol: f"{(df[col].abs() <= tol).mean():.0%}"  # noqa: E731
     lines = ["# Calibrated fluid engine on runs it was not fitted on", "", __doc__.split("\n\n")[0].replace("\n", " "), "",
              f"{len(df)} cells, {wall / 60:.1f} min on {a.workers} workers. Regenerate: `python scripts/calibration.py`.", "",
-             "| | within 2 points | within 3 points | median abs dU | max abs dU |", "|---|---|---|---|---|"]
-    for name, col in [("uncalibrated (tcp)", "du_fluid"), ("calibrated", "du_calibrated"),
-                      ("uncalibrated, twice the buffer", "du_fluid_2b"), ("calibrated, twice the buffer", "du_calibrated_2b")]:
-        lines.append(f"| {name} | {within(col, 0.02)} | {within(col, 0.03)} | {df[col].abs().median():.3f} | {df[col].abs().max():.3f} |")
+             "| | within 2 points | within 3 points | median abs dU | max abs dU | median abs d(sync rate) |", "|---|---|---|---|---|---|"]
+    for name, col in [("uncalibrated (tcp)", "du_fluid"), ("calibrated", "du_calibrated"), ("calibrated with the sync rate", "du_synced"),
+                      ("uncalibrated, twice the buffer", "du_fluid_2b"), ("calibrated, twice the buffer", "du_calibrated_2b"),
+                      ("calibrated with the sync rate, twice the buffer", "du_synced_2b")]:
+        ds = df["ds" + col.removeprefix("du")].abs().median()
+        lines.append(f"| {name} | {within(col, 0.02)} | {within(col, 0.03)} | {df[col].abs().median():.3f} | {df[col].abs().max():.3f} | {ds:.3f} |")
     lines += ["", fidelity.markdown(df.round(4), index=False), ""]
     DOC.write_text("\n".join(lines) + "\n")
     (ROOT / "docs" / "validation" / "data" / "calibration.json").write_text(json.dumps(rows, indent=1) + "\n")

@@ -266,6 +266,18 @@ def test_calibrate_refuses_a_bad_duration_and_says_which_model_it_fits(tmp_path)
     assert r.returncode == 0, r.stderr
     said = "loss.model = 'proportional': this calibrates the"
     assert said in r.stderr and said in (tmp_path / "c.toml").read_text()
+    # The first 5 s see no congestion event, so no synchronization rate: the summary's None stopped
+    # calibrate with a TypeError when it began to read the rate. Kept at 5 s, the file says none.
+    lossync.calibrate(other, tmp_path / "c5.toml", seeds=1, duration_s=5, max_doublings=0)
+    assert "# packet_sync_rate: none" in (tmp_path / "c5.toml").read_text()
+
+
+@pytest.mark.parametrize(("u", "sync", "fit"), [(None, 0.4, True), (0.9, 0.4, False), (0.9, 1.5, True), (0.9, float("nan"), True), (0.9, -0.1, True)])
+def test_calibrate_refuses_a_reference_sync_rate_it_cannot_match(u, sync, fit):
+    # A sync rate is a share of flows, fitted only when asked, and only beside a given utilization
+    # (without one, calibrate runs the packet engine, which measures its own).
+    with pytest.raises(lossync.ScenarioError, match="reference_sync_rate"):
+        lossync.calibrate(GOOD, reference_utilization=u, reference_sync_rate=sync, fit_sync_rate=fit)
 
 
 def test_event_threshold_out_of_range_names_its_field():

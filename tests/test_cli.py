@@ -158,3 +158,16 @@ def test_version_and_shell_completion():
     r = subprocess.run([sys.executable, "-c", "from lossync.cli import main; main(prog_name='lossync')"],
                        env={**os.environ, "_LOSSYNC_COMPLETE": "bash_source"}, capture_output=True, text=True)
     assert "complete" in r.stdout and "_LOSSYNC_COMPLETE" in r.stdout
+
+
+def test_calibrate_fit_sync_rate_fits_event_threshold_and_prints_the_rates(tmp_path):
+    # The flag reaches the fit: 10 CUBIC flows, 100 Mb/s, 2% BDP, RTTs 25..75 ms, where the fluid
+    # engine fitted to the utilization alone has too few flows losing per event (tests/test_fidelity.py).
+    scenario = tmp_path / "small.toml"
+    scenario.write_text('[dumbbell]\ncapacity = "100Mbps"\nbuffer = { bdp_fraction = 0.02 }\n'
+                        '[[flows]]\ncount = 10\ncc = "cubic"\nrtt = "25ms..75ms"\nslow_start = true\n[run]\nduration = "60s"\n')
+    r = lossync("calibrate", str(scenario), "--out", str(tmp_path / "cal.toml"), "--seeds", "1", "--fit-sync-rate")
+    assert r.returncode == 0, r.stderr
+    assert "synchronization rate: packet" in r.stdout, r.stdout
+    text = (tmp_path / "cal.toml").read_text()
+    assert "and event_threshold (the synchronization rate)" in text and "packet_sync_rate = " in text, text

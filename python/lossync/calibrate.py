@@ -9,7 +9,8 @@ square root of what it holds, so the fit carries to other buffers: c·√B at ea
 per overflow). `calibrate` runs the scenario in the packet engine (the reference), then bisects the
 one that moves the fluid engine's mean utilization over the same seeds toward the packet engine's:
 the headroom if the fluid engine is too high (utilization falls as it grows), the threshold if too
-low (utilization rises with it). It writes a calibration file that a scenario names:
+low (utilization rises with it); with `--fit-sync-rate`, then `event_threshold` as well, to the packet
+engine's synchronization rate. It writes a calibration file that a scenario names:
 
     loss = { model = "tcp", calibration = "cal.toml" }
 """
@@ -20,7 +21,7 @@ import json
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _core
 from .engines import run
@@ -28,10 +29,28 @@ from .errors import ScenarioError
 from .io import write_text
 from .scenario import ScenarioLike, find_scenario, load_scenario
 
+#: Where `event_threshold` is bisected: to raise a too-low fluid engine (up to 100, the scenario
+#: field's bound), and to match the packet engine's synchronization rate (0.1 to 10, where the
+#: headroom can still match its utilization).
+THRESHOLD_RANGE = (0.01, 100.0)
+SYNC_THRESHOLD_RANGE = (0.1, 10.0)
 
-def _mean_utilization(doc: dict[str, Any], seeds: list[int], base_dir: str | None) -> float:
-    u = [run({**doc, "run": {**doc["run"], "seed": s}}, progress=False, base_dir=base_dir).summary["utilization"] for s in seeds]
-    return sum(u) / len(u)
+
+class Fit(NamedTuple):
+    """One fluid evaluation: headroom c (None: the default), threshold scale e, and the mean
+    utilization u and synchronization rate s it gave."""
+    c: float | None
+    e: float
+    u: float
+    s: float
+
+
+def _means(doc: dict[str, Any], seeds: list[int], base_dir: str | None) -> tuple[float, float]:
+    """Mean utilization and mean synchronization rate (share of a link's flows that lose per
+    congestion event; a summary without an event has none, and the mean is then NaN) over `seeds`."""
+    summaries = [run({**doc, "run": {**doc["run"], "seed": s}}, progress=False, base_dir=base_dir).summary for s in seeds]
+    rates = [math.nan if x["sync_rate_mean"] is None else x["sync_rate_mean"] for x in summaries]
+    return sum(x["utilization"] for x in summaries) / len(summaries), sum(rates) / len(rates)
 
 
 def calibrate(
@@ -42,15 +61,23 @@ def calibrate(
     tolerance: float = 0.002,
     progress: Callable[[str], None] | None = None,
     reference_utilization: float | None = None,
+    fit_sync_rate: bool = False,
+    reference_sync_rate: float | None = None,
     converged_within: float = 0.01,
     max_doublings: int = 4,
+    sync_tolerance: float = 0.01,
 ) -> dict[str, Any]:
-    """Fits `burst_per_sqrt_buffer` or `event_threshold` of the `tcp` loss model so that the fluid engine's mean
-    utilization over seeds 1..`seeds` matches the packet engine's (within `tolerance`, or as close
-    as the bisection gets in 20 halvings). `duration_s`: the runs' length (default: the scenario's), statistics
-    after its first third. `reference_utilization`: the utilization to match, measured elsewhere
-    (a test bed, the kernel, an earlier packet run), instead of running the packet engine. Writes
-    the calibration file to `out` if given; returns its content.
+    """Fits the `tcp` loss model so that the fluid engine's mean utilization over seeds 1..`seeds`
+    matches the packet engine's (within `tolerance`, or as close as the bisection gets in 20
+    halvings): `burst_per_sqrt_buffer` if the fluid engine is too high, `event_threshold` if it is
+    too low even without headroom (nothing if it is within `tolerance`). With `fit_sync_rate`,
+    after the headroom `event_threshold` is fitted too, so that the synchronization rate (the
+    share of a link's flows that lose per congestion event) matches within `sync_tolerance`:
+    closer at the buffer fitted at, farther at twice it (docs/validation/calibration.md).
+    `duration_s`: the runs' length (default: the scenario's), statistics after its first third.
+    `reference_utilization` (and, with `fit_sync_rate`, `reference_sync_rate`): what to match,
+    measured elsewhere (a test bed, the kernel, an earlier packet run), instead of running the
+    packet engine. Writes the calibration file to `out` if given; returns its content.
 
     The packet runs must have settled, or the fit chases a transient: at 1 Gb/s a saw-tooth cycle
     lasts seconds, and 10 Reno flows at 5% BDP (RTTs 25..75 ms) measure 0.59 over 60 s, 0.66 over
@@ -63,6 +90,9 @@ def calibrate(
     over 60 s and 0.686 over 120 s.)"""
     if seeds < 1:
         raise ScenarioError("--seeds", "must be at least 1")
+    if reference_sync_rate is not None and (reference_utilization is None or not fit_sync_rate):
+        raise ScenarioError("reference_sync_rate", "is matched with fit_sync_rate and reference_utilization: give all three, "
+                                                   "or no reference to run the packet engine")
     if max_doublings < 0:
         raise ScenarioError("max_doublings", f"must be 0 or more, got {max_doublings}")
     if isinstance(scenario, dict):
@@ -90,11 +120,12 @@ def calibrate(
     seed_list = list(range(1, seeds + 1))
 
     unsettled = ""
+    s_packet = math.nan  # no synchronization reference for a given utilization
     if reference_utilization is None:
         u_shorter, agreed = None, 0
         for doubling in range(max_doublings + 1):
-            u_packet = _mean_utilization({**doc, "engine": "packet"}, seed_list, base_dir)
-            say(f"packet engine, {sc['run']['duration_s']:g} s: U {u_packet:.4f} (mean of {seeds} runs)")
+            u_packet, s_packet = _means({**doc, "engine": "packet"}, seed_list, base_dir)
+            say(f"packet engine, {sc['run']['duration_s']:g} s: U {u_packet:.4f}, sync rate {s_packet:.3f} (mean of {seeds} runs)")
             if u_shorter is not None:
                 agreed = agreed + 1 if abs(u_packet - u_shorter) <= converged_within else 0
                 if agreed == 2:
@@ -111,61 +142,85 @@ def calibrate(
             say("warning: " + unsettled.removeprefix("; "))
     elif 0 < reference_utilization <= 1 + 1e-6:  # a measured 1 may carry rounding
         u_packet = min(reference_utilization, 1.0)
+        if reference_sync_rate is not None:
+            if not 0 <= reference_sync_rate <= 1:  # NaN too
+                raise ScenarioError("reference_sync_rate", f"{reference_sync_rate} is not a share of flows in [0, 1]")
+            s_packet = reference_sync_rate
     else:
         raise ScenarioError("reference_utilization", f"{reference_utilization} is not a utilization in (0, 1]")
 
-    def fluid(c: float | None, e: float) -> float:
+    def fluid(c: float | None, e: float) -> Fit:
         loss: dict[str, Any] = {"model": "tcp", "event_threshold": e, **kept}
         if c is not None:  # None: the default headroom (docs/fluid.md)
             loss["burst_per_sqrt_buffer"] = c
-        u = _mean_utilization({**doc, "engine": "fluid", "loss": loss}, seed_list, base_dir)
-        say(f"fluid, burst_per_sqrt_buffer {'default' if c is None else f'{c:.4f}':>8}, event_threshold {e:7.3f}: U {u:.4f}")
-        return u
+        u, s = _means({**doc, "engine": "fluid", "loss": loss}, seed_list, base_dir)
+        say(f"fluid, burst_per_sqrt_buffer {'default' if c is None else f'{c:.4f}':>8}, event_threshold {e:7.3f}: U {u:.4f}, sync rate {s:.3f}")
+        return Fit(c, e, u, s)
 
-    def bisect(u_of: Callable[[float], float], lo: float, hi: float, u_lo: float, u_hi: float) -> tuple[float, float]:
+    def bisect(fit_of: Callable[[float], Fit], lo: float, hi: float, f_lo: Fit, f_hi: Fit) -> tuple[float, Fit]:
         """The x in [lo, hi] whose U is closest to the packet engine's, U monotone in x."""
-        best = min([(lo, u_lo), (hi, u_hi)], key=lambda xu: abs(xu[1] - u_packet))
-        rising = u_hi > u_lo
+        best = min([(lo, f_lo), (hi, f_hi)], key=lambda xf: abs(xf[1].u - u_packet))
+        rising = f_hi.u > f_lo.u
         for _ in range(20):
-            if abs(best[1] - u_packet) <= tolerance:
+            if abs(best[1].u - u_packet) <= tolerance:
                 break
             mid = (lo + hi) / 2
-            u = u_of(mid)
-            if abs(u - u_packet) < abs(best[1] - u_packet):
-                best = (mid, u)
-            lo, hi = (mid, hi) if (u < u_packet) == rising else (lo, mid)
+            f = fit_of(mid)
+            if abs(f.u - u_packet) < abs(best[1].u - u_packet):
+                best = (mid, f)
+            lo, hi = (mid, hi) if (f.u < u_packet) == rising else (lo, mid)
         return best
 
-    u_before = fluid(None, 1.0)
-    burst: float | None = None
-    threshold, u_after = 1.0, u_before
+    hi = 0.95 * math.sqrt(smallest)  # the headroom's bound: c·√B = 0.95 B on the smallest buffer
+
+    def headroom_for(e: float) -> Fit:
+        """The headroom whose U matches the packet engine's at threshold scale `e` (none if the
+        fluid engine is below it even without: then `e` is too small)."""
+        zero = fluid(0.0, e)
+        if zero.u < u_packet:
+            return zero
+        return bisect(lambda c: fluid(c, e), 0.0, hi, zero, fluid(hi, e))[1]
+
+    before = fluid(None, 1.0)
+    u_before = before.u
+    after = before
+    fitted_sync = False
     at_limit = False  # the fit stops at a bound, and its note already says how far it stays
     if abs(u_before - u_packet) <= tolerance:
         note = f"the fluid engine (default headroom) is within {tolerance} of the packet engine: nothing to fit"
-    elif (u_zero := fluid(0.0, 1.0)) >= u_packet and smallest == 0:
-        burst, u_after, at_limit = 0.0, u_zero, True
+    elif (zero := fluid(0.0, 1.0)).u >= u_packet and smallest == 0:
+        after, at_limit = zero, True
         note = "no buffered link, so no headroom to fit: the fluid engine stays above the packet engine"
-    elif u_zero >= u_packet:
+    elif zero.u >= u_packet:
         # The headroom moves utilization down as it grows (a smaller effective buffer drains
-        # more often): bisect it between none and 95% of the smallest buffer (c·√B = 0.95 B).
-        hi = 0.95 * math.sqrt(smallest)
-        burst, u_after = bisect(lambda c: fluid(c, 1.0), 0.0, hi, u_zero, fluid(hi, 1.0))
-        at_limit = burst >= hi
-        note = "fitted burst_per_sqrt_buffer" if not at_limit else "burst_per_sqrt_buffer at its limit (95% of the smallest buffer): the fluid engine stays above the packet engine"
+        # more often): bisect it between none and its bound. Then, with fit_sync_rate, if the
+        # fluid engine misses the reference's synchronization rate, bisect event_threshold (on
+        # its logarithm, within SYNC_THRESHOLD_RANGE) to match it, refitting the headroom at
+        # each: U fixes the headroom only given how many flows lose per overflow.
+        after = bisect(lambda c: fluid(c, 1.0), 0.0, hi, zero, fluid(hi, 1.0))[1]
+        if fit_sync_rate and math.isfinite(s_packet) and abs(after.s - s_packet) > sync_tolerance:
+            after = _fit_sync(headroom_for, after, u_packet, s_packet, tolerance, sync_tolerance)
+            fitted_sync = True
+        at_limit = after.c is not None and after.c >= hi
+        note = ("fitted burst_per_sqrt_buffer" + (" and event_threshold (the synchronization rate)" if fitted_sync else "")
+                if not at_limit else "burst_per_sqrt_buffer at its limit (95% of the smallest buffer): the fluid engine stays above the packet engine")
     else:
         # Too low even without headroom: more flows lose per overflow than in packets; raise the
         # drops per loss event (bisection on its logarithm: the effect is multiplicative).
-        e_hi = 100.0
+        e_hi = THRESHOLD_RANGE[1]
 
         def threshold_of(x: float) -> float:  # the value run is the value written: exp(log(100)) is 100.00000000000004
             return min(math.exp(x), e_hi)
 
-        x, u_after = bisect(lambda x: fluid(0.0, threshold_of(x)), 0.0, math.log(e_hi), u_zero, fluid(0.0, e_hi))
-        burst, threshold = 0.0, threshold_of(x)
-        at_limit = threshold >= e_hi
+        after = bisect(lambda x: fluid(0.0, threshold_of(x)), 0.0, math.log(e_hi), zero, fluid(0.0, e_hi))[1]
+        at_limit = after.e >= e_hi
         note = "fitted event_threshold (no headroom)" if not at_limit else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
+    burst = after.c if after is not before else None
+    threshold, u_after = after.e, after.u
     if abs(u_after - u_packet) > tolerance and not at_limit:
         note += f" (closest reached: U {u_after:.4f} against the reference's {u_packet:.4f})"
+    if fitted_sync and abs(after.s - s_packet) > sync_tolerance:
+        note += f" (sync rate {after.s:.3f} against the reference's {s_packet:.3f}: the closest with U matched)"
     result = {
         # Unrounded: a short run is sensitive enough that a 4-digit rounding moved it 2 points
         # away from the utilization the fit reports.
@@ -182,6 +237,10 @@ def calibrate(
             "packet_utilization": u_packet,
             "fluid_utilization_uncalibrated": u_before,
             "fluid_utilization_calibrated": u_after,
+            # NaN (no congestion event, or no packet reference) is left out: TOML has no NaN here.
+            "packet_sync_rate": _finite(s_packet),
+            "fluid_sync_rate_uncalibrated": _finite(before.s),
+            "fluid_sync_rate_calibrated": _finite(after.s),
             "note": note + unsettled + other_model,
             "lossync_version": _core.__version__,
         },
@@ -190,6 +249,38 @@ def calibrate(
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         write_text(out, to_toml(result))
     return result
+
+
+def _fit_sync(headroom_for: Callable[[float], Fit], first: Fit, u_packet: float, s_packet: float,
+              tolerance: float, sync_tolerance: float, halvings: int = 6) -> Fit:
+    """Bisects log(event_threshold) within SYNC_THRESHOLD_RANGE until the fluid engine's
+    synchronization rate is within `sync_tolerance` of `s_packet`, with `headroom_for(e)` refitting
+    the headroom to the utilization at each; `first` is the fit at 1. The rate falls as the
+    threshold rises (a flow needs more drops to lose). The best fit keeps U matched first, then
+    the rate closest."""
+    def score(f: Fit) -> tuple[bool, float]:
+        return abs(f.u - u_packet) > tolerance, abs(f.s - s_packet)
+
+    best = first
+    lo, hi = (math.log(SYNC_THRESHOLD_RANGE[0]), 0.0) if first.s < s_packet else (0.0, math.log(SYNC_THRESHOLD_RANGE[1]))
+    for _ in range(halvings):
+        x = (lo + hi) / 2
+        f = headroom_for(math.exp(x))
+        if score(f) < score(best):
+            best = f
+        if score(f) <= (False, sync_tolerance):
+            break
+        if f.u < u_packet - tolerance:  # too low without headroom: too many flows lose
+            lo = x
+        elif f.u > u_packet + tolerance or f.s < s_packet:  # too high at the headroom's bound, or too few lose
+            hi = x
+        else:
+            lo = x
+    return best
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
 
 
 def to_toml(cal: dict[str, Any]) -> str:

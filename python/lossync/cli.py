@@ -440,7 +440,8 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The calibration file to write (TOML).")
 @click.option("--seeds", default=2, show_default=True, help="Packet and fluid runs per point (seeds 1..N).")
 @click.option("--duration", "duration", default=None, help="Run length, e.g. 60s (default: the scenario's, and its warmup; with --duration, statistics after its first third). Doubled, at most four times, until the packet engine's utilization has agreed with runs half as long within a point twice in a row.")
-def calibrate_cmd(scenario, out, seeds, duration) -> None:
+@click.option("--fit-sync-rate", is_flag=True, help="After the headroom, fit the drops per loss event to the packet engine's synchronization rate too (closer at this buffer, farther at others: docs/validation/calibration.md).")
+def calibrate_cmd(scenario, out, seeds, duration, fit_sync_rate) -> None:
     """Fit the fluid engine's loss process (the tcp model's burst headroom or drops per loss
     event) to short packet runs of SCENARIO and write a calibration file: name it with
     loss = { model = "tcp", calibration = "FILE" }."""
@@ -452,13 +453,17 @@ def calibrate_cmd(scenario, out, seeds, duration) -> None:
             duration = float(duration.removesuffix("s"))
         except ValueError:
             raise ScenarioError("--duration", f"{duration!r} is not a number of seconds (e.g. 60 or 60s)") from None
-    cal = calibrate(scenario, out, seeds=seeds, duration_s=duration, progress=lambda line: click.echo(f"  {line}", err=True))
+    cal = calibrate(scenario, out, seeds=seeds, duration_s=duration, fit_sync_rate=fit_sync_rate, progress=lambda line: click.echo(f"  {line}", err=True))
     f = cal["fitted"]
     c = cal["burst_per_sqrt_buffer"]
     burst = "default" if c is None else f"{c} ({f['burst_pkts_at_smallest_buffer']} packets at {f['smallest_buffer_pkts']:g} of buffer)"
     click.echo(f"burst_per_sqrt_buffer = {burst}, event_threshold = {cal['event_threshold']} ({f['note']})")
     click.echo(f"utilization: packet {f['packet_utilization']:.4f}, fluid {f['fluid_utilization_uncalibrated']:.4f} "
                f"uncalibrated, {f['fluid_utilization_calibrated']:.4f} calibrated; written to {out}")
+    if f["packet_sync_rate"] is not None:
+        rate = lambda x: "none" if x is None else f"{x:.3f}"  # noqa: E731
+        click.echo(f"synchronization rate: packet {rate(f['packet_sync_rate'])}, fluid {rate(f['fluid_sync_rate_uncalibrated'])} "
+                   f"uncalibrated, {rate(f['fluid_sync_rate_calibrated'])} calibrated")
 
 
 @main.command(name="compare")
