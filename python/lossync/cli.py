@@ -39,10 +39,27 @@ def _on_sigint(signum: int, frame: object) -> None:
     signal.default_int_handler(signum, frame)
 
 
+def _on_sigint_at_exit(signum: int, frame: object) -> None:
+    # The command is over (its outputs written whole, or not at all) and the interpreter is
+    # shutting down: a KeyboardInterrupt raised in an exit handler (matplotlib's) is printed
+    # with a traceback, and nothing is left to clean up.
+    sys.stderr.write("lossync: interrupted\n")
+    sys.stderr.flush()
+    os._exit(130)
+
+
 class Cli(click.Group):
     def invoke(self, ctx: click.Context):  # type: ignore[override]
-        if threading.current_thread() is threading.main_thread():
+        main_thread = threading.current_thread() is threading.main_thread()
+        if main_thread:
             signal.signal(signal.SIGINT, _on_sigint)
+        try:
+            return self._invoke(ctx)
+        finally:
+            if main_thread:
+                signal.signal(signal.SIGINT, _on_sigint_at_exit)
+
+    def _invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except LossyncError as e:
