@@ -378,3 +378,21 @@ def test_event_threshold_lowers_synchronization_where_rtts_differ():
     doc = {**fidelity.cell_doc("reno+cubic", 0.1, ("1Gbps", 10), "spread"), "engine": "fluid"}
     s1, s3 = (lossync.run({**doc, "loss": {"model": "tcp", "event_threshold": et}}).summary for et in (1, 3))
     assert s3["sync_rate_mean"] < s1["sync_rate_mean"] - 0.05 and s3["utilization"] > s1["utilization"], (s1, s3)
+
+
+def test_validate_says_the_headroom_of_the_links_flows_cross_only(tmp_path):
+    # A reverse direction only ACKs cross was listed "held 0.50 packets below" (one flow counted
+    # on a link without any: now none), and a RED link "held 0.00 packets", as if it were fitted.
+    base = '[dumbbell]\ncapacity = "100Mbps"\nbuffer = { packets = 40 }\n{}\n[[flows]]\ncount = 4\ncc = "reno"\nrtt = "50ms"\n'
+
+    def validate(extra):
+        (tmp_path / "s.toml").write_text(base.replace("{}", extra))
+        said = subprocess.run([sys.executable, "-m", "lossync", "validate", str(tmp_path / "s.toml")], capture_output=True, text=True)
+        assert said.returncode == 0, said.stderr
+        return said.stdout, [l for l in said.stderr.splitlines() if l.startswith("links[")]
+
+    resolved, lines = validate("reverse = true")
+    assert [l.split(":")[0] for l in lines] == ["links[0] (bottleneck)"], lines
+    assert lossync._core.burst_headroom_pkts(resolved, "json", ".") == [0.5, 0.0]
+    _, lines = validate('queue = { discipline = "red", min_th = 5, max_th = 15, max_p = 0.1 }')
+    assert len(lines) == 1 and "no burst headroom" in lines[0] and "red queue" in lines[0], lines

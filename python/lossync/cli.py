@@ -271,11 +271,18 @@ def _say_headroom(resolved: dict) -> None:
     set_headroom = bool({"burst_pkts", "burst_per_sqrt_buffer"} & set(loss))
     source = ("calibrated" if "calibration" in loss else "given") if set_headroom else "default"
     headroom = _core.burst_headroom_pkts(json.dumps(resolved), "json", ".")
+    crossed = {li for f in resolved["flows"] for li in f["path"]}  # a link no flow crosses has no queue
     for i, (link, h) in enumerate(zip(resolved["links"], headroom)):
-        if link["buffer_pkts"] > 0:
-            click.echo(f"links[{i}] ({link['name']}): the fluid queue is held {h:.2f} packets below its "
-                       f"{link['buffer_pkts']:.1f}-packet buffer (burst headroom, {source}; "
-                       "docs/fluid.md, \"Burst headroom and calibration\")", err=True)
+        if link["buffer_pkts"] <= 0 or i not in crossed:
+            continue
+        discipline = link["queue"]["discipline"]
+        if source == "default" and discipline != "droptail":
+            click.echo(f"links[{i}] ({link['name']}): no burst headroom (the default is for drop-tail; a {discipline} queue "
+                       "acts on its own averages: docs/fluid.md, \"Burst headroom and calibration\")", err=True)
+            continue
+        click.echo(f"links[{i}] ({link['name']}): the fluid queue is held {h:.2f} packets below its "
+                   f"{link['buffer_pkts']:.1f}-packet buffer (burst headroom, {source}; "
+                   "docs/fluid.md, \"Burst headroom and calibration\")", err=True)
 
 
 @main.command(name="sweep")

@@ -401,10 +401,13 @@ pub const BURST_BUFFER_CAP: f64 = 0.5;
 /// for `1 + n (1 − g)` flows (`n` when all RTTs differ, 1 when all are equal), plus the mix's
 /// swings, `1.5 (1 − g) √B`. (Half a packet for every flow made 10 HighSpeed flows of one RTT at
 /// 100 Mb/s, 2% BDP, lose at 3.3 of 8.3 packets: utilization 0.53 against the packet engine's
-/// 0.84.)
+/// 0.84.) A link no flow crosses has no bursts, so none.
 pub fn default_burst_pkts(flows: usize, buffer_pkts: f64, same_class: f64) -> f64 {
+    if flows == 0 {
+        return 0.0;
+    }
     let mixed = (1.0 - same_class).clamp(0.0, 1.0);
-    let coinciding = (1.0 + flows as f64 * mixed).min(flows.max(1) as f64);
+    let coinciding = (1.0 + flows as f64 * mixed).min(flows as f64);
     let swings = BURST_SQRT_BUFFER_PER_MIX * mixed * buffer_pkts.max(0.0).sqrt();
     (BURST_PKTS_PER_FLOW * coinciding + swings).min(BURST_BUFFER_CAP * buffer_pkts)
 }
