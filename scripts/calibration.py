@@ -42,8 +42,8 @@ def means(doc: dict, seeds: list[int]) -> tuple[float, float]:
     from lossync import run
 
     runs = [run({**doc, "run": {**doc["run"], "seed": s}}, progress=False).summary for s in seeds]
-    rates = [float("nan") if r["sync_rate_mean"] is None else r["sync_rate_mean"] for r in runs]  # None: no congestion event
-    return sum(r["utilization"] for r in runs) / len(runs), sum(rates) / len(rates)
+    rates = [r["sync_rate_mean"] for r in runs if r["sync_rate_mean"] is not None]  # None: no congestion event
+    return sum(r["utilization"] for r in runs) / len(runs), sum(rates) / len(rates) if rates else float("nan")
 
 
 def one(key: dict, doc: dict) -> dict:

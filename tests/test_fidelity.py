@@ -396,3 +396,17 @@ def test_validate_says_the_headroom_of_the_links_flows_cross_only(tmp_path):
     assert lossync._core.burst_headroom_pkts(resolved, "json", ".") == [0.5, 0.0]
     _, lines = validate('queue = { discipline = "red", min_th = 5, max_th = 15, max_p = 0.1 }')
     assert len(lines) == 1 and "no burst headroom" in lines[0] and "red queue" in lines[0], lines
+
+
+def test_calibrate_averages_the_sync_rate_over_the_runs_that_saw_a_congestion_event(monkeypatch):
+    # One seed without a congestion event (its summary has no rate) made the mean NaN, and with
+    # it the whole reference: "no congestion event" though the other seed saw some.
+    cal = importlib.import_module("lossync.calibrate")  # the module: lossync.calibrate is also the function
+
+    class Ran:
+        def __init__(self, u, rate):
+            self.summary = {"utilization": u, "sync_rate_mean": rate}
+
+    runs = iter([Ran(0.5, None), Ran(0.7, 0.4)])
+    monkeypatch.setattr(cal, "run", lambda *a, **k: next(runs))
+    assert cal._means({"run": {}}, [1, 2], None) == pytest.approx((0.6, 0.4))

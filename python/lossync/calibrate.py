@@ -47,10 +47,11 @@ class Fit(NamedTuple):
 
 def _means(doc: dict[str, Any], seeds: list[int], base_dir: str | None) -> tuple[float, float]:
     """Mean utilization and mean synchronization rate (share of a link's flows that lose per
-    congestion event; a summary without an event has none, and the mean is then NaN) over `seeds`."""
+    congestion event) over `seeds`; the rate's mean is over the runs that saw an event (a summary
+    without one has none), NaN if none did."""
     summaries = [run({**doc, "run": {**doc["run"], "seed": s}}, progress=False, base_dir=base_dir).summary for s in seeds]
-    rates = [math.nan if x["sync_rate_mean"] is None else x["sync_rate_mean"] for x in summaries]
-    return sum(x["utilization"] for x in summaries) / len(summaries), sum(rates) / len(rates)
+    rates = [x["sync_rate_mean"] for x in summaries if x["sync_rate_mean"] is not None]
+    return sum(x["utilization"] for x in summaries) / len(summaries), sum(rates) / len(rates) if rates else math.nan
 
 
 def calibrate(
@@ -125,7 +126,7 @@ def calibrate(
         u_shorter, agreed = None, 0
         for doubling in range(max_doublings + 1):
             u_packet, s_packet = _means({**doc, "engine": "packet"}, seed_list, base_dir)
-            say(f"packet engine, {sc['run']['duration_s']:g} s: U {u_packet:.4f}, sync rate {s_packet:.3f} (mean of {seeds} runs)")
+            say(f"packet engine, {sc['run']['duration_s']:g} s: U {u_packet:.4f}, {_rate(s_packet)} (mean of {seeds} runs)")
             if u_shorter is not None:
                 agreed = agreed + 1 if abs(u_packet - u_shorter) <= converged_within else 0
                 if agreed == 2:
@@ -154,7 +155,7 @@ def calibrate(
         if c is not None:  # None: the default headroom (docs/fluid.md)
             loss["burst_per_sqrt_buffer"] = c
         u, s = _means({**doc, "engine": "fluid", "loss": loss}, seed_list, base_dir)
-        say(f"fluid, burst_per_sqrt_buffer {'default' if c is None else f'{c:.4f}':>8}, event_threshold {e:7.3f}: U {u:.4f}, sync rate {s:.3f}")
+        say(f"fluid, burst_per_sqrt_buffer {'default' if c is None else f'{c:.4f}':>8}, event_threshold {e:7.3f}: U {u:.4f}, {_rate(s)}")
         return Fit(c, e, u, s)
 
     def bisect(fit_of: Callable[[float], Fit], lo: float, hi: float, f_lo: Fit, f_hi: Fit) -> tuple[float, Fit]:
@@ -277,6 +278,10 @@ def _fit_sync(headroom_for: Callable[[float], Fit], first: Fit, u_packet: float,
         else:
             lo = x
     return best
+
+
+def _rate(s: float) -> str:
+    return f"sync rate {s:.3f}" if math.isfinite(s) else "no congestion event"
 
 
 def _finite(x: float) -> float | None:
