@@ -38,12 +38,10 @@ def cells() -> list[tuple[dict, dict]]:
 
 
 def means(doc: dict, seeds: list[int]) -> tuple[float, float]:
-    """Mean utilization and synchronization rate over `seeds`."""
-    from lossync import run
+    """Mean utilization and synchronization rate over `seeds` (as `calibrate` measures them)."""
+    from lossync.calibrate import seed_means
 
-    runs = [run({**doc, "run": {**doc["run"], "seed": s}}, progress=False).summary for s in seeds]
-    rates = [r["sync_rate_mean"] for r in runs if r["sync_rate_mean"] is not None]  # None: no congestion event
-    return sum(r["utilization"] for r in runs) / len(runs), sum(rates) / len(rates) if rates else float("nan")
+    return seed_means(doc, seeds, None)
 
 
 def one(key: dict, doc: dict) -> dict:

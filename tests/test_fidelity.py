@@ -409,4 +409,4 @@ def test_calibrate_averages_the_sync_rate_over_the_runs_that_saw_a_congestion_ev
 
     runs = iter([Ran(0.5, None), Ran(0.7, 0.4)])
     monkeypatch.setattr(cal, "run", lambda *a, **k: next(runs))
-    assert cal._means({"run": {}}, [1, 2], None) == pytest.approx((0.6, 0.4))
+    assert cal.seed_means({"run": {}}, [1, 2], None) == pytest.approx((0.6, 0.4))

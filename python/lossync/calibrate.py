@@ -29,10 +29,10 @@ from .errors import ScenarioError
 from .io import write_text
 from .scenario import ScenarioLike, find_scenario, load_scenario
 
-#: Where `event_threshold` is bisected: to raise a too-low fluid engine (up to 100, the scenario
-#: field's bound), and to match the packet engine's synchronization rate (0.1 to 10, where the
+#: Where `event_threshold` is bisected: up to 100 (the scenario field's bound) to raise a too-low
+#: fluid engine, and within 0.1 to 10 to match the packet engine's synchronization rate (where the
 #: headroom can still match its utilization).
-THRESHOLD_RANGE = (0.01, 100.0)
+THRESHOLD_MAX = 100.0
 SYNC_THRESHOLD_RANGE = (0.1, 10.0)
 
 
@@ -45,7 +45,7 @@ class Fit(NamedTuple):
     s: float
 
 
-def _means(doc: dict[str, Any], seeds: list[int], base_dir: str | None) -> tuple[float, float]:
+def seed_means(doc: dict[str, Any], seeds: list[int], base_dir: str | None) -> tuple[float, float]:
     """Mean utilization and mean synchronization rate (share of a link's flows that lose per
     congestion event) over `seeds`; the rate's mean is over the runs that saw an event (a summary
     without one has none), NaN if none did."""
@@ -125,7 +125,7 @@ def calibrate(
     if reference_utilization is None:
         u_shorter, agreed = None, 0
         for doubling in range(max_doublings + 1):
-            u_packet, s_packet = _means({**doc, "engine": "packet"}, seed_list, base_dir)
+            u_packet, s_packet = seed_means({**doc, "engine": "packet"}, seed_list, base_dir)
             say(f"packet engine, {sc['run']['duration_s']:g} s: U {u_packet:.4f}, {_rate(s_packet)} (mean of {seeds} runs)")
             if u_shorter is not None:
                 agreed = agreed + 1 if abs(u_packet - u_shorter) <= converged_within else 0
@@ -154,7 +154,7 @@ def calibrate(
         loss: dict[str, Any] = {"model": "tcp", "event_threshold": e, **kept}
         if c is not None:  # None: the default headroom (docs/fluid.md)
             loss["burst_per_sqrt_buffer"] = c
-        u, s = _means({**doc, "engine": "fluid", "loss": loss}, seed_list, base_dir)
+        u, s = seed_means({**doc, "engine": "fluid", "loss": loss}, seed_list, base_dir)
         say(f"fluid, burst_per_sqrt_buffer {'default' if c is None else f'{c:.4f}':>8}, event_threshold {e:7.3f}: U {u:.4f}, {_rate(s)}")
         return Fit(c, e, u, s)
 
@@ -208,7 +208,7 @@ def calibrate(
     else:
         # Too low even without headroom: more flows lose per overflow than in packets; raise the
         # drops per loss event (bisection on its logarithm: the effect is multiplicative).
-        e_hi = THRESHOLD_RANGE[1]
+        e_hi = THRESHOLD_MAX
 
         def threshold_of(x: float) -> float:  # the value run is the value written: exp(log(100)) is 100.00000000000004
             return min(math.exp(x), e_hi)
@@ -216,7 +216,7 @@ def calibrate(
         after = bisect(lambda x: fluid(0.0, threshold_of(x)), 0.0, math.log(e_hi), zero, fluid(0.0, e_hi))[1]
         at_limit = after.e >= e_hi
         note = "fitted event_threshold (no headroom)" if not at_limit else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
-    burst = after.c if after is not before else None
+    burst = after.c  # None: the default headroom kept
     threshold, u_after = after.e, after.u
     if abs(u_after - u_packet) > tolerance and not at_limit:
         note += f" (closest reached: U {u_after:.4f} against the reference's {u_packet:.4f})"
