@@ -569,3 +569,37 @@ fn huge_buffers_are_refused_before_allocation() {
         ),
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// 6. Results that could be wrong say so.
+
+/// The report: 10 Reno flows at 10 Gb/s, 50 ms, a quarter of the BDP, 60 s with statistics after
+/// 20 s, gave a utilization of 0.746 in both engines and no word that no flow had lost a packet
+/// since slow start: a Reno saw-tooth there lasts about 100 s. Scaled down here (2 flows of 200 ms
+/// at 1 Gb/s: windows of 8,000 packets, a saw-tooth of 800 s), in both engines; flows that do
+/// congest, and BBR, which does not wait for a loss, get no such warning.
+#[test]
+fn a_run_that_saw_no_congestion_event_says_so() {
+    let text = |engine: &str, cc: &str, rtt: &str| {
+        format!(
+            "engine = \"{engine}\"\n[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = {{ bdp_fraction = 0.25 }}\n\
+             [[flows]]\ncount = 2\ncc = \"{cc}\"\nrtt = \"{rtt}\"\n[run]\nduration = \"60s\"\nwarmup = \"20s\"\n"
+        )
+    };
+    let warned = |text: &str| {
+        let s = common::run(text).summary;
+        let w = s
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("run.duration: no congestion event on link"));
+        (s.congestion_events, w)
+    };
+    for engine in ["fluid", "packet"] {
+        let (events, w) = warned(&text(engine, "reno", "200ms"));
+        assert!(events == 0 && w, "{engine}: {events} events, warned {w}");
+        let (events, w) = warned(&text(engine, "reno", "10ms"));
+        assert!(events > 0 && !w, "{engine}: {events} events, warned {w}");
+    }
+    let (_, w) = warned(&text("packet", "bbr", "200ms"));
+    assert!(!w, "BBR warned");
+}

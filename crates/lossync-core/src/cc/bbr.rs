@@ -507,6 +507,10 @@ impl CongestionControl for Bbr {
         false
     }
 
+    fn grows_until_loss(&self) -> bool {
+        false
+    }
+
     fn wants_rate_samples(&self) -> bool {
         true
     }

@@ -216,6 +216,13 @@ pub trait CongestionControl: Send + Sync + std::fmt::Debug {
         true
     }
 
+    /// Whether the window grows until a loss says stop (every law but the model-based and
+    /// explicit-feedback ones): a run whose flows all do this and that saw no congestion event
+    /// measured a transient or an idle link, and its summary says so.
+    fn grows_until_loss(&self) -> bool {
+        true
+    }
+
     /// Whether the law is model-based: it wants a [`RateSample`] on every ACK and sets the
     /// window itself there ([`CongestionControl::on_rate_sample`]), in recovery too; the engine's
     /// slow start and congestion-avoidance growth (`on_ack`) do not apply to it. Only the packet

@@ -40,4 +40,8 @@ impl CongestionControl for Xcp {
     fn slow_starts(&self) -> bool {
         false
     }
+
+    fn grows_until_loss(&self) -> bool {
+        false
+    }
 }
