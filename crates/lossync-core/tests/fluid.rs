@@ -241,6 +241,39 @@ fn headroom_per_square_root_of_the_buffer_is_that_many_packets() {
     );
 }
 
+/// RTT classes do not chain. 85 flows spread over 50-60 ms at 100 Mb/s are 0.119 ms apart, just
+/// under a packet time (0.12 ms): measured from the previous flow, they formed one class and got
+/// the headroom of equal RTTs (half a packet in all, for one block of coinciding bursts); measured
+/// from the class's shortest RTT they pair up, and get nearly the headroom of RTTs that all differ
+/// (50-140 ms, 1.06 ms apart): 0.5 min(n, 1 + n (1 − g)) + 1.5 √B (1 − g), with g the chance that
+/// two flows drawn at random share a class: 1/85 and 42·(2/85)² + (1/85)² ≈ 0.023.
+#[test]
+fn rtt_classes_span_one_packet_time_and_do_not_chain() {
+    let headroom = |rtt: &str| {
+        let sc = common::scenario(&format!(
+            "[dumbbell]\ncapacity = \"100Mbps\"\nbuffer = {{ packets = 400 }}\n[[flows]]\n\
+             count = 85\ncc = \"reno\"\nrtt = \"{rtt}\"\n"
+        ));
+        lossync_core::fluid::burst_headroom_pkts(&sc)[0]
+    };
+    // The default with g the chance that two flows drawn at random share a class.
+    let default = |g: f64| (0.5 * (1.0 + 85.0 * (1.0 - g)).min(85.0)) + 1.5 * 20.0 * (1.0 - g);
+    assert_near(
+        headroom("50ms..140ms"),
+        default(1.0 / 85.0),
+        1e-9,
+        "all RTTs differ",
+    );
+    let pairs = 42.0 * (2.0_f64 / 85.0).powi(2) + (1.0_f64 / 85.0).powi(2);
+    assert_near(
+        headroom("50ms..60ms"),
+        default(pairs),
+        1e-9,
+        "pairs of RTTs within a packet time",
+    );
+    assert_eq!(headroom("50ms"), 0.5, "equal RTTs: half a packet in all");
+}
+
 /// ACK clocking: after a synchronized MIMD cut the window is below the BDP, so the sender pauses
 /// until the data in flight fall under it and the queue drains, as the closed form says (two
 /// Scalable flows, ρ = 0.1: U = 0.9948, the packet engine 0.993). The rate model x = W/R lets

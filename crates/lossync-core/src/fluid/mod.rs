@@ -1853,7 +1853,8 @@ fn link_members(sc: &Scenario, li: usize) -> Vec<Member> {
         .collect()
 }
 
-/// The RTT classes of link `li`'s members: base RTTs within one packet time of the link.
+/// The RTT classes of link `li`'s members: base RTTs within one packet time of the link of the
+/// class's shortest.
 fn link_rtt_classes(sc: &Scenario, li: usize, members: &[Member]) -> Vec<usize> {
     rtt_classes(
         members,
@@ -1887,18 +1888,21 @@ fn link_headroom_pkts(sc: &Scenario, li: usize, rtt_class: &[usize]) -> f64 {
     }
 }
 
-/// Each member's RTT class: members whose base RTTs lie within `tolerance_s` of the next
-/// (sorted) share one.
+/// Each member's RTT class: in order of base RTT, a class takes the members within `tolerance_s`
+/// of its shortest.
 fn rtt_classes(members: &[Member], rtt_s: impl Fn(usize) -> f64, tolerance_s: f64) -> Vec<usize> {
     let mut order: Vec<usize> = (0..members.len()).collect();
     order.sort_by(|&a, &b| rtt_s(members[a].flow).total_cmp(&rtt_s(members[b].flow)));
     let mut class = vec![0; members.len()];
-    let mut c = 0;
-    for w in 1..order.len() {
-        if rtt_s(members[order[w]].flow) - rtt_s(members[order[w - 1]].flow) > tolerance_s {
-            c += 1;
+    let (mut c, mut first_s) = (0, order.first().map_or(0.0, |&m| rtt_s(members[m].flow)));
+    for &m in order.iter().skip(1) {
+        // Measured from the class's shortest RTT, not the previous flow's: RTTs a little under
+        // a packet time apart would otherwise chain into one class however far they spread.
+        let r = rtt_s(members[m].flow);
+        if r - first_s > tolerance_s {
+            (c, first_s) = (c + 1, r);
         }
-        class[order[w]] = c;
+        class[m] = c;
     }
     class
 }
