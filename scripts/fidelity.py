@@ -13,6 +13,9 @@ Cells (a balanced subset of the full product, which would be 972 cells):
   capacity × flows:  100 Mb/s × 2, 100 Mb/s × 10, 1 Gb/s × 10, 1 Gb/s × 50, 10 Gb/s × 10
   RTTs      all 50 ms, or spread 1:3 (25..75 ms); 10 Gb/s cells: equal RTTs only
 Each run: slow start, 120 s (10 Gb/s: 60 s), statistics after 40 s (10 Gb/s: 20 s), seed 1.
+10 Gb/s cells with Reno flows run 600 s, statistics after 200 s: there a Reno window of about
+4,000 packets halves and grows back one packet per 50 ms round trip, a saw-tooth of about 100 s,
+so 60 s measured the end of slow start and no congestion event at all.
 
 Data: docs/validation/data/fidelity.jsonl, one line per (cell, engine), appended as runs finish.
 """
@@ -94,10 +97,11 @@ def cell_doc(variant: str, buffer: float, link: tuple[str, int], rtt: str) -> di
         if k > 0:
             groups.append({"count": k, "cc": cc, "rtt": RTTS[rtt], "slow_start": True})
     fast = capacity == "10Gbps"
+    duration, warmup = ("600s", "200s") if fast and "reno" in ccs else ("60s", "20s") if fast else ("120s", "40s")
     return {
         "dumbbell": {"capacity": capacity, "buffer": {"bdp_fraction": buffer}},
         "flows": groups,
-        "run": {"duration": "60s" if fast else "120s", "warmup": "20s" if fast else "40s", "record_interval": "1s"},
+        "run": {"duration": duration, "warmup": warmup, "record_interval": "1s"},
     }
 
 
