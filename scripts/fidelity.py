@@ -311,7 +311,9 @@ def report(path: Path, doc: Path, fig: Path, wall_s: float | None) -> str:
                 "their RTT class's order like window growth, and again when it began to count those drops in clumps "
                 "of two and to give links of unequal RTTs a headroom growing with the square root of the buffer "
                 "(docs/fluid.md, \"Which packets a full queue drops\" and \"Burst headroom and calibration\"; "
-                "both 2026-11-23).")
+                "both 2026-11-23). Times are "
+                "as measured: the 10 Gb/s Reno cells' runs of 600 s (2026-11-24) shared the 2 cores with other work, "
+                "so their share is overstated.")
     text.append("`calibrated` is the `tcp` model fitted in-sample, to each cell's own packet run (`lossync.calibrate` "
                 "with `reference_utilization`): its utilization matches by construction, and its Jain and share "
                 "columns show what one fitted parameter does not fix. Calibrations checked on runs they were not "
