@@ -217,8 +217,8 @@ pub trait CongestionControl: Send + Sync + std::fmt::Debug {
     }
 
     /// Whether the window grows until a loss says stop (every law but the model-based and
-    /// explicit-feedback ones): a run whose flows all do this and that saw no congestion event
-    /// measured a transient or an idle link, and its summary says so.
+    /// explicit-feedback ones): a run with such flows on its bottleneck that saw no congestion
+    /// event measured a transient or an idle link, and its summary says so.
     fn grows_until_loss(&self) -> bool {
         true
     }

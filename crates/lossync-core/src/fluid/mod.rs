@@ -1855,8 +1855,8 @@ fn link_members(sc: &Scenario, li: usize) -> Vec<Member> {
         .collect()
 }
 
-/// The RTT classes of link `li`'s members: base RTTs within one packet time of the link of the
-/// class's shortest.
+/// The RTT classes of link `li`'s members: each class spans one packet time of the link from its
+/// shortest base RTT.
 fn link_rtt_classes(sc: &Scenario, li: usize, members: &[Member]) -> Vec<usize> {
     rtt_classes(
         members,
