@@ -67,3 +67,23 @@ def test_the_packet_engine_can_answer():
     doc["run"].update(from_first_congestion=False, warmup="20s")
     table, rules = size_buffer(doc, targets=(0.9,), seeds=1, workers=2, engine="packet", tolerance=0.05)
     assert rules["engine"] == "packet" and table["utilization"].iloc[0] >= 0.9
+
+
+def test_an_answer_from_runs_that_saw_no_congestion_says_so():
+    # Two Reno flows of 200 ms at 1 Gb/s, slow start, 60 s runs with statistics after 20 s: a
+    # Reno saw-tooth there lasts minutes, so every probe measures the end of slow start. The
+    # fluid engine answered 0.31 BDP for U >= 0.9 and the packet engine measured 0.81 there, with
+    # no word that neither run had seen a congestion event. Flows of 10 ms congest and do not warn.
+    args = ["size-buffer", "--capacity", "1Gbps", "--duration", "60s", "--seeds", "1", "--target", "0.9",
+            "--set", "flows.0.slow_start=true", "--set", "run.warmup=20s", "--set", "run.from_first_congestion=false"]
+    run = lambda rtt, *more: subprocess.run([sys.executable, "-m", "lossync", *args, "--flows", f"2:reno:{rtt}", *more],  # noqa: E731
+                                            capture_output=True, text=True, timeout=300)
+    r = run("200ms", "--verify")
+    assert r.returncode == 0, r.stderr
+    assert "1 of 1 runs saw no congestion event" in r.stdout and "2 of 2 packet runs saw no congestion event" in r.stdout, r.stdout
+    r = run("10ms")
+    assert r.returncode == 0 and "no congestion event" not in r.stdout, r.stdout
+    doc = build_scenario("1Gbps", ["2:reno:10ms"], duration="60s")
+    doc["run"].update(from_first_congestion=False, warmup="20s")
+    table, _ = size_buffer(doc, targets=(0.9,), seeds=2, workers=2)
+    assert table["uncongested_runs"].iloc[0] == 0

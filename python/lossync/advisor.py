@@ -177,6 +177,9 @@ def size_buffer(
                 "mean_queueing_delay_s": sum(x["mean_queueing_delay_s"] for x in r) / len(r),
                 "loss_rate": sum(x["loss_rate"] for x in r) / len(r),
                 "jain": sum(x["jain"] for x in r) / len(r),
+                # Runs that saw no congestion event after the warm-up measured a transient (the
+                # end of slow start), not the buffer's steady state: said beside the answer.
+                "uncongested_runs": sum(x["congestion_events"] == 0 for x in r),
                 "note": "",
             })
         if verify:
@@ -201,7 +204,8 @@ def size_buffer(
 
 
 def _verify(pool, doc: dict, base_dir: str, rows: list[dict[str, Any]], progress: Callable[[str], None] | None) -> None:
-    """Adds each answer's packet-engine utilization (`packet_utilization`, `packet_ci95`)."""
+    """Adds each answer's packet-engine utilization (`packet_utilization`, `packet_ci95`,
+    `packet_uncongested_runs`)."""
     packet = json.loads(json.dumps(doc))
     packet["engine"] = "packet"
     packet["run"] = dict(packet.get("run", {}), duration=VERIFY_DURATION_S, warmup=VERIFY_WARMUP_S, from_first_congestion=False)
@@ -210,6 +214,7 @@ def _verify(pool, doc: dict, base_dir: str, rows: list[dict[str, Any]], progress
             continue
         p = _probe(pool, packet, base_dir, row["bdp_fraction"], list(range(1, VERIFY_SEEDS + 1)))
         row["packet_utilization"], row["packet_ci95"] = p.utilization, p.ci95
+        row["packet_uncongested_runs"] = sum(x["congestion_events"] == 0 for x in p.rows)
         if progress:
             progress(f"verify: buffer {row['bdp_fraction']:.4f} BDP: packet engine U {p.utilization:.4f}")
 

@@ -445,6 +445,14 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
         extra = f"{r['packet_utilization']:>10.4f}{r['packet_utilization'] - r['utilization']:>+8.3f}" if check else ""
         click.echo(f"  {r['target']:>7.3f}{r['buffer_pkts']:>14,.0f}{r['bdp_fraction']:>9.4f}{r['utilization']:>9.4f}{ci:>8}"
                    f"{r['mean_queueing_delay_s'] * 1e3:>8.2f}ms{r['loss_rate']:>10.2e}{r['jain']:>7.3f}{extra}")
+    for _, r in table.iterrows():
+        for engine, col, runs, remedy in (("", "uncongested_runs", seeds, "lengthen --duration"),
+                                          ("packet ", "packet_uncongested_runs", VERIFY_SEEDS,
+                                           f"the check runs {VERIFY_DURATION_S:g} s; run --engine packet with a longer --duration")):
+            if r.get(col, 0) > 0:
+                click.echo(f"  warning: at the buffer for U≥{r['target']:g}, {r[col]:.0f} of {runs} {engine}runs saw no "
+                           "congestion event after the warm-up: the utilization describes a transient, not the "
+                           f"buffer's steady state ({remedy})")
     if check:
         short = table[table["packet_utilization"] < table["target"]]
         if len(short):
