@@ -195,7 +195,9 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
         # Ctrl-C: the part simulated, marked partial, is written if --out was given.
         if out_dir is not None:
             stop.result.write(out_dir, figure=not no_figure)
-            click.echo(f"lossync: interrupted; the partial result (marked \"partial\": true) is in {out_dir}", err=True)
+            what = ("the partial result (marked \"partial\": true)" if stop.result.summary["partial"]
+                    else "the simulation had ended; its whole result")
+            click.echo(f"lossync: interrupted; {what} is in {out_dir}", err=True)
         else:
             click.echo("lossync: interrupted", err=True)
         sys.exit(130)

@@ -62,6 +62,14 @@ impl Simulation {
         }
     }
 
+    /// Whether the whole run has been simulated.
+    pub fn is_done(&self) -> bool {
+        match self {
+            Simulation::Fluid(e) => e.is_done(),
+            Simulation::Packet(e) => e.is_done(),
+        }
+    }
+
     /// Runs until simulated time `until_s` (or the end).
     pub fn advance(&mut self, until_s: f64) {
         match self {

@@ -193,6 +193,12 @@ impl Simulation {
         Ok(self.engine()?.duration_s())
     }
 
+    /// Whether the whole run has been simulated.
+    #[getter]
+    fn done(&self) -> PyResult<bool> {
+        Ok(self.engine()?.is_done())
+    }
+
     /// Runs until simulated time `until_s`, without the GIL.
     fn advance(&mut self, py: Python<'_>, until_s: f64) -> PyResult<()> {
         let engine = self

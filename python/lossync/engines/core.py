@@ -22,7 +22,8 @@ FIRST_CHUNK = 1e-6
 
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C during a run; `result` holds the metrics of the part simulated, marked partial
-    (`summary["partial"]` is true and a warning says how far it got)."""
+    (`summary["partial"]` is true and a warning says how far it got), or of the whole run if the
+    interrupt came after its last step (`summary["partial"]` false)."""
 
     def __init__(self, result: Result) -> None:
         super().__init__()
@@ -57,10 +58,10 @@ def run_core(text: str, base_dir: str | Path, progress: bool | None = None) -> R
             if bar is not None:
                 bar.update(round(sim.now_s - bar.n, 6))
     except KeyboardInterrupt:
-        partial = _partial(sim, duration)
-        if partial is None:
+        so_far = _result_so_far(sim, duration)
+        if so_far is None:
             raise
-        raise Interrupted(partial) from None
+        raise Interrupted(so_far) from None
     finally:
         if bar is not None:
             bar.close()
@@ -69,14 +70,18 @@ def run_core(text: str, base_dir: str | Path, progress: bool | None = None) -> R
     return Result.from_core(finished, json.loads(sim.resolved), drops, sim.fct())
 
 
-def _partial(sim: _core.Simulation, duration: float) -> Result | None:
-    now = sim.now_s
+def _result_so_far(sim: _core.Simulation, duration: float) -> Result | None:
+    """The result of what was simulated before a Ctrl-C: marked partial, unless the interrupt came
+    after the last step (then the run is whole, and says nothing of an interruption)."""
+    now, done = sim.now_s, sim.done
     try:
         drops = sim.drops()
         finished = sim.finish()
         result = Result.from_core(finished, json.loads(sim.resolved), drops, sim.fct())
     except LossyncError:
         return None
+    if done:
+        return result
     result.summary["partial"] = True
     result.summary.setdefault("warnings", []).append(
         f"interrupted: {now:g} s of {duration:g} s simulated; every metric covers the part simulated only")
