@@ -192,7 +192,8 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
     try:
         result = run_scenario(scenario, overrides, force=force)
     except Interrupted as stop:
-        # Ctrl-C: the part simulated, marked partial, is written if --out was given.
+        # Ctrl-C: the part simulated, marked partial (or whole, if the simulation had ended), is
+        # written if --out was given.
         if out_dir is not None:
             stop.result.write(out_dir, figure=not no_figure)
             what = ("the partial result (marked \"partial\": true)" if stop.result.summary["partial"]
