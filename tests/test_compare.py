@@ -61,3 +61,22 @@ warmup = "20s"
     bad = subprocess.run([sys.executable, "-m", "lossync", "compare", str(f), "--engines", "fluid,warp"],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and bad.stderr.strip() == "lossync: error: engines: unknown engine 'warp' (known: fluid, packet, ns3, kernel)"
+
+
+def test_each_engines_warnings_are_shown(tmp_path):
+    # A comparison hid every run's warnings: here two Reno flows of 200 ms at 1 Gb/s measured over
+    # 20-60 s, which saw no congestion event in either engine (the end of slow start, not a
+    # congested steady state). The table carries them per engine, the CLI prints them on stderr.
+    f = tmp_path / "s.toml"
+    f.write_text('[dumbbell]\ncapacity = "1Gbps"\nbuffer = { bdp_fraction = 0.25 }\n'
+                 '[[flows]]\ncount = 2\ncc = "reno"\nrtt = "200ms"\nslow_start = true\n'
+                 '[run]\nduration = "60s"\nwarmup = "20s"\n')
+    df = compare(f, ["fluid", "packet"])
+    for e in df.index:
+        assert any(w.startswith("run.duration: no congestion event") for w in df.loc[e, "warnings"]), df.loc[e, "warnings"]
+    r = subprocess.run([sys.executable, "-m", "lossync", "compare", str(f)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "lossync: warning: [fluid] run.duration: no congestion event" in r.stderr
+    assert "lossync: warning: [packet] run.duration: no congestion event" in r.stderr
+    j = subprocess.run([sys.executable, "-m", "lossync", "compare", str(f), "--json"], capture_output=True, text=True, timeout=300)
+    assert any(w.startswith("run.duration") for w in json.loads(j.stdout)["packet"]["warnings"])

@@ -521,7 +521,10 @@ def compare_cmd(scenario: Path, engines: str, reference: str | None, overrides: 
                                for e, row in table.to_dict(orient="index").items()}, indent=2))
         return
     ref = reference or ("packet" if "packet" in table.index else table.index[0])
-    metrics = [c for c in table.columns if not c.startswith("d.")]
+    for e in table.index:
+        for w in table.loc[e, "warnings"]:
+            click.echo(f"lossync: warning: [{e}] {w}", err=True)
+    metrics = [c for c in table.columns if not c.startswith("d.") and c != "warnings"]
     width = max(12, *(len(e) + 2 for e in table.index))
     click.echo(f"{'metric':<20}" + "".join(f"{e:>{width}}" for e in table.index))
     for m in metrics:

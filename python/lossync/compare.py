@@ -46,6 +46,7 @@ def _row(name: str, summary: dict[str, Any]) -> dict[str, Any]:
         row[m] = float("nan") if v is None else float(v)
     for v, s in variant_shares(summary).items():
         row[f"share.{v}"] = s
+    row["warnings"] = list(summary.get("warnings", []))  # why a number may be wrong, per engine
     return row
 
 
@@ -58,8 +59,9 @@ def compare(
 ) -> pd.DataFrame:
     """Runs `scenario` in each of `engines` ("fluid", "packet", "ns3", or "fluid:<model>" with a
     model of `FLUID_MODELS`) and returns one row per engine: the metrics of `COMPARED`, each
-    variant's throughput share (`share.<variant>`), and `d.<metric>`, the difference from the
-    reference engine's row (default: "packet" if present, else the first)."""
+    variant's throughput share (`share.<variant>`), `d.<metric>`, the difference from the
+    reference engine's row (default: "packet" if present, else the first), and `warnings`, the
+    run's reasons its numbers may be wrong (outside the validated region, no congestion seen)."""
     doc = load_scenario(scenario) if isinstance(scenario, (str, Path)) else dict(scenario)
     if isinstance(scenario, (str, Path)) and base_dir is None:
         base_dir = find_scenario(scenario).resolve().parent
