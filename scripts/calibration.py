@@ -37,15 +37,9 @@ def cells() -> list[tuple[dict, dict]]:
             if k["variant"] in fidelity.VARIANTS and k["buffer"] <= 0.1 and k["flows"] == 10 and k["capacity"] in ("100Mbps", "1Gbps") and k["rtt"] == "spread"]
 
 
-def means(doc: dict, seeds: list[int]) -> tuple[float, float]:
-    """Mean utilization and synchronization rate over `seeds` (as `calibrate` measures them)."""
-    from lossync.calibrate import seed_means
-
-    return seed_means(doc, seeds, None)
-
-
 def one(key: dict, doc: dict) -> dict:
     from lossync import calibrate
+    from lossync.calibrate import seed_means  # the means calibrate itself fits on
 
     fit = {**doc, "run": {**doc["run"], **FIT}}
     cal = calibrate(fit, seeds=2)
@@ -65,7 +59,7 @@ def one(key: dict, doc: dict) -> dict:
     for suffix, d in (("", check), ("_2b", double)):
         for name, run_doc in (("packet", {**d, "engine": "packet"}), ("fluid", {**d, "engine": "fluid"}),
                               *((name, {**d, "engine": "fluid", "loss": lo}) for name, lo in loss.items())):
-            row[f"u_{name}{suffix}"], row[f"s_{name}{suffix}"] = means(run_doc, CHECK_SEEDS)
+            row[f"u_{name}{suffix}"], row[f"s_{name}{suffix}"] = seed_means(run_doc, CHECK_SEEDS, None)
     return row
 
 

@@ -347,11 +347,13 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
     // Loss-based flows that never met a full buffer after the warm-up were still in slow start's
     // aftermath or capped below the link: the numbers are not a congested steady state. (10 Reno
     // flows at 10 Gb/s, 50 ms: a saw-tooth lasts about 100 s, and a 60 s run measured none.)
-    let seek_loss = sc
-        .flows
-        .iter()
-        .any(|f| f.path.contains(&b) && f.cc.build().grows_until_loss());
-    if !sc.run.from_first_congestion && bl.congestion_events == 0 && seek_loss {
+    // (Laws are built to ask only when no event was seen.)
+    let seek_loss = || {
+        sc.flows
+            .iter()
+            .any(|f| f.path.contains(&b) && f.cc.build().grows_until_loss())
+    };
+    if !sc.run.from_first_congestion && bl.congestion_events == 0 && seek_loss() {
         warnings.push(format!(
             "run.duration: no congestion event on link {} from {} s to {} s, so the statistics \
              describe a transient or an uncongested link, not a congested steady state \
