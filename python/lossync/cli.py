@@ -49,6 +49,27 @@ def _on_sigint_at_exit(signum: int, frame: object) -> None:
 
 
 class Cli(click.Group):
+    def main(self, *args, standalone_mode: bool = True, **kwargs):  # type: ignore[override]
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        # click's own usage errors take four lines (usage, hint, blank, error); ours take one.
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as e:  # `lossync` alone: the help, as click gives it
+            e.show()
+            sys.exit(e.exit_code)
+        except click.UsageError as e:
+            click.echo(f"lossync: error: {_usage_error(e)}", err=True)
+            sys.exit(2)
+        except click.ClickException as e:
+            click.echo(f"lossync: error: {e.format_message()}", err=True)
+            sys.exit(e.exit_code)
+        except click.Abort:
+            _exit_interrupted()
+        # Without standalone mode click returns the exit code of --help / --version (an int), or
+        # the command's return value, which is None for every command here.
+        sys.exit(rv if isinstance(rv, int) else 0)
+
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         main_thread = threading.current_thread() is threading.main_thread()
         if main_thread:
@@ -73,6 +94,23 @@ class Cli(click.Group):
             if _interrupted:
                 _exit_interrupted()
             raise
+
+
+def _usage_error(e: click.UsageError) -> str:
+    """A usage error as `option: what is wrong (the command's --help)`: the option first, as every
+    other error names its field first."""
+    where = f" ({e.ctx.command_path} --help)" if e.ctx is not None else ""
+    if isinstance(e, click.BadParameter) and e.param is not None:
+        name = e.param.opts[0] if isinstance(e.param, click.Option) or not e.param.opts else e.param.human_readable_name
+        if isinstance(e, click.MissingParameter):
+            return f"{name}: missing, and it is required{where}"
+        return f"{name}: {e.message.rstrip('.')}{where}"
+    if isinstance(e, click.NoSuchOption):
+        hint = f" (did you mean {', '.join(sorted(e.possibilities))}?)" if e.possibilities else where
+        return f"{e.option_name}: no such option{hint}"
+    if isinstance(e, click.BadOptionUsage):  # "Option '--engine' requires an argument."
+        return f"{e.option_name}: {e.message.removeprefix(f'Option {e.option_name!r} ').rstrip('.')}{where}"
+    return f"{e.format_message().rstrip('.')}{where}"
 
 
 def _exit_interrupted() -> None:

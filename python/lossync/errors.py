@@ -2,8 +2,8 @@
 
 `ScenarioError` names the field at fault (`.field`, a dotted path such as
 `dumbbell.buffer.bdp_fraction`, or the command-line option) and says why (`.reason`); it is also
-a `ValueError`. `InputFileError` names a file that cannot be read (`.field` is its path) and is
-also an `OSError`. The core raises these same classes, so `except lossync.ScenarioError` catches
+a `ValueError`. `InputFileError` is a file that cannot be read (`.filename` is its path; `.field`
+the scenario field that names it, or the path itself when nothing does) and is also an `OSError`. The core raises these same classes, so `except lossync.ScenarioError` catches
 an error found in Rust or in Python alike.
 """
 
@@ -29,18 +29,18 @@ class ScenarioError(_core.ScenarioError, ValueError):
 class InputFileError(_core.InputFileError, OSError):
     """A file the scenario or command names cannot be read."""
 
-    def __init__(self, field: str, reason: str) -> None:
+    def __init__(self, field: str, reason: str, filename: str | None = None) -> None:
         # OSError's own constructor would read a two-argument call as (errno, strerror).
         super().__init__(f"{field}: {reason}")
         self.field = field
         self.reason = reason
-        self.filename = field
+        self.filename = field if filename is None else filename
 
     def __str__(self) -> str:
         return f"{self.field}: {self.reason}"
 
     def __reduce__(self):
-        return type(self), (self.field, self.reason)
+        return type(self), (self.field, self.reason, self.filename)
 
 
 __all__ = ["InputFileError", "LossyncError", "ScenarioError"]

@@ -51,16 +51,21 @@ def find_scenario(path: str | Path) -> Path:
 
 def load_scenario(path: str | Path) -> dict[str, Any]:
     """Reads a TOML scenario file (or a shipped example by name) into a dict."""
-    p = find_scenario(path)
+    return read_toml(find_scenario(path), "scenario")
+
+
+def read_toml(p: Path, kind: str) -> dict[str, Any]:
+    """A TOML file the user named (a `kind`: scenario or sweep file) as a dict; whatever is wrong
+    with it is one error naming the file."""
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         hint = f" (nor a shipped example: {', '.join(n for n, _ in examples())})" if p.parent == Path(".") else ""
-        raise InputFileError(str(p), f"no such scenario file{hint}") from None
+        raise InputFileError(str(p), f"no such {kind} file{hint}") from None
     except OSError as e:
         raise InputFileError(str(p), f"cannot read: {e.strerror}") from None
     except UnicodeDecodeError:
-        raise ScenarioError(str(p), "not a UTF-8 text file (a TOML scenario is UTF-8 text)") from None
+        raise ScenarioError(str(p), f"not a UTF-8 text file (a TOML {kind} file is UTF-8 text)") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -35,17 +35,28 @@ create_exception!(
 /// the reason and is also a `ValueError` / `OSError`); this module's own classes if the package's
 /// cannot be imported.
 fn to_py(e: Error) -> PyErr {
-    let (class, what, reason) = match &e {
-        Error::Scenario { field, reason } => ("ScenarioError", field, reason),
-        Error::Io { path, reason } => ("InputFileError", path, reason),
+    let (class, what, reason, path) = match &e {
+        Error::Scenario { field, reason } => ("ScenarioError", field, reason.clone(), None),
+        Error::Io {
+            field,
+            path,
+            reason,
+        } => (
+            "InputFileError",
+            field,
+            format!("{path}: {reason}"),
+            Some(path),
+        ),
     };
     Python::attach(|py| {
         py.import("lossync.errors")
             .and_then(|m| m.getattr(class))
             .and_then(|c| {
-                // The package's own class takes (field, reason); ours takes a message.
+                // The package's own class takes (field, reason[, filename]); ours takes a message.
                 if c.is(py.get_type::<ScenarioError>()) || c.is(py.get_type::<InputFileError>()) {
                     Err(PyRuntimeError::new_err("no package class"))
+                } else if let Some(path) = path {
+                    c.call1((what.clone(), reason.clone(), path.clone()))
                 } else {
                     c.call1((what.clone(), reason.clone()))
                 }

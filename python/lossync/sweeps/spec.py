@@ -4,15 +4,14 @@ package's docstring for the format)."""
 from __future__ import annotations
 
 import math
-import tomllib
 from itertools import product
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..errors import InputFileError, ScenarioError
-from ..scenario import find_scenario
+from ..errors import ScenarioError
+from ..scenario import find_scenario, read_toml
 
 #: The most runs one sweep may hold: its job list and result rows stay in memory (about 1 kB per
 #: run), and a million runs is weeks of fluid runs on one machine; split larger studies.
@@ -102,13 +101,7 @@ def load_sweep(path: str | Path) -> tuple[SweepSpec, Path]:
     """Reads a sweep file (or a shipped example by name); returns the spec and the folder
     relative names resolve against."""
     p = find_scenario(path)
-    try:
-        doc = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise InputFileError(str(p), "no such sweep file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(str(p), str(e)) from None
-    return parse_spec(doc), p.resolve().parent
+    return parse_spec(read_toml(p, "sweep")), p.resolve().parent
 
 
 def parse_spec(doc: dict[str, Any] | SweepSpec) -> SweepSpec:

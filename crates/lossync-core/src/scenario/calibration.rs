@@ -38,10 +38,7 @@ pub struct Calibration {
 /// Reads a calibration file; every error names `loss.calibration` and the file.
 pub fn read(path: &Path) -> Result<Calibration> {
     let field = "loss.calibration";
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-        path: path.display().to_string(),
-        reason: format!("{field}: cannot read: {e}"),
-    })?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(field, path, &e))?;
     let file: CalibrationFile = toml::from_str(&text).map_err(|e| {
         let why = e.message().to_string();
         Error::field(field, format!("{}: {why}", path.display()))

@@ -2,16 +2,13 @@
 //! file, the form `--sync-out` writes.
 
 use crate::error::{Error, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Reads an empirical distribution of m_k: a CSV with a header naming `m` and `probability`
 /// (or `count`). Probabilities are normalised. This is the form `--sync-out` writes.
 /// `field` names the scenario field the file came from, in errors.
 pub fn read_m_distribution(path: &Path, field: &str) -> Result<Vec<(usize, f64)>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-        path: PathBuf::from(path).display().to_string(),
-        reason: format!("{field}: cannot read: {e}"),
-    })?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(field, path, &e))?;
     let bad =
         |line: usize, why: &str| Error::field(field, format!("{}:{line}: {why}", path.display()));
     let mut lines = text
