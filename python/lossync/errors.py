@@ -3,8 +3,9 @@
 `ScenarioError` names the field at fault (`.field`, a dotted path such as
 `dumbbell.buffer.bdp_fraction`, or the command-line option) and says why (`.reason`); it is also
 a `ValueError`. `InputFileError` is a file that cannot be read (`.filename` is its path; `.field`
-the scenario field that names it, or the path itself when nothing does) and is also an `OSError`. The core raises these same classes, so `except lossync.ScenarioError` catches
-an error found in Rust or in Python alike.
+the scenario field that names it, or the path itself when nothing does) and is also an
+`OSError`. The core raises these same classes, so `except lossync.ScenarioError` catches an
+error found in Rust or in Python alike.
 """
 
 from __future__ import annotations
