@@ -48,6 +48,10 @@ def _on_sigint_at_exit(signum: int, frame: object) -> None:
     os._exit(130)
 
 
+#: click 8.2+ raises this for `lossync` alone (8.1 prints the help and exits itself).
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 class Cli(click.Group):
     def main(self, *args, standalone_mode: bool = True, **kwargs):  # type: ignore[override]
         if not standalone_mode:
@@ -55,7 +59,7 @@ class Cli(click.Group):
         # click's own usage errors take four lines (usage, hint, blank, error); ours take one.
         try:
             rv = super().main(*args, standalone_mode=False, **kwargs)
-        except click.exceptions.NoArgsIsHelpError as e:  # `lossync` alone: the help, as click gives it
+        except _NO_ARGS_IS_HELP as e:  # `lossync` alone: the help, as click gives it
             e.show()
             sys.exit(e.exit_code)
         except click.UsageError as e:
