@@ -33,6 +33,10 @@ SCENARIO_CASES = [
     ("negative seed", None, ["run.seed=-1"], "run.seed"),
     ("number for a table", None, ["dumbbell=5"], "dumbbell"),
     ("number for a list", None, ["flows=3"], "flows"),
+    ("pair of one value", None, ['loss.sync={kind="empirical", probabilities=[[1]]}'], "loss.sync.probabilities[0]"),
+    ("pair of three values", None, ['loss.sync={kind="empirical", probabilities=[[1, 1.0, 3]]}'], "loss.sync.probabilities[0]"),
+    ("window parameter past TCP's largest window", None, ['flows.0.cc={variant="reno", a=1e8}'], "flows[0].cc.a"),
+    ("parameter of a variant that takes none", None, ['flows.0.cc={variant="xcp", a=1}'], "flows[0].cc.a"),
     ("absurd initial window", None, ["flows.0.initial_window=1e300"], "flows[0].initial_window"),
     ("send jitter above a second", None, ['flows.0.send_jitter="2s"'], "flows[0].send_jitter"),
     ("step longer than the RTT allows", None, ['flows.0.rtt="2ms"', 'run.step="1ms"'], "run.step"),
@@ -108,7 +112,8 @@ def _one_line_naming(r, field):
 
 
 #: Words of Rust, not of the user's TOML or command line: serde's type names, the OS error code.
-RUST_WORDING = re.compile(r"expected (f32|f64|[iu](8|16|32|64|size)|struct|enum)\b|os error|floating point")
+RUST_WORDING = re.compile(r"expected (f32|f64|[iu](8|16|32|64|size)|struct|enum)\b|os error|floating point|tuple|elements in array"
+                          r"|\w::\w|takes: \)")
 
 
 @pytest.mark.parametrize(("case", "content", "overrides", "field"), SCENARIO_CASES, ids=[c[0] for c in SCENARIO_CASES])
@@ -175,6 +180,9 @@ SWEEP_CASES = [
     ("log range from 0", '"dumbbell.buffer.bdp_fraction" = { from = 0, to = 1, num = 3, scale = "log" }', "seeds = 1", "sweep.axes.dumbbell.buffer.bdp_fraction"),
     ("a trillion seeds", '"dumbbell.buffer.bdp_fraction" = [0.1]', "seeds = 1000000000000", "sweep.seeds"),
     ("set entry without =", '"dumbbell.buffer.bdp_fraction" = [0.1]', 'seeds = 1\nset = ["run.duration"]', "--set run.duration"),
+    # Every point bad: refused before anything runs, not a sweep of failed rows with exit 1.
+    ("axis no scenario has", '"bogus.field" = [1, 2]', "seeds = 1", "bogus"),
+    ("set value every point refuses", '"dumbbell.buffer.bdp_fraction" = [0.1]', 'seeds = 1\nset = ["run.duration=abc"]', "run.duration"),
 ]
 
 
@@ -212,6 +220,21 @@ def test_bad_options_name_the_option(tmp_path):
         out = tmp_path / f"u.{fmt}"
         assert cli("plot", str(tmp_path / "res"), "--x", "dumbbell.buffer.bdp_fraction", "--output", str(out)).returncode == 0
         assert out.read_bytes().startswith(magic), fmt
+    # Metrics that cannot be drawn, and an axis that is the metric itself (were tracebacks).
+    _one_line_naming(cli("plot", str(tmp_path / "res"), "--x", "dumbbell.buffer.bdp_fraction", "--y", "status"), "--y")
+    _one_line_naming(cli("plot", str(tmp_path / "res"), "--x", "utilization"), "--x")
+    # Files a command cannot write (were tracebacks naming our temporary file): one line naming the file.
+    missing_dir = tmp_path / "no-such-dir"
+    _one_line_naming(cli("summarize", str(tmp_path / "res"), "--csv", str(missing_dir / "s.csv")), str(missing_dir / "s.csv"))
+    _one_line_naming(cli("plot", str(tmp_path / "res"), "--x", "dumbbell.buffer.bdp_fraction", "--output", str(missing_dir / "u.png")),
+                     str(missing_dir / "u.png"))
+    _one_line_naming(cli("sweep", str(spec), "--out", "/proc/lossync-cannot-write-here"), "/proc/lossync-cannot-write-here")
+    long_name = str(tmp_path / ("x" * 300))
+    _one_line_naming(cli("run", str(GOOD), "--out", long_name), long_name)
+    # A damaged row in a results folder (was pyarrow's traceback).
+    (tmp_path / "res" / "runs" / "damaged.parquet").write_bytes(b"not parquet")
+    for command in (["summarize", str(tmp_path / "res")], ["plot", str(tmp_path / "res"), "--x", "dumbbell.buffer.bdp_fraction"]):
+        _one_line_naming(cli(*command), "damaged.parquet")
     # --workers must be a positive count (click's own message names it).
     r = cli("sweep", str(spec), "--out", str(tmp_path / "res2"), "--workers", "-1")
     assert r.returncode == 2 and "--workers" in r.stderr and "Traceback" not in r.stderr

@@ -92,6 +92,15 @@ class Cli(click.Group):
                 _exit_interrupted()
             click.echo(f"lossync: error: {e}", err=True)
             sys.exit(2)
+        except OSError as e:
+            # A file or folder the command was told to use (an --out that cannot be written, a
+            # name too long): one line naming it, as any other bad input.
+            if _interrupted:
+                _exit_interrupted()
+            if e.filename is None:
+                raise
+            click.echo(f"lossync: error: {e.filename}: {(e.strerror or str(e)).lower()}", err=True)
+            sys.exit(2)
         except KeyboardInterrupt:
             _exit_interrupted()
         except Exception:
@@ -412,6 +421,8 @@ def _mean_ci(mean: float, ci: float) -> str:
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Figure file; .png, .pdf or .svg (default: RESULTS/Y-vs-X.png).")
 def plot(results: Path, x: str, y: str, hue: str | None, output: Path | None) -> None:
     """Line figure of a sweep's metric against an axis, with 95% confidence intervals."""
+    import pandas as pd
+
     from .plot import sweep_figure
     from .sweeps import load_results
 
@@ -421,6 +432,13 @@ def plot(results: Path, x: str, y: str, hue: str | None, output: Path | None) ->
             raise ScenarioError(option, f"{name!r} is not an axis of this sweep")
     if y not in frame.columns:
         raise ScenarioError("--y", f"{y!r} is not a column of these results")
+    if not pd.api.types.is_numeric_dtype(frame[y]) or pd.api.types.is_bool_dtype(frame[y]):
+        raise ScenarioError("--y", f"{y!r} is not a numeric metric (its mean cannot be drawn)")
+    for option, name in (("--x", x), ("--hue", hue)):
+        if name == y:
+            raise ScenarioError(option, f"{name!r} is the metric --y draws, not an axis")
+    if hue is not None and hue == x:
+        raise ScenarioError("--hue", f"{hue!r} is already the horizontal axis (--x)")
     output = output or results / f"{y}-vs-{x}.png"
     fmt = output.suffix.lower().lstrip(".")
     if fmt not in ("png", "pdf", "svg"):

@@ -48,12 +48,20 @@ def atomic_write(path: str | Path, write: Writer) -> Path:
     """Calls `write(tmp)` for a temporary path beside `path`, then renames it to `path`. On any
     error (or Ctrl-C) the temporary file is removed and `path` is untouched."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX, dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX, dir=path.parent)
+    except OSError as e:  # the error names the file asked for, not our temporary
+        raise type(e)(e.errno, e.strerror, str(path)) from None
     os.close(fd)
     try:
         write(Path(tmp))
         os.chmod(tmp, file_mode())
         os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        if e.filename == tmp:
+            raise type(e)(e.errno, e.strerror, str(path)) from None
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -55,7 +55,15 @@ pub fn plain_words(reason: &str) -> String {
         .replace("invalid type: sequence", "invalid type: list")
         .replace("invalid type: map", "invalid type: table")
         .replace("expected a sequence", "expected a list")
-        .replace("expected a map", "expected a table");
+        .replace("expected a map", "expected a table")
+        .replace(
+            "expected fewer elements in array",
+            "expected fewer values in the list",
+        )
+        .replace(
+            "expected a tuple of size ",
+            "expected a list of this many values: ",
+        );
     // An identifier at the start of `s`, and what follows it.
     let word = |s: &str| {
         let end = s
@@ -147,6 +155,10 @@ mod tests {
             (
                 "invalid type: integer `5`, expected struct LinkSpec",
                 "invalid type: integer `5`, expected a table",
+            ),
+            (
+                "invalid length 1, expected a tuple of size 2",
+                "invalid length 1, expected a list of this many values: 2",
             ),
             // Our own words, and names that only start like a type, are left alone.
             ("expected a time in seconds", "expected a time in seconds"),

@@ -39,18 +39,19 @@ def point_document(base: dict[str, Any], fixed: list[str], point: dict[str, Any]
     return doc
 
 
-def run_key(doc: dict[str, Any], base_dir: str | None = None) -> str:
+def run_key(doc: dict[str, Any], base_dir: str | None = None) -> tuple[str, LossyncError | None]:
     """A run's identity: its scenario document and, where it resolves, what it resolves to, so
     that the contents of the files it names (an m distribution, a calibration) are part of it: a
-    resumed sweep reruns a point whose file changed."""
+    resumed sweep reruns a point whose file changed. Also the error that stops it resolving."""
     text = json.dumps(doc, sort_keys=True, default=str)
+    error = None
     if base_dir is not None:
         try:
             core_text, base = to_core(doc, [], base_dir)
             text += _core.resolve(core_text, "json", base)
-        except LossyncError:
-            pass  # a bad point: its row records the error, keyed by its document
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
+        except LossyncError as e:
+            error = e  # a bad point: its row records the error, keyed by its document
+    return hashlib.sha256(text.encode()).hexdigest()[:20], error
 
 
 def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict[str, Any], seed: int,
@@ -93,7 +94,16 @@ def load_results(out: str | Path, keys: set[str] | None = None) -> pd.DataFrame:
         files = [f for f in files if f.stem in keys]
     if not files:
         raise InputFileError(str(out), "no sweep results here")
-    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    return pd.concat([_read_run(f) for f in files], ignore_index=True)
+
+
+def _read_run(f: Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """One run's row; a file that is not one (damaged, truncated, put there by hand) is an input
+    error naming it, not pyarrow's traceback."""
+    try:
+        return pd.read_parquet(f, columns=columns)
+    except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+        raise InputFileError(str(f), f"not a lossync sweep row ({str(e).splitlines()[0]})") from None
 
 
 @contextmanager
@@ -148,7 +158,7 @@ def _executor(scheduler: str | None, workers: int | None) -> tuple[Executor, Any
     try:
         client = Client(scheduler, timeout="30s")
     except (OSError, TimeoutError, ValueError) as e:
-        raise LossyncError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({type(e).__name__}: {e})") from None
+        raise LossyncError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({e})") from None
     return client.get_executor(), client
 
 
@@ -183,8 +193,13 @@ def sweep(
     else:
         base, scenario_dir = parsed.base, str(folder)
     fixed = list(parsed.set)
-    jobs_all = [(p, s, run_key(point_document(base, fixed, p, s), scenario_dir)) for p in parsed.points()
-                for s in parsed.seed_list()]
+    keyed = [(p, s, *run_key(point_document(base, fixed, p, s), scenario_dir)) for p in parsed.points()
+             for s in parsed.seed_list()]
+    # One bad point is a row that records its error; a sweep whose every point is bad (an axis no
+    # scenario has, a bad `set` or base) is refused before anything is written.
+    if keyed and all(error is not None for *_, error in keyed):
+        raise keyed[0][3]
+    jobs_all = [(p, s, key) for p, s, key, _ in keyed]
 
     out = Path(out)
     runs = out / "runs"
@@ -207,7 +222,7 @@ def sweep(
         done = set()
         if resume:
             for f in runs.glob("*.parquet"):
-                if pd.read_parquet(f, columns=["status"])["status"].iloc[0] == "ok":
+                if _read_run(f, ["status"])["status"].iloc[0] == "ok":
                     done.add(f.stem)
         jobs = [j for j in jobs_all if j[2] not in done]
         _execute(jobs, base, scenario_dir, fixed, runs, scheduler, workers, progress, columns)

@@ -78,13 +78,13 @@ impl LawParams for BicParams {
                 "max_increment",
                 MAX_INCREMENT,
                 |v| v > 0.0 && v <= MAX_WINDOW_PKTS,
-                "in (0, 2.7e7] packets per RTT (TCP's largest window, cc::MAX_WINDOW_PKTS)",
+                "in (0, 2.7e7] packets per RTT (TCP's largest window)",
             )?,
             low_window: p.f64(
                 "low_window",
                 LOW_WINDOW,
                 |v| (0.0..=MAX_WINDOW_PKTS).contains(&v),
-                "in [0, 2.7e7] packets (TCP's largest window, cc::MAX_WINDOW_PKTS)",
+                "in [0, 2.7e7] packets (TCP's largest window)",
             )?,
             beta: p.f64("beta", BETA, |v| v > 0.0 && v < 1.0, "in (0, 1)")?,
             smooth_part: p.f64(

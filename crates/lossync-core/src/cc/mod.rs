@@ -474,10 +474,14 @@ impl<'a> Params<'a> {
             None => Ok(()),
             Some(k) => Err(Error::field(
                 format!("{}.{k}", self.field),
-                format!(
-                    "unknown parameter (this variant takes: {})",
-                    self.used.join(", ")
-                ),
+                if self.used.is_empty() {
+                    "unknown parameter (this variant takes none)".to_string()
+                } else {
+                    format!(
+                        "unknown parameter (this variant takes: {})",
+                        self.used.join(", ")
+                    )
+                },
             )),
         }
     }

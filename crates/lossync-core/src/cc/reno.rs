@@ -27,7 +27,7 @@ impl LawParams for RenoParams {
                 "a",
                 1.0,
                 |v| v > 0.0 && v <= MAX_WINDOW_PKTS,
-                "in (0, 2.7e7] packets per RTT (TCP's largest window, cc::MAX_WINDOW_PKTS)",
+                "in (0, 2.7e7] packets per RTT (TCP's largest window)",
             )?,
             // RFC 5681 §3.1 eq. (4): ssthresh = FlightSize/2.
             b: p.f64("b", 0.5, |v| v > 0.0 && v < 1.0, "in (0, 1)")?,

@@ -42,7 +42,7 @@ impl LawParams for ScalableParams {
                 "low_window",
                 LOW_WINDOW,
                 |v| (0.0..=MAX_WINDOW_PKTS).contains(&v),
-                "in [0, 2.7e7] packets (0 disables; TCP's largest window, cc::MAX_WINDOW_PKTS)",
+                "in [0, 2.7e7] packets (0 disables; TCP's largest window)",
             )?,
         })
     }
