@@ -287,8 +287,8 @@ def _writable_dir(option: str, folder: Path) -> None:
     try:  # a real attempt: permission bits do not tell for root or for special file systems
         os.rmdir(tempfile.mkdtemp(prefix=".lossync-probe-", dir=probe))
     except OSError as e:
-        where = f"{probe}" if probe == folder.absolute() else f"cannot create {folder}: {probe}"
-        raise ScenarioError(option, f"{where} is not writable ({e.strerror})") from None
+        why = f"cannot write into {probe} ({(e.strerror or str(e)).lower()})"
+        raise ScenarioError(option, why if probe == folder.absolute() else f"cannot create {folder}: {why}") from None
 
 
 @main.command()
