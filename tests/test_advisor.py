@@ -87,3 +87,21 @@ def test_an_answer_from_runs_that_saw_no_congestion_says_so():
     doc["run"].update(from_first_congestion=False, warmup="20s")
     table, _ = size_buffer(doc, targets=(0.9,), seeds=2, workers=2)
     assert table["uncongested_runs"].iloc[0] == 0
+
+
+def test_the_remedy_works_with_a_scenario_file_and_options_it_would_ignore_are_refused(tmp_path):
+    # The warning's remedy is "lengthen --duration"; with a SCENARIO, --duration was ignored (and
+    # so were --capacity, --flows and --loss, silently).
+    path = tmp_path / "s.toml"
+    path.write_text('[dumbbell]\ncapacity = "1Gbps"\nbuffer = { bdp_fraction = 1.0 }\n'
+                    '[[flows]]\ncount = 2\ncc = "reno"\nrtt = "200ms"\nslow_start = true\n'
+                    '[run]\nduration = "60s"\nwarmup = "20s"\nfrom_first_congestion = false\n')
+    run = lambda *more: subprocess.run([sys.executable, "-m", "lossync", "size-buffer", str(path), "--seeds", "1",  # noqa: E731
+                                        "--target", "0.9", *more], capture_output=True, text=True, timeout=300)
+    r = run()
+    assert r.returncode == 0 and "1 of 1 runs saw no congestion event" in r.stdout, r.stdout + r.stderr
+    r = run("--duration", "2000s")  # a Reno saw-tooth of 200 ms at 1 Gb/s lasts about 800 s
+    assert r.returncode == 0 and "no congestion event" not in r.stdout, r.stdout + r.stderr
+    for option in (["--capacity", "1Gbps"], ["--flows", "2:reno:10ms"], ["--loss", "proportional"]):
+        r = run(*option)
+        assert r.returncode == 2 and r.stderr.startswith(f"lossync: error: {option[0]}: ") and len(r.stderr.splitlines()) == 1, r.stderr

@@ -34,6 +34,13 @@ def test_unknown_fluid_model_or_engine_is_refused_by_name():
     assert info.value.field == "engines"
     with pytest.raises(ScenarioError, match="unknown engine 'bogus'"):
         compare(DOC, ["bogus"])
+    # Named twice: its rows collided and the table printed pandas Series reprs, exit 0.
+    with pytest.raises(ScenarioError, match="'fluid' is named twice"):
+        compare(DOC, ["fluid", "fluid"])
+    # A stray comma was dropped without a word.
+    r = subprocess.run([sys.executable, "-m", "lossync", "compare", "dumbbell-reno", "--engines", "fluid,"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.startswith("lossync: error: --engines: ") and len(r.stderr.splitlines()) == 1, r.stderr
 
 
 def test_cli_prints_engines_side_by_side_and_as_json(tmp_path):

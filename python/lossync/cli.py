@@ -476,7 +476,7 @@ def reproduce(name: str | None, list_them: bool, quick: bool, engine: str | None
 @click.option("--flows", "flows", multiple=True, metavar="COUNT:VARIANT:RTT", help="A flow group, e.g. 10:highspeed:80ms..260ms (repeatable; without SCENARIO).")
 @click.option("--loss", "--sync", "loss", default="tcp", show_default=True,
               help="Fluid loss model (without SCENARIO): tcp (faithful, docs/fluid.md), proportional, or the paper's module: all, x=0.3, m=3, file=m.csv.")
-@click.option("--duration", default=None, help="Run length (without SCENARIO; default 3000s fluid, 120s packet).")
+@click.option("--duration", default=None, help="Run length (default: the scenario's; without SCENARIO 3000s fluid, 120s packet).")
 @click.option("--engine", type=click.Choice(["fluid", "packet"]), default=None, help="The engine that answers (default: the scenario's, fluid).")
 @click.option("--verify", is_flag=True, help="Run the packet engine at each buffer found and print its utilization beside the answer.")
 @click.option("--target", "targets", multiple=True, type=float, help="Target utilization (repeatable; default 0.9 0.95 0.99).")
@@ -488,8 +488,17 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
     from .advisor import VERIFY_DURATION_S, VERIFY_SEEDS, build_scenario, size_buffer
     from .scenario import apply_overrides, load_scenario
 
-    duration = duration or ("120s" if engine == "packet" else "3000s")
-    doc = load_scenario(scenario) if scenario else build_scenario(capacity, list(flows), loss, duration)
+    if scenario:
+        # The link and flows are the scenario's; an option that builds them would be ignored.
+        ctx = click.get_current_context()
+        for name in ("capacity", "flows", "loss"):
+            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+                raise ScenarioError(f"--{name}", "builds a scenario when none is given; with SCENARIO, use --set")
+        doc = load_scenario(scenario)
+        if duration is not None:  # the remedy the warnings below give
+            doc.setdefault("run", {})["duration"] = duration
+    else:
+        doc = build_scenario(capacity, list(flows), loss, duration or ("120s" if engine == "packet" else "3000s"))
     apply_overrides(doc, overrides)
     table, rules = size_buffer(doc, tuple(targets) or (0.9, 0.95, 0.99), seeds=seeds, engine=engine, verify=verify,
                                progress=lambda line: click.echo(f"  {line}", err=True))
@@ -574,7 +583,9 @@ def compare_cmd(scenario: Path, engines: str, reference: str | None, overrides: 
     which the fluid engine approximates)."""
     from .compare import compare
 
-    names = [e.strip() for e in engines.split(",") if e.strip()]
+    names = [e.strip() for e in engines.split(",")]
+    if "" in names:
+        raise ScenarioError("--engines", f"{engines!r}: an empty engine name (a stray comma?)")
     table = compare(scenario, names, overrides, reference=reference)
     if as_json:
         click.echo(json.dumps({e: {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}

@@ -67,6 +67,9 @@ def compare(
         base_dir = find_scenario(scenario).resolve().parent
     if not engines:
         raise ScenarioError("engines", "name at least one engine")
+    twice = sorted({e for e in engines if list(engines).count(e) > 1})
+    if twice:  # its rows and columns would collide
+        raise ScenarioError("engines", f"{twice[0]!r} is named twice")
     rows = []
     for name in engines:
         engine, _, model = name.partition(":")
