@@ -180,6 +180,10 @@ SWEEP_CASES = [
     ("log range from 0", '"dumbbell.buffer.bdp_fraction" = { from = 0, to = 1, num = 3, scale = "log" }', "seeds = 1", "sweep.axes.dumbbell.buffer.bdp_fraction"),
     ("a trillion seeds", '"dumbbell.buffer.bdp_fraction" = [0.1]', "seeds = 1000000000000", "sweep.seeds"),
     ("set entry without =", '"dumbbell.buffer.bdp_fraction" = [0.1]', 'seeds = 1\nset = ["run.duration"]', "--set run.duration"),
+    # A range's own fault, not "Input should be a valid list" for every one of them.
+    ("range without num", '"dumbbell.buffer.bdp_fraction" = { from = 0.1, to = 1 }', "seeds = 1", "sweep.axes.dumbbell.buffer.bdp_fraction.num"),
+    ("range with a step", '"dumbbell.buffer.bdp_fraction" = { from = 0.1, to = 1, num = 3, step = 2 }', "seeds = 1",
+     "sweep.axes.dumbbell.buffer.bdp_fraction.step"),
     # Every point bad: refused before anything runs, not a sweep of failed rows with exit 1.
     ("axis no scenario has", '"bogus.field" = [1, 2]', "seeds = 1", "bogus"),
     ("set value every point refuses", '"dumbbell.buffer.bdp_fraction" = [0.1]', 'seeds = 1\nset = ["run.duration=abc"]', "run.duration"),

@@ -111,10 +111,14 @@ def parse_spec(doc: dict[str, Any] | SweepSpec) -> SweepSpec:
         return SweepSpec.model_validate(doc)
     except ValidationError as e:
         errors = e.errors()
-        # A union (a list or a Range) reports each member's failure: the value error says why.
-        err = next((x for x in errors if x["type"] == "value_error"), errors[0])
+        # A union (a list or a Range) reports each member's failure: the value error says why, and
+        # for a table (not a list) the Range's own error does.
+        ranges = [x for x in errors if any("Range" in str(part) for part in x["loc"])]
+        err = next((x for x in errors if x["type"] == "value_error"), ranges[0] if ranges else errors[0])
         members = {"Range", "int", "str", "float"}
         where = ".".join(["sweep", *(str(x) for x in err["loc"] if not (str(x) in members or "[" in str(x)))])
-        raise ScenarioError(where, err["msg"].removeprefix("Value error, ")) from None
+        plain = {"missing": "missing, and it is required", "extra_forbidden": "unknown key",
+                 "model_type": "give a list of values or a range table { from, to, num }"}
+        raise ScenarioError(where, plain.get(err["type"], err["msg"].removeprefix("Value error, "))) from None
 
 
