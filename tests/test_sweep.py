@@ -145,6 +145,14 @@ def test_dask_cluster_gives_the_same_rows_as_the_local_pool(tmp_path):
     pd.testing.assert_frame_equal(a, b)
 
 
+def test_a_scheduler_that_cannot_be_reached_leaves_no_results_folder(tmp_path):
+    pytest.importorskip("distributed")
+    # The folder (.lock, sweep.json, runs/) was made before the scheduler was tried.
+    with pytest.raises(lossync.LossyncError, match="--scheduler bogus: cannot reach"):
+        lossync.sweep(spec(), tmp_path / "out", scheduler="bogus")
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_second_sweep_into_a_busy_folder_is_refused_and_the_first_completes(tmp_path):
     f, out, proc = _start_long_sweep(tmp_path, workers=1)
     (tmp_path / "other").mkdir()

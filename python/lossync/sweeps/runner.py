@@ -208,30 +208,39 @@ def sweep(
     if columns is not None:
         identity["columns"] = f"{columns.__module__}.{columns.__qualname__}"
     spec_text = json.dumps(identity, sort_keys=True, default=str)
-    with _locked(out):
-        if runs.is_dir() and any(runs.glob("*.parquet")):
-            if not resume:
-                raise LossyncError(f"{out}: holds results of a sweep already: resume it (--resume, or resume=True in Python), "
-                                   "or choose another --out")
-            if spec_file.exists() and spec_file.read_text() != spec_text:
-                raise LossyncError(f"{out}: holds results of a different sweep; resuming needs the same sweep")
-        runs.mkdir(parents=True, exist_ok=True)
-        remove_temporaries(runs)  # rows a killed sweep was writing; we hold the lock
-        write_text(spec_file, spec_text)
+    # A Dask scheduler is reached before anything is written: one that cannot be reached leaves
+    # no results folder behind.
+    dask = _executor(scheduler, workers) if scheduler is not None else None
+    try:
+        with _locked(out):
+            if runs.is_dir() and any(runs.glob("*.parquet")):
+                if not resume:
+                    raise LossyncError(f"{out}: holds results of a sweep already: resume it (--resume, or resume=True in Python), "
+                                       "or choose another --out")
+                if spec_file.exists() and spec_file.read_text() != spec_text:
+                    raise LossyncError(f"{out}: holds results of a different sweep; resuming needs the same sweep")
+            runs.mkdir(parents=True, exist_ok=True)
+            remove_temporaries(runs)  # rows a killed sweep was writing; we hold the lock
+            write_text(spec_file, spec_text)
 
-        done = set()
-        if resume:
-            for f in runs.glob("*.parquet"):
-                if _read_run(f, ["status"])["status"].iloc[0] == "ok":
-                    done.add(f.stem)
-        jobs = [j for j in jobs_all if j[2] not in done]
-        _execute(jobs, base, scenario_dir, fixed, runs, scheduler, workers, progress, columns)
-        return load_results(out, {k for _, _, k in jobs_all})
+            done = set()
+            if resume:
+                for f in runs.glob("*.parquet"):
+                    if _read_run(f, ["status"])["status"].iloc[0] == "ok":
+                        done.add(f.stem)
+            jobs = [j for j in jobs_all if j[2] not in done]
+            _execute(jobs, base, scenario_dir, fixed, runs, dask, workers, progress, columns)
+            return load_results(out, {k for _, _, k in jobs_all})
+    finally:
+        if dask is not None:
+            dask[1].close()
 
 
 def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], scenario_dir: str, fixed: list[str],
-             runs: Path, scheduler: str | None, workers: int | None, progress: bool | None,
+             runs: Path, dask: tuple[Executor, Any] | None, workers: int | None, progress: bool | None,
              columns: Callable[[Any], dict[str, Any]] | None = None) -> None:
+    """Runs `jobs` on the Dask executor given (its client is the caller's to close), or on a
+    process pool of `workers` made and shut down here."""
     if not jobs:
         return
     if progress is None:
@@ -242,7 +251,7 @@ def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], 
 
         bar = tqdm(total=len(jobs), unit="run", desc="sweep", initial=0)
     failed = 0
-    executor, client = _executor(scheduler, workers)
+    executor, client = dask if dask is not None else _executor(None, workers)
     futures: dict[Future, tuple[dict[str, Any], int, str]] = {}
     try:
         for job in jobs:
@@ -267,7 +276,5 @@ def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], 
     finally:
         if bar is not None:
             bar.close()
-        if client is not None:
-            client.close()
-        else:
+        if client is None:
             executor.shutdown(wait=False, cancel_futures=True)
