@@ -199,6 +199,17 @@ def test_bad_sweep(tmp_path, case, axis, extra, field):
     assert not (tmp_path / "out" / "runs").exists()
 
 
+def test_the_json_validate_prints_runs_as_a_scenario_file_and_bad_json_is_one_line(tmp_path):
+    # docs/scenario.md says validate's JSON is a scenario input; `lossync run v.json` read it as TOML.
+    v = tmp_path / "v.json"
+    v.write_text(cli("validate", str(GOOD)).stdout)
+    r = cli("run", str(v), "--set", "run.duration_s=20", "--set", "run.warmup_s=5", "--out", str(tmp_path / "out"))
+    assert r.returncode == 0 and (tmp_path / "out" / "summary.json").exists(), r.stderr
+    for text in ("[1, 2]", "{"):
+        v.write_text(text)
+        _one_line_naming(cli("run", str(v)), str(v))
+
+
 @pytest.mark.parametrize("content", [b"\xff\xfe\x00 binary", b"base = \n", None], ids=["binary", "TOML syntax", "missing"])
 @pytest.mark.parametrize("command", ["run", "sweep"])
 def test_a_file_a_command_reads_that_is_not_toml_is_one_line_naming_it(tmp_path, content, command):
@@ -314,6 +325,9 @@ USAGE_CASES = [
     (["calibrate", str(GOOD)], "--out"),
     (["plot"], "RESULTS"),
     (["sweep", str(GOOD), "--workers", "-1"], "--workers"),
+    (["bench", "--duration", "0"], "--duration"),  # 0 ran the default 3000 s without a word
+    (["bench", "--step", "0"], "--step"),
+    (["size-buffer", "--flows", "2:reno:10ms", "--loss", "x=abc"], "--loss x"),  # named the alias --sync
 ]
 
 

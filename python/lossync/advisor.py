@@ -241,9 +241,9 @@ def build_scenario(capacity: str, flows: list[str], sync: str = "tcp", duration:
     elif sync == "all":
         loss = {"model": "sync", "sync": {"kind": "all"}}
     elif kind == "x":
-        loss = {"model": "sync", "sync": {"kind": "normal", "x": _number(value, "--sync x")}}
+        loss = {"model": "sync", "sync": {"kind": "normal", "x": _number(value, "--loss x")}}
     elif kind == "m":
-        loss = {"model": "sync", "sync": {"kind": "fixed", "m": int(_number(value, "--sync m"))}}
+        loss = {"model": "sync", "sync": {"kind": "fixed", "m": int(_number(value, "--loss m"))}}
     elif kind == "file":
         loss = {"model": "sync", "sync": {"kind": "empirical", "file": value}}
     else:

@@ -644,11 +644,12 @@ def list_variants() -> None:
 
 @main.command()
 @click.option("--engine", "engines", default="fluid", show_default=True, help="Comma-separated engines: fluid, packet, ns3.")
-@click.option("--duration", default=None, type=float, help="Simulated seconds per run (default: fluid 3000, packet and ns3 20).")
+@click.option("--duration", default=None, type=click.FloatRange(min=0, min_open=True),
+              help="Simulated seconds per run (default: fluid 3000, packet and ns3 20).")
 @click.option("--variants", "names", default="reno,highspeed,cubic,htcp", show_default=True, help="Fluid engine variants.")
 @click.option("--loss", "losses", default="sync-0.6", show_default=True,
               help="Fluid engine: comma-separated loss models (proportional, tcp, sync-0.3, sync-0.6, sync-1), each timed on every variant.")
-@click.option("--step", default=None, type=float, help="Fluid step size in seconds (default: the scenario's).")
+@click.option("--step", default=None, type=click.FloatRange(min=0, min_open=True), help="Fluid step size in seconds (default: the scenario's).")
 @click.option("--capacities", default="100Mbps,1Gbps,10Gbps", show_default=True, help="Packet and ns3 engines: bottleneck capacities.")
 @click.option("--ns3-wall", default=120.0, show_default=True, help="ns3: stop each run after this many wall seconds (it reports how far it got).")
 def bench(engines: str, duration: float | None, names: str, losses: str, step: float | None, capacities: str, ns3_wall: float) -> None:

@@ -56,7 +56,8 @@ def load_scenario(path: str | Path) -> dict[str, Any]:
 
 def read_toml(p: Path, kind: str) -> dict[str, Any]:
     """A TOML file the user named (a `kind`: scenario or sweep file) as a dict; whatever is wrong
-    with it is one error naming the file."""
+    with it is one error naming the file. A `.json` file is read as JSON (the resolved scenario
+    `lossync validate` prints is a scenario input too)."""
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -66,6 +67,14 @@ def read_toml(p: Path, kind: str) -> dict[str, Any]:
         raise InputFileError(str(p), f"cannot read: {e.strerror}") from None
     except UnicodeDecodeError:
         raise ScenarioError(str(p), f"not a UTF-8 text file (a TOML {kind} file is UTF-8 text)") from None
+    if p.suffix.lower() == ".json":
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ScenarioError(str(p), f"not JSON: {e}") from None
+        if not isinstance(doc, dict):
+            raise ScenarioError(str(p), f"a {kind} is a JSON object, not {type(doc).__name__}")
+        return doc
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
