@@ -70,6 +70,7 @@ SCENARIO_CASES += [
     ("path not connected", NETWORK.format(b_to="z", path='["b", "a"]').encode(), [], "flows[0].path[1]"),
     ("path crossing a link twice", NETWORK.format(b_to="z", path='["a", "b", "a"]').encode(), [], "flows[0].path[2]"),
     ("path back to a node it left", NETWORK.format(b_to="x", path='["a", "b"]').encode(), [], "flows[0].path[1]"),
+    ("link with an empty name", NETWORK.format(b_to="z", path='["a", "b"]').replace('name = "a"', 'name = ""').encode(), [], "links[0].name"),
     ("link with one end node", NETWORK.format(b_to="z", path='["a"]').replace('to = "z"\n', "").encode(), [], "links[1].to"),
 ]
 

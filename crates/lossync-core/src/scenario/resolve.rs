@@ -141,6 +141,13 @@ fn link_table(spec: &ScenarioSpec) -> Result<(Vec<(String, &LinkSpec)>, Vec<Stri
                 ))
             }
         };
+        if name.trim().is_empty() {
+            // Paths and messages name links; a blank one reads as nothing ("links: , b").
+            return Err(Error::field(
+                format!("{field}.name"),
+                "a link's name cannot be empty",
+            ));
+        }
         if names.contains(&name) {
             return Err(Error::field(
                 format!("{field}.name"),
