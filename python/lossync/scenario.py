@@ -51,10 +51,10 @@ def find_scenario(path: str | Path) -> Path:
 
 def load_scenario(path: str | Path) -> dict[str, Any]:
     """Reads a TOML scenario file (or a shipped example by name) into a dict."""
-    return read_toml(find_scenario(path), "scenario")
+    return read_document(find_scenario(path), "scenario")
 
 
-def read_toml(p: Path, kind: str) -> dict[str, Any]:
+def read_document(p: Path, kind: str) -> dict[str, Any]:
     """A TOML file the user named (a `kind`: scenario or sweep file) as a dict; whatever is wrong
     with it is one error naming the file. A `.json` file is read as JSON (the resolved scenario
     `lossync validate` prints is a scenario input too)."""

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ScenarioError
-from ..scenario import find_scenario, read_toml
+from ..scenario import find_scenario, read_document
 
 #: The most runs one sweep may hold: its job list and result rows stay in memory (about 1 kB per
 #: run), and a million runs is weeks of fluid runs on one machine; split larger studies.
@@ -101,7 +101,7 @@ def load_sweep(path: str | Path) -> tuple[SweepSpec, Path]:
     """Reads a sweep file (or a shipped example by name); returns the spec and the folder
     relative names resolve against."""
     p = find_scenario(path)
-    return parse_spec(read_toml(p, "sweep")), p.resolve().parent
+    return parse_spec(read_document(p, "sweep")), p.resolve().parent
 
 
 def parse_spec(doc: dict[str, Any] | SweepSpec) -> SweepSpec:
