@@ -268,6 +268,8 @@ def test_bad_options_name_the_option(tmp_path):
     ("negative per square root", "burst_per_sqrt_buffer = -0.5\nevent_threshold = 1\n", "loss.calibration"),
     ("per square root not below the buffer", "burst_per_sqrt_buffer = 1e5\nevent_threshold = 1\n", "loss.calibration"),
     ("two headrooms", "burst_pkts = 1\nburst_per_sqrt_buffer = 1\nevent_threshold = 1\n", "loss.calibration"),
+    ("sets nothing", "", "loss.calibration"),  # ran the default model under a "calibrated" warning
+    ("provenance only", "[fitted]\nscenario = \"s.toml\"\n", "loss.calibration"),
 ])
 @pytest.mark.parametrize("command", ["run", "validate"])
 def test_a_malformed_calibration_file_is_one_line_naming_the_field(tmp_path, case, content, field, command):
@@ -326,6 +328,7 @@ USAGE_CASES = [
     (["calibrate", str(GOOD)], "--out"),
     (["plot"], "RESULTS"),
     (["sweep", str(GOOD), "--workers", "-1"], "--workers"),
+    (["sweep", str(GOOD), "--workers", "99999"], "--workers"),  # a process each, on a machine of a few cores
     (["bench", "--duration", "0"], "--duration"),  # 0 ran the default 3000 s without a word
     (["bench", "--step", "0"], "--step"),
     (["size-buffer", "--flows", "2:reno:10ms", "--loss", "x=abc"], "--loss x"),  # named the alias --sync

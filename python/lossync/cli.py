@@ -343,7 +343,8 @@ def _say_headroom(resolved: dict) -> None:
 @click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Results folder (default: next to the sweep file, named after it).")
 @click.option("--scheduler", metavar="ADDRESS", help="Run on this Dask scheduler (tcp://host:8786) instead of a local process pool.")
-@click.option("--workers", type=click.IntRange(min=1), help="Local pool size (default: all cores).")
+@click.option("--workers", type=click.IntRange(min=1, max=1024),
+              help="Local pool size (default: all cores; at most 1024 processes, beyond one machine use --scheduler).")
 @click.option("--resume", is_flag=True, help="Keep the finished runs in the results folder; run only the missing or failed ones.")
 def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: int | None, resume: bool) -> None:
     """Run a sweep: a base scenario, axes, seeds. One Parquet row per (point, seed) in OUT/runs/."""

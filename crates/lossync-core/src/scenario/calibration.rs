@@ -70,6 +70,20 @@ pub fn read(path: &Path) -> Result<Calibration> {
             }
         },
     };
+    if file.burst_pkts.is_none()
+        && file.burst_per_sqrt_buffer.is_none()
+        && file.event_threshold.is_none()
+    {
+        // `lossync calibrate` always writes event_threshold; a file that sets nothing would
+        // run the default model under a "calibrated" warning.
+        return Err(Error::field(
+            field,
+            format!(
+                "{}: sets nothing (no burst_per_sqrt_buffer, burst_pkts or event_threshold)",
+                path.display()
+            ),
+        ));
+    }
     Ok(Calibration {
         burst_pkts: file.burst_pkts,
         burst_per_sqrt_buffer: file.burst_per_sqrt_buffer,
