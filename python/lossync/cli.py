@@ -496,8 +496,8 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
             if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
                 raise ScenarioError(f"--{name}", "builds a scenario when none is given; with SCENARIO, use --set")
         doc = load_scenario(scenario)
-        if duration is not None:  # the remedy the warnings below give
-            doc.setdefault("run", {})["duration"] = duration
+        if duration is not None:  # the remedy the warnings below give; as `run --duration` does
+            overrides = (*overrides, f'run.duration="{duration}"')
     else:
         doc = build_scenario(capacity, list(flows), loss, duration or ("120s" if engine == "packet" else "3000s"))
     apply_overrides(doc, overrides)

@@ -8,6 +8,7 @@ difference of physics, not of definitions.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def compare(
         base_dir = find_scenario(scenario).resolve().parent
     if not engines:
         raise ScenarioError("engines", "name at least one engine")
-    twice = sorted({e for e in engines if list(engines).count(e) > 1})
+    twice = [e for e, n in Counter(engines).items() if n > 1]
     if twice:  # its rows and columns would collide
         raise ScenarioError("engines", f"{twice[0]!r} is named twice")
     rows = []

@@ -55,9 +55,9 @@ def load_scenario(path: str | Path) -> dict[str, Any]:
 
 
 def read_document(p: Path, kind: str) -> dict[str, Any]:
-    """A TOML file the user named (a `kind`: scenario or sweep file) as a dict; whatever is wrong
-    with it is one error naming the file. A `.json` file is read as JSON (the resolved scenario
-    `lossync validate` prints is a scenario input too)."""
+    """A file the user named (a `kind`: scenario or sweep file) as a dict: TOML, or JSON if its
+    name ends in `.json` (the resolved scenario `lossync validate` prints is a scenario input too);
+    whatever is wrong with it is one error naming the file."""
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
