@@ -340,6 +340,15 @@ def test_a_usage_error_is_one_line_naming_the_option(args, option):
     _one_line_naming(cli(*args), option)
 
 
+@pytest.mark.parametrize(("args", "option"), [(["run", str(GOOD), "--out", ""], "--out"), (["run", ""], "SCENARIO"),
+                                              (["sweep", str(GOOD), "--out", ""], "--out"), (["plot", ""], "RESULTS"),
+                                              (["calibrate", str(GOOD), "--out", ""], "--out")])
+def test_an_empty_path_is_refused_not_taken_for_the_current_folder(tmp_path, args, option):
+    # `--out ''` (an unset shell variable) wrote the results into the current folder.
+    _one_line_naming(cli(*args, cwd=tmp_path), option)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("field", ['burst_pkts=1', 'burst_per_sqrt_buffer=1', 'event_threshold=2', 'growth_share=0.5', 'calibration="none.toml"',
                                    'fitted_buffer_pkts=40'])
 def test_the_sync_model_refuses_the_tcp_models_fields(field):

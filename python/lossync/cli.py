@@ -109,6 +109,16 @@ class Cli(click.Group):
             raise
 
 
+class _Path(click.Path):
+    """click.Path that refuses an empty string: `--out ''` (an unset shell variable) would
+    otherwise mean the current folder, and `SCENARIO ''` a confusing "is a directory"."""
+
+    def convert(self, value, param, ctx):  # type: ignore[override]
+        if isinstance(value, str) and value == "":
+            self.fail("an empty path", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def _usage_error(e: click.UsageError) -> str:
     """A usage error as `option: what is wrong (the command's --help)`: the option first, as every
     other error names its field first."""
@@ -206,14 +216,14 @@ def summary_table(summary: dict) -> str:
 
 
 @main.command()
-@click.argument("scenario", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario", required=False, type=_Path(dir_okay=False, path_type=Path))
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field, e.g. --set dumbbell.buffer.bdp_fraction=0.2 (repeatable).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Write summary.json, scenario.toml, series.parquet, events.csv and figure.png here.")
+@click.option("--out", "out_dir", type=_Path(file_okay=False, path_type=Path), help="Write summary.json, scenario.toml, series.parquet, events.csv and figure.png here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of a table.")
 @click.option("--engine", type=click.Choice(["fluid", "packet", "ns3", "kernel"]), help="Run on this engine (overrides the scenario's; kernel: as root).")
 @click.option("--no-figure", is_flag=True, help="With --out: skip the figure.")
-@click.option("--drops", "drops_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the bottleneck drop log (time_s,flow) as CSV (packet engine).")
-@click.option("--sync-out", "sync_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the measured m_k distribution (m,count) as CSV, the form loss.sync kind=\"empirical\" reads.")
+@click.option("--drops", "drops_file", type=_Path(dir_okay=False, path_type=Path), help="Write the bottleneck drop log (time_s,flow) as CSV (packet engine).")
+@click.option("--sync-out", "sync_file", type=_Path(dir_okay=False, path_type=Path), help="Write the measured m_k distribution (m,count) as CSV, the form loss.sync kind=\"empirical\" reads.")
 @click.option("--seed", type=int, help="Shortcut for --set run.seed=SEED.")
 @click.option("--duration", help="Shortcut for --set run.duration=DURATION (e.g. 600s).")
 @click.option("--force", is_flag=True, help="Kernel engine: run a capacity above this machine's clean limit (the summary warns).")
@@ -292,7 +302,7 @@ def _writable_dir(option: str, folder: Path) -> None:
 
 
 @main.command()
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario", type=_Path(dir_okay=False, path_type=Path))
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE")
 @click.option("--force", is_flag=True, help="Kernel engine: accept a capacity above this machine's clean limit, as `run --force` does.")
 def validate(scenario: Path, overrides: tuple[str, ...], force: bool) -> None:
@@ -340,8 +350,8 @@ def _say_headroom(resolved: dict) -> None:
 
 
 @main.command(name="sweep")
-@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Results folder (default: next to the sweep file, named after it).")
+@click.argument("spec", type=_Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", type=_Path(file_okay=False, path_type=Path), help="Results folder (default: next to the sweep file, named after it).")
 @click.option("--scheduler", metavar="ADDRESS", help="Run on this Dask scheduler (tcp://host:8786) instead of a local process pool.")
 @click.option("--workers", type=click.IntRange(min=1, max=1024),
               help="Local pool size (default: all cores; at most 1024 processes, beyond one machine use --scheduler).")
@@ -374,10 +384,10 @@ HEADLINE = ["utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queueing
 
 
 @main.command()
-@click.argument("results", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.argument("results", type=_Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--metric", "metrics", multiple=True, help="Metrics to summarize (repeatable; default: the headline ones).")
 @click.option("--all", "show_all", is_flag=True, help="Every metric, with mean, std, n and ci95 columns.")
-@click.option("--csv", "csv_out", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--csv", "csv_out", type=_Path(dir_okay=False, path_type=Path),
               help="Also write a tidy CSV: the axes, metric, mean, std, n, ci95; one row per point and metric.")
 def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: Path | None) -> None:
     """Means and 95% confidence intervals across seeds, per point of a sweep."""
@@ -415,11 +425,11 @@ def _mean_ci(mean: float, ci: float) -> str:
 
 
 @main.command()
-@click.argument("results", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.argument("results", type=_Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--x", "x", required=True, help="Axis on the horizontal axis (a swept field).")
 @click.option("--y", "y", default="utilization", show_default=True, help="Metric.")
 @click.option("--hue", default=None, help="Axis drawn as separate lines.")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Figure file; .png, .pdf or .svg (default: RESULTS/Y-vs-X.png).")
+@click.option("--output", type=_Path(dir_okay=False, path_type=Path), help="Figure file; .png, .pdf or .svg (default: RESULTS/Y-vs-X.png).")
 def plot(results: Path, x: str, y: str, hue: str | None, output: Path | None) -> None:
     """Line figure of a sweep's metric against an axis, with 95% confidence intervals."""
     import pandas as pd
@@ -454,7 +464,7 @@ def plot(results: Path, x: str, y: str, hue: str | None, output: Path | None) ->
 @click.option("--list", "list_them", is_flag=True, help="List the studies.")
 @click.option("--quick", is_flag=True, help="A short protocol for CI, indicative only (each study's: see --list).")
 @click.option("--engine", type=click.Choice(["fluid", "packet"]), default=None, help="Default: the study's own (see --list).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Default: lossync-reproduce/NAME[-quick].")
+@click.option("--out", "out_dir", type=_Path(file_okay=False, path_type=Path), help="Default: lossync-reproduce/NAME[-quick].")
 def reproduce(name: str | None, list_them: bool, quick: bool, engine: str | None, out_dir: Path | None) -> None:
     """Reproduce a study of the seed papers: data, a figure like the paper's, and a report of
     each claim beside what was measured."""
@@ -472,7 +482,7 @@ def reproduce(name: str | None, list_them: bool, quick: bool, engine: str | None
 
 
 @main.command(name="size-buffer")
-@click.argument("scenario", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario", required=False, type=_Path(dir_okay=False, path_type=Path))
 @click.option("--capacity", default="10Gbps", show_default=True, help="Bottleneck rate (without SCENARIO).")
 @click.option("--flows", "flows", multiple=True, metavar="COUNT:VARIANT:RTT", help="A flow group, e.g. 10:highspeed:80ms..260ms (repeatable; without SCENARIO).")
 @click.option("--loss", "--sync", "loss", default="tcp", show_default=True,
@@ -541,8 +551,8 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
 
 
 @main.command(name="calibrate")
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The calibration file to write (TOML).")
+@click.argument("scenario", type=_Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", required=True, type=_Path(dir_okay=False, path_type=Path), help="The calibration file to write (TOML).")
 @click.option("--seeds", default=2, show_default=True, help="Packet and fluid runs per point (seeds 1..N).")
 @click.option("--duration", "duration", default=None, help="Run length, e.g. 60s (default: the scenario's, and its warmup; with --duration, statistics after its first third). Doubled, at most four times, until the packet engine's utilization has agreed with runs half as long within a point twice in a row.")
 @click.option("--fit-sync-rate", is_flag=True, help="After the headroom, fit the drops per loss event to the packet engine's synchronization rate too (closer at this buffer, farther at others: docs/validation/calibration.md).")
@@ -572,7 +582,7 @@ def calibrate_cmd(scenario, out, seeds, duration, fit_sync_rate) -> None:
 
 
 @main.command(name="compare")
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario", type=_Path(dir_okay=False, path_type=Path))
 @click.option("--engines", default="fluid,packet", show_default=True,
               help="Comma-separated: fluid, packet, ns3, or fluid:MODEL (MODEL: tcp, proportional, sync-0.3, sync-0.6, sync-1).")
 @click.option("--reference", default=None, help="The engine differences are taken from (default: packet if compared, else the first).")
