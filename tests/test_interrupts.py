@@ -62,6 +62,26 @@ def test_read_refuses_a_set_with_another_runs_file(tmp_path):
         lossync.Result.read(tmp_path / "b")
 
 
+def test_a_file_that_cannot_be_replaced_is_named_as_the_users_file_and_the_folder_reads_as_no_result(tmp_path):
+    # It named the staging copy (out/.partial-PID-xyz/series.parquet) and did not say that the old
+    # result was gone. A folder in a file's place stands for any file that cannot be replaced
+    # (read-only, immutable) without needing root.
+    out = tmp_path / "out"
+    lossync.run(scenario(1)).write(out, figure=False)
+    (out / "series.parquet").unlink()
+    (out / "series.parquet").mkdir()
+    (out / "series.parquet" / "keep").write_text("")
+    doc = tmp_path / "s.toml"
+    doc.write_text(lossync.run(scenario(2)).scenario_toml())
+    r = subprocess.run([sys.executable, "-m", "lossync", "run", str(doc), "--out", str(out), "--no-figure"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    error = [line for line in r.stderr.splitlines() if line.startswith("lossync: error:")]
+    assert error == [f"lossync: error: {out / 'series.parquet'}: is a directory; {out} holds no complete result now"], r.stderr
+    assert assert_whole(out, {1, 2}) is None
+    assert not list(out.glob(".partial-*")), "staging left behind"
+
+
 @pytest.mark.parametrize("where", ["write", "replace", "unlink"])
 def test_an_exception_at_any_step_of_a_rewrite_leaves_the_old_result_or_none(tmp_path, monkeypatch, where):
     old, new = lossync.run(scenario(1)), lossync.run(scenario(2))

@@ -123,12 +123,20 @@ def write_result_set(folder: str | Path, files: Mapping[str, Writer], marker: st
         for name in [*files, marker]:
             os.chmod(staging / name, mode)
         (out / marker).unlink(missing_ok=True)
-        for name in known:
-            if name not in files and name != marker:
-                (out / name).unlink(missing_ok=True)
-        for name in files:
-            os.replace(staging / name, out / name)
-        os.replace(staging / marker, out / marker)
+        target = out / marker
+        try:
+            for name in known:
+                if name not in files and name != marker:
+                    target = out / name
+                    target.unlink(missing_ok=True)
+            for name in [*files, marker]:
+                target = out / name
+                os.replace(staging / name, target)
+        except OSError as e:
+            # Name the user's file, not the staging copy, and say what is left: the old marker is
+            # gone, so the folder no longer reads as a result (check_result_set).
+            reason = (e.strerror or str(e)).lower()
+            raise OSError(e.errno, f"{reason}; {out} holds no complete result now", str(target)) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return [out / name for name in [*files, marker]]
