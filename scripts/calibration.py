@@ -10,9 +10,11 @@ other buffer do.) Rows "with the sync rate" (columns synced_*) are `calibrate --
 the same packet reference: after the headroom, `event_threshold` fitted to the packet engine's
 synchronization rate too. Columns u_* are utilizations, s_* synchronization rates (mean share of
 the flows that lose per congestion event).
-Writes docs/validation/calibration.md.
+Writes docs/validation/calibration.md; with --jitter the packet runs have send jitter (scripts/
+fidelity.py's packet:jitter, no phase effects, and the seeds differ) and it writes
+docs/validation/calibration-jitter.md.
 
-    python scripts/calibration.py [--workers 2]
+    python scripts/calibration.py [--workers 2] [--jitter]
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ FIT = {"duration": "60s", "warmup": "20s"}
 CHECK_SEEDS = [3, 4]
 
 
-def cells() -> list[tuple[dict, dict]]:
-    return [(k, d) for k, d in fidelity.cells()
+def cells(jitter: bool = False) -> list[tuple[dict, dict]]:
+    return [(k, fidelity.with_send_jitter(k, d) if jitter else d) for k, d in fidelity.cells()
             if k["variant"] in fidelity.VARIANTS and k["buffer"] <= 0.1 and k["flows"] == 10 and k["capacity"] in ("100Mbps", "1Gbps") and k["rtt"] == "spread"]
 
 
@@ -66,10 +68,12 @@ def one(key: dict, doc: dict) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--jitter", action="store_true", help="packet runs with send jitter (no phase effects)")
     a = p.parse_args()
+    doc, data = (DOC.with_name("calibration-jitter.md"), "calibration-jitter.json") if a.jitter else (DOC, "calibration.json")
     t0 = time.perf_counter()
     with ProcessPoolExecutor(a.workers) as pool:
-        rows = list(pool.map(one, *zip(*cells())))
+        rows = list(pool.map(one, *zip(*cells(a.jitter))))
     wall = time.perf_counter() - t0
     df = pd.DataFrame(rows)
     for suffix in ("", "_2b"):
@@ -78,7 +82,8 @@ def main() -> None:
             df[f"ds_{name}{suffix}"] = df[f"s_{name}{suffix}"] - df[f"s_packet{suffix}"]
     within = lambda col, tol: f"{(df[col].abs() <= tol).mean():.0%}"  # noqa: E731
     lines = ["# Calibrated fluid engine on runs it was not fitted on", "", __doc__.split("\n\n")[0].replace("\n", " "), "",
-             f"{len(df)} cells, {wall / 60:.1f} min on {a.workers} workers. Regenerate: `python scripts/calibration.py`.", "",
+             *(["The packet runs have send jitter of one bottleneck packet time (Floyd & Jacobson's remedy for phase effects).", ""] if a.jitter else []),
+             f"{len(df)} cells, {wall / 60:.1f} min on {a.workers} workers. Regenerate: `python scripts/calibration.py{' --jitter' if a.jitter else ''}`.", "",
              "| | within 2 points | within 3 points | median abs dU | max abs dU | median abs d(sync rate) |", "|---|---|---|---|---|---|"]
     for name, col in [("uncalibrated (tcp)", "du_fluid"), ("calibrated", "du_calibrated"), ("calibrated with the sync rate", "du_synced"),
                       ("uncalibrated, twice the buffer", "du_fluid_2b"), ("calibrated, twice the buffer", "du_calibrated_2b"),
@@ -86,8 +91,8 @@ def main() -> None:
         ds = df["ds" + col.removeprefix("du")].abs().median()
         lines.append(f"| {name} | {within(col, 0.02)} | {within(col, 0.03)} | {df[col].abs().median():.3f} | {df[col].abs().max():.3f} | {ds:.3f} |")
     lines += ["", fidelity.markdown(df.round(4), index=False), ""]
-    DOC.write_text("\n".join(lines) + "\n")
-    (ROOT / "docs" / "validation" / "data" / "calibration.json").write_text(json.dumps(rows, indent=1) + "\n")
+    doc.write_text("\n".join(lines) + "\n")
+    (ROOT / "docs" / "validation" / "data" / data).write_text(json.dumps(rows, indent=1) + "\n")
     print("\n".join(lines[:10]))
 
 
