@@ -2,6 +2,7 @@
 at every step of the write or by SIGKILL / SIGINT at random moments of the process, never leaves a
 folder that `Result.read` accepts with files of two runs, and leaves no process or debris behind."""
 
+import errno
 import json
 import os
 import random
@@ -80,6 +81,25 @@ def test_a_file_that_cannot_be_replaced_is_named_as_the_users_file_and_the_folde
     assert error == [f"lossync: error: {out / 'series.parquet'}: is a directory; {out} holds no complete result now"], r.stderr
     assert assert_whole(out, {1, 2}) is None
     assert not list(out.glob(".partial-*")), "staging left behind"
+
+
+def test_a_write_that_fails_names_the_users_file_and_leaves_the_old_result(tmp_path, monkeypatch):
+    # A full disk while the set is staged: the error named the staging copy, and said nothing of
+    # the old result, which is still whole.
+    out = tmp_path / "out"
+    lossync.run(scenario(1)).write(out, figure=False)
+    new = lossync.run(scenario(2))
+
+    def no_space(self, *a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+
+    monkeypatch.setattr(Path, "write_text", no_space)
+    with pytest.raises(OSError) as info:
+        new.write(out, figure=False)
+    assert Path(info.value.filename).parent == out and ".partial" not in info.value.filename, info.value
+    assert "untouched" in info.value.strerror, info.value
+    monkeypatch.undo()
+    assert assert_whole(out, {1, 2}) == 1
 
 
 @pytest.mark.parametrize("where", ["write", "replace", "unlink"])

@@ -114,29 +114,33 @@ def write_result_set(folder: str | Path, files: Mapping[str, Writer], marker: st
     out.mkdir(parents=True, exist_ok=True)
     _remove_dead_staging(out)
     staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out))
+    target, old_result = out / marker, "the previous result, if any, is untouched"
     try:
         mode = file_mode()
         for name, write in files.items():
+            target = out / name
             write(staging / name)
         digests = {name: sha256(staging / name) for name in files}
+        target = out / marker
         write_marker(staging / marker, digests)
         for name in [*files, marker]:
             os.chmod(staging / name, mode)
         (out / marker).unlink(missing_ok=True)
-        target = out / marker
-        try:
-            for name in known:
-                if name not in files and name != marker:
-                    target = out / name
-                    target.unlink(missing_ok=True)
-            for name in [*files, marker]:
+        old_result = f"{out} holds no complete result now"
+        for name in known:
+            if name not in files and name != marker:
                 target = out / name
-                os.replace(staging / name, target)
-        except OSError as e:
-            # Name the user's file, not the staging copy, and say what is left: the old marker is
-            # gone, so the folder no longer reads as a result (check_result_set).
-            reason = (e.strerror or str(e)).lower()
-            raise OSError(e.errno, f"{reason}; {out} holds no complete result now", str(target)) from None
+                target.unlink(missing_ok=True)
+        for name in [*files, marker]:
+            target = out / name
+            os.replace(staging / name, target)
+    except OSError as e:
+        if isinstance(e, InputFileError):  # a field's error, not this folder's
+            raise
+        # Name the user's file, not its staging copy, and say what is left: once the old marker is
+        # gone the folder no longer reads as a result (check_result_set).
+        reason = (e.strerror or str(e)).lower()
+        raise OSError(e.errno, f"{reason}; {old_result}", str(target)) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return [out / name for name in [*files, marker]]
