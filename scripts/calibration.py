@@ -4,15 +4,16 @@ matrix (scripts/fidelity.py: every variant mix, buffers 2, 5 and 10% of the BDP,
 to the utilization on seeds 1-2 of 60 s runs (lengthened by `calibrate`, doubling, until the packet engine's utilization has agreed with
 runs half as long within a point twice in a row, at most to 960 s: column fit_s); the calibrated fluid engine is then compared with
 packet runs of seeds 3-4 twice as long as those it was fitted on, at the buffer it was fitted on
-and at twice that buffer. (These packet runs are deterministic: with equal start times and fixed
-RTTs the seed changes nothing, so "other seeds" adds no variety here; the longer runs and the
-other buffer do.) Rows "with the sync rate" (columns synced_*) are `calibrate --fit-sync-rate` on
+and at twice that buffer. (Without send jitter the packet runs are deterministic: with equal start
+times and fixed RTTs the seed changes nothing, so "other seeds" adds no variety; the longer runs
+and the other buffer do. With --jitter each packet waits up to one bottleneck packet time before it
+is sent, as scripts/fidelity.py's packet:jitter: the seeds differ and the deterministic runs'
+phase effects are gone.) Rows "with the sync rate" (columns synced_*) are `calibrate --fit-sync-rate` on
 the same packet reference: after the headroom, `event_threshold` fitted to the packet engine's
 synchronization rate too. Columns u_* are utilizations, s_* synchronization rates (mean share of
 the flows that lose per congestion event).
-Writes docs/validation/calibration.md; with --jitter the packet runs have send jitter (scripts/
-fidelity.py's packet:jitter, no phase effects, and the seeds differ) and it writes
-docs/validation/calibration-jitter.md.
+
+Writes docs/validation/calibration.md, or with --jitter docs/validation/calibration-jitter.md.
 
     python scripts/calibration.py [--workers 2] [--jitter]
 """
