@@ -67,7 +67,7 @@ def test_a_file_that_cannot_be_replaced_is_named_as_the_users_file_and_the_folde
     # It named the staging copy (out/.partial-PID-xyz/series.parquet) and did not say that the old
     # result was gone. A folder in a file's place stands for any file that cannot be replaced
     # (read-only, immutable) without needing root.
-    out = tmp_path / "out"
+    out = tmp_path / "Results" / "Run1"  # capitals: the message gave the path lowercased
     lossync.run(scenario(1)).write(out, figure=False)
     (out / "series.parquet").unlink()
     (out / "series.parquet").mkdir()

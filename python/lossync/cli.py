@@ -22,7 +22,7 @@ from . import _core
 from .engines import run as run_scenario
 from .engines.core import Interrupted
 from .errors import LossyncError, ScenarioError
-from .io import atomic_write
+from .io import atomic_write, os_reason
 from .scenario import default_scenario_path, resolve, variants
 
 DEFAULT_OUT = "lossync-default"
@@ -99,7 +99,7 @@ class Cli(click.Group):
                 _exit_interrupted()
             if e.filename is None:
                 raise
-            click.echo(f"lossync: error: {e.filename}: {(e.strerror or str(e)).lower()}", err=True)
+            click.echo(f"lossync: error: {e.filename}: {os_reason(e)}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
             _exit_interrupted()
@@ -297,7 +297,7 @@ def _writable_dir(option: str, folder: Path) -> None:
     try:  # a real attempt: permission bits do not tell for root or for special file systems
         os.rmdir(tempfile.mkdtemp(prefix=".lossync-probe-", dir=probe))
     except OSError as e:
-        why = f"cannot write into {probe} ({(e.strerror or str(e)).lower()})"
+        why = f"cannot write into {probe} ({os_reason(e)})"
         raise ScenarioError(option, why if probe == folder.absolute() else f"cannot create {folder}: {why}") from None
 
 

@@ -44,14 +44,27 @@ def file_mode() -> int:
     return 0o666 & ~_umask()
 
 
+def os_reason(e: OSError) -> str:
+    """What went wrong, in words to follow a colon: "no such file or directory" (the OS's text with
+    its capital dropped; the rest, which may hold a path, as it is)."""
+    text = e.strerror or str(e)
+    return text[:1].lower() + text[1:]
+
+
+def about(e: OSError, path: str | Path, note: str | None = None) -> OSError:
+    """`e` as an error about `path`, the file the user asked for, not the temporary copy of it
+    that failed; `note` says what that left behind."""
+    return OSError(e.errno, os_reason(e) + (f"; {note}" if note else ""), str(path))
+
+
 def atomic_write(path: str | Path, write: Writer) -> Path:
     """Calls `write(tmp)` for a temporary path beside `path`, then renames it to `path`. On any
     error (or Ctrl-C) the temporary file is removed and `path` is untouched."""
     path = Path(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX, dir=path.parent)
-    except OSError as e:  # the error names the file asked for, not our temporary
-        raise type(e)(e.errno, e.strerror, str(path)) from None
+    except OSError as e:
+        raise about(e, path) from None
     os.close(fd)
     try:
         write(Path(tmp))
@@ -60,7 +73,7 @@ def atomic_write(path: str | Path, write: Writer) -> Path:
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
         if e.filename == tmp:
-            raise type(e)(e.errno, e.strerror, str(path)) from None
+            raise about(e, path) from None
         raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -137,10 +150,8 @@ def write_result_set(folder: str | Path, files: Mapping[str, Writer], marker: st
     except OSError as e:
         if isinstance(e, InputFileError):  # a field's error, not this folder's
             raise
-        # Name the user's file, not its staging copy, and say what is left: once the old marker is
-        # gone the folder no longer reads as a result (check_result_set).
-        reason = (e.strerror or str(e)).lower()
-        raise OSError(e.errno, f"{reason}; {old_result}", str(target)) from None
+        # Once the old marker is gone the folder no longer reads as a result (check_result_set).
+        raise about(e, target, old_result) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return [out / name for name in [*files, marker]]
