@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from lossync import ScenarioError
-from lossync.compare import compare, relative_share_error
+from lossync import ScenarioError, resolve
+from lossync.compare import compare, relative_share_error, with_send_jitter
 
 DOC = {
     "dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": 0.25}},
@@ -28,12 +28,28 @@ def test_rows_per_engine_and_differences_from_the_packet_engine():
     assert relative_share_error(df.loc["packet"], df.loc["packet"]) == 0.0
 
 
+def test_packet_jitter_is_the_packet_engine_with_one_packet_time_of_send_jitter_and_the_reference():
+    # Floyd & Jacobson's remedy for phase effects: up to one packet time of the slowest link
+    # (1500 bytes at 100 Mb/s: 0.12 ms) before each packet; a group's own send_jitter is kept.
+    doc = {**DOC, "flows": [DOC["flows"][0], {**DOC["flows"][1], "send_jitter": "1ms"}]}
+    flows = resolve(with_send_jitter(doc))["flows"]
+    assert [f["send_jitter_s"] for f in flows] == pytest.approx([1.2e-4, 1.2e-4, 1e-3, 1e-3])
+    # The deterministic engine reruns the same run on another seed; with the jitter it does not.
+    seeded = lambda d, s: compare({**d, "run": {**d["run"], "seed": s}}, ["packet", "packet:jitter"])  # noqa: E731
+    a, b = seeded(DOC, 1), seeded(DOC, 2)
+    assert a.loc["packet", "utilization"] == b.loc["packet", "utilization"]
+    assert a.loc["packet:jitter", "utilization"] != b.loc["packet:jitter", "utilization"]
+    assert a.loc["packet:jitter", "d.utilization"] == 0.0  # the reference when compared
+
+
 def test_unknown_fluid_model_or_engine_is_refused_by_name():
     with pytest.raises(ScenarioError, match="unknown fluid loss model 'fluid:nope'") as info:
         compare(DOC, ["packet", "fluid:nope"])
     assert info.value.field == "engines"
     with pytest.raises(ScenarioError, match="unknown engine 'bogus'"):
         compare(DOC, ["bogus"])
+    with pytest.raises(ScenarioError, match="unknown engine 'packet:nope'"):
+        compare(DOC, ["packet:nope"])
     # Named twice: its rows collided and the table printed pandas Series reprs, exit 0.
     with pytest.raises(ScenarioError, match="'fluid' is named twice"):
         compare(DOC, ["fluid", "fluid"])

@@ -584,15 +584,16 @@ def calibrate_cmd(scenario, out, seeds, duration, fit_sync_rate) -> None:
 @main.command(name="compare")
 @click.argument("scenario", type=_Path(dir_okay=False, path_type=Path))
 @click.option("--engines", default="fluid,packet", show_default=True,
-              help="Comma-separated: fluid, packet, ns3, or fluid:MODEL (MODEL: tcp, proportional, sync-0.3, sync-0.6, sync-1).")
-@click.option("--reference", default=None, help="The engine differences are taken from (default: packet if compared, else the first).")
+              help="Comma-separated: fluid, packet, packet:jitter (the packet engine with one packet time of send jitter: the "
+                   "fidelity matrix's reference), ns3, or fluid:MODEL (MODEL: tcp, proportional, sync-0.3, sync-0.6, sync-1).")
+@click.option("--reference", default=None, help="The engine differences are taken from (default: packet:jitter if compared, else packet, else the first).")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON (one object per engine).")
 def compare_cmd(scenario: Path, engines: str, reference: str | None, overrides: tuple[str, ...], as_json: bool) -> None:
     """Run SCENARIO in several engines and print the metrics side by side, with each engine's
-    difference from the reference (the packet engine: it models packets, bursts and recovery,
-    which the fluid engine approximates)."""
-    from .compare import compare
+    difference from the reference (the packet engine, with send jitter if compared: it models
+    packets, bursts and recovery, which the fluid engine approximates)."""
+    from .compare import compare, default_reference
 
     names = [e.strip() for e in engines.split(",")]
     if "" in names:
@@ -602,7 +603,7 @@ def compare_cmd(scenario: Path, engines: str, reference: str | None, overrides: 
         click.echo(json.dumps({e: {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                                for e, row in table.to_dict(orient="index").items()}, indent=2))
         return
-    ref = reference or ("packet" if "packet" in table.index else table.index[0])
+    ref = reference or default_reference(table.index)
     for e in table.index:
         for w in table.loc[e, "warnings"]:
             click.echo(f"lossync: warning: [{e}] {w}", err=True)

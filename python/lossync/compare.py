@@ -2,21 +2,26 @@
 differences from a reference: `lossync.compare(scenario, engines=["fluid", "packet"])`.
 
 The packet engine is the reference for the fluid engine: it models what a fluid cannot (packets,
-bursts, recovery). Every engine's summary comes from the same metrics code, so a difference is a
-difference of physics, not of definitions.
+bursts, recovery). `packet:jitter` is the packet engine with Floyd & Jacobson's random processing
+time (each packet waits up to one packet time of the slowest link before it is sent), which breaks
+the phase effects of a deterministic simulator; it is the fidelity matrix's reference
+(docs/validation/fidelity.md). Every engine's summary comes from the same metrics code, so a
+difference is a difference of physics, not of definitions.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from . import _core
 from .engines import ENGINES, run
 from .errors import ScenarioError
-from .scenario import ScenarioLike, find_scenario, load_scenario
+from .scenario import ScenarioLike, find_scenario, load_scenario, to_core
 
 #: Scalar metrics compared.
 COMPARED = ["utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queue_pkts"]
@@ -29,6 +34,24 @@ FLUID_MODELS: dict[str, dict[str, Any]] = {
     "sync-0.6": {"model": "sync", "sync": {"kind": "normal", "x": 0.6}},
     "sync-1": {"model": "sync", "sync": {"kind": "all"}},
 }
+
+
+def with_send_jitter(doc: dict[str, Any], overrides: list[str] | tuple[str, ...] = (),
+                     base_dir: str | Path | None = None) -> dict[str, Any]:
+    """`doc` with every flow group that sets no `send_jitter` given one packet time of the
+    scenario's slowest link: Floyd & Jacobson's remedy for phase effects ("On traffic phase
+    effects in packet-switched gateways", 1992: a random processing time of up to one bottleneck
+    packet time; ns-2's `overhead_`). The fluid engine ignores it."""
+    text, base = to_core(doc, overrides, base_dir)
+    links = json.loads(_core.resolve(text, "json", base))["links"]
+    jitter_s = min(8 * li["packet_size_bytes"] / li["capacity_bps"] for li in links)
+    return dict(doc, flows=[g if "send_jitter" in g else dict(g, send_jitter=jitter_s) for g in doc.get("flows", [])])
+
+
+def default_reference(engines: list[str] | pd.Index) -> str:
+    """The engine differences are taken from: the jittered packet engine, else the packet engine,
+    else the first."""
+    return next((e for e in ("packet:jitter", "packet") if e in engines), list(engines)[0])
 
 
 def variant_shares(summary: dict[str, Any]) -> dict[str, float]:
@@ -58,10 +81,10 @@ def compare(
     base_dir: str | Path | None = None,
     reference: str | None = None,
 ) -> pd.DataFrame:
-    """Runs `scenario` in each of `engines` ("fluid", "packet", "ns3", or "fluid:<model>" with a
-    model of `FLUID_MODELS`) and returns one row per engine: the metrics of `COMPARED`, each
-    variant's throughput share (`share.<variant>`), `d.<metric>`, the difference from the
-    reference engine's row (default: "packet" if present, else the first), and `warnings`, the
+    """Runs `scenario` in each of `engines` ("fluid", "packet", "packet:jitter", "ns3", or
+    "fluid:<model>" with a model of `FLUID_MODELS`) and returns one row per engine: the metrics of
+    `COMPARED`, each variant's throughput share (`share.<variant>`), `d.<metric>`, the difference
+    from the reference engine's row (default: `default_reference`), and `warnings`, the
     run's reasons its numbers may be wrong (outside the validated region, no congestion seen)."""
     doc = load_scenario(scenario) if isinstance(scenario, (str, Path)) else dict(scenario)
     if isinstance(scenario, (str, Path)) and base_dir is None:
@@ -77,14 +100,18 @@ def compare(
         if engine not in ENGINES:
             raise ScenarioError("engines", f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
         d = dict(doc, engine=engine)
-        if model:
-            if engine != "fluid" or model not in FLUID_MODELS:
+        if name == "packet:jitter":
+            d = with_send_jitter(d, overrides, base_dir)
+        elif model:
+            if engine != "fluid":
+                raise ScenarioError("engines", f"unknown engine {name!r} (known: {', '.join(ENGINES)}, packet:jitter, fluid:MODEL)")
+            if model not in FLUID_MODELS:
                 raise ScenarioError("engines", f"unknown fluid loss model {name!r} (known: {', '.join('fluid:' + m for m in FLUID_MODELS)})")
             d["loss"] = FLUID_MODELS[model]
         r = run(d, list(overrides), progress=False, base_dir=base_dir)
         rows.append(_row(name, r.summary))
     df = pd.DataFrame(rows).set_index("engine")
-    ref = reference or ("packet" if "packet" in df.index else df.index[0])
+    ref = reference or default_reference(df.index)
     if ref not in df.index:
         raise ScenarioError("reference", f"{ref!r} is not one of the engines compared ({', '.join(df.index)})")
     for c in [c for c in df.columns if c in COMPARED or c.startswith("share.")]:
@@ -98,4 +125,4 @@ def relative_share_error(row: pd.Series, ref: pd.Series) -> float:
     return float(max(errs)) if errs else float("nan")
 
 
-__all__ = ["COMPARED", "FLUID_MODELS", "compare", "relative_share_error", "variant_shares"]
+__all__ = ["COMPARED", "FLUID_MODELS", "compare", "default_reference", "relative_share_error", "variant_shares", "with_send_jitter"]
