@@ -245,8 +245,9 @@ fn headroom_per_square_root_of_the_buffer_is_that_many_packets() {
 /// under a packet time (0.12 ms): measured from the previous flow, they formed one class and got
 /// the headroom of equal RTTs (half a packet in all, for one block of coinciding bursts); measured
 /// from the class's shortest RTT they pair up, and get nearly the headroom of RTTs that all differ
-/// (50-140 ms, 1.06 ms apart): 0.5 min(n, 1 + n (1 − g)) + 1.5 √B (1 − g), with g the chance that
-/// two flows drawn at random share a class: 1/85 and 42·(2/85)² + (1/85)² ≈ 0.023.
+/// (50-140 ms, 1.06 ms apart): 0.5 min(n, 1 + n (1 − g)) + s √B (1 − g), with g the chance that
+/// two flows drawn at random share a class: 1/85 and 42·(2/85)² + (1/85)² ≈ 0.023, and s
+/// `BURST_SQRT_BUFFER_PER_MIX`.
 #[test]
 fn rtt_classes_span_one_packet_time_and_do_not_chain() {
     let headroom = |rtt: &str| {
@@ -257,7 +258,8 @@ fn rtt_classes_span_one_packet_time_and_do_not_chain() {
         lossync_core::fluid::burst_headroom_pkts(&sc)[0]
     };
     // The default with g the chance that two flows drawn at random share a class.
-    let default = |g: f64| (0.5 * (1.0 + 85.0 * (1.0 - g)).min(85.0)) + 1.5 * 20.0 * (1.0 - g);
+    let s = lossync_core::scenario::BURST_SQRT_BUFFER_PER_MIX;
+    let default = |g: f64| (0.5 * (1.0 + 85.0 * (1.0 - g)).min(85.0)) + s * 20.0 * (1.0 - g);
     assert_near(
         headroom("50ms..140ms"),
         default(1.0 / 85.0),

@@ -30,17 +30,6 @@ use obs::FluidAssembler;
 
 /// Linux's minimum retransmission timeout, as the packet engine's sender (`packet/sender.rs`).
 const MIN_RTO_S: f64 = 0.2;
-/// Mean drops per flow in one run of out-of-order packets refused by a full queue (`tcp` model):
-/// a flow whose ACK clock is out of phase brings its packets in back-to-back trains, and a full
-/// queue refuses several of one train, so a flow's chance of escaping `D` such drops is
-/// `e^(−D/2)`, not `e^(−D)`. Measured in the packet engine with send jitter: 1.5-3 drops per losing
-/// flow per congestion event with RTTs spread 1:3 (median 2), 1.0-1.3 with equal RTTs, where only
-/// growth is refused. That count includes flows hit by more than one clump, so it overstates the
-/// clump; 1.5 removes the synchronization rate's bias but costs utilization on long runs at small
-/// buffers. The ACK-clocked sender already carries those trains, and with 1 each flow's losses
-/// match the packet engine's at 100 Mb/s; 1 is the choice against the jittered packet engine,
-/// 2 against the deterministic one (docs/fluid.md, "The clump counts the trains twice").
-const OUT_OF_ORDER_CLUMP_PKTS: f64 = 2.0;
 use sync::SyncModule;
 
 /// Loss signals in flight to the senders: one slot per step, each slot holding the reductions due
@@ -182,8 +171,10 @@ impl TcpFlow {
     /// packet with probability min(1, D), a uniform threshold. Drops picked at random (random
     /// loss, RED, overflow drops beyond the growth share) hit packets independently: probability
     /// 1 − e^(−D), an exponential threshold.
-    /// Out-of-order drops at a full queue come in clumps (`OUT_OF_ORDER_CLUMP_PKTS`) and count
-    /// towards the exponential threshold divided by the clump size.
+    /// Out-of-order drops at a full queue count one by one towards the exponential threshold:
+    /// the ACK-clocked sender already brings them in the trains of the packet engine, so counting
+    /// them in clumps as well lowered every flow's chance of a loss event (docs/fluid.md, "The
+    /// trains are in the sender already").
     /// `scale` (`loss.event_threshold`) stretches both kinds of overflow drops' thresholds: above
     /// 1 a flow needs more drops per loss event, so fewer flows lose in an overflow (a
     /// calibration, not physics); early drops keep theirs.
@@ -545,7 +536,7 @@ impl LinkState {
                     // (A lost burst's drops are not: the burst's loss is the flow's loss event,
                     // drawn by the assembler.)
                     tf.early_drops += drops - overflowed[k] - burst_drop[k]
-                        + overflow_random[k] / (OUT_OF_ORDER_CLUMP_PKTS * tcp.event_threshold);
+                        + overflow_random[k] / tcp.event_threshold;
                 }
                 if t >= tf.loss_until_s
                     && (tf.overflow_drops >= tf.overflow_threshold

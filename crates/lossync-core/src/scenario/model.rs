@@ -309,7 +309,7 @@ pub enum LossModel {
         /// Packets of burst headroom: a drop-tail queue fed by bursts overflows before its fluid
         /// average reaches the buffer, so the fluid queue is held `buffer - burst_pkts` (docs/
         /// fluid.md, "Burst headroom"). `None`: per drop-tail link, half a packet per flow whose
-        /// bursts can coincide (one with equal RTTs) plus 1.5√B when RTTs differ, at most half its
+        /// bursts can coincide (one with equal RTTs) plus √B when RTTs differ, at most half its
         /// buffer ([`default_burst_pkts`]); given or calibrated otherwise.
         #[serde(skip_serializing_if = "Option::is_none")]
         burst_pkts: Option<f64>,
@@ -386,8 +386,9 @@ pub const BURST_PKTS_PER_FLOW: f64 = 0.5;
 /// the buffer: their ACK clocks replay the departures with different lags, so within a round trip
 /// the queue swings like a sum of independent trains, by about the square root of what it holds.
 /// Empirical: `lossync calibrate` fitted 0.7-2.7 √B to the small-buffer cells with RTTs spread
-/// 1:3 (docs/validation/calibration.md); 1.5 over the fidelity matrix (docs/fluid.md).
-pub const BURST_SQRT_BUFFER_PER_MIX: f64 = 1.5;
+/// 1:3 (docs/validation/calibration.md); 1.0 over the fidelity matrix against the packet engine
+/// with send jitter (docs/fluid.md, "Burst headroom and calibration").
+pub const BURST_SQRT_BUFFER_PER_MIX: f64 = 1.0;
 /// The default headroom never takes more than this fraction of a buffer.
 pub const BURST_BUFFER_CAP: f64 = 0.5;
 
@@ -399,7 +400,7 @@ pub const BURST_BUFFER_CAP: f64 = 0.5;
 /// against it and their bursts coincide with its own: `n (1 − g)` of them (g counts a flow with
 /// itself, so with `n` RTTs all different that is the `n − 1` others plus one). So half a packet
 /// for `1 + n (1 − g)` flows (`n` when all RTTs differ, 1 when all are equal), plus the mix's
-/// swings, `1.5 (1 − g) √B`. (Half a packet for every flow made 10 HighSpeed flows of one RTT at
+/// swings, `(1 − g) √B`. (Half a packet for every flow made 10 HighSpeed flows of one RTT at
 /// 100 Mb/s, 2% BDP, lose at 3.3 of 8.3 packets: utilization 0.53 against the packet engine's
 /// 0.84.) A link no flow crosses has no bursts, so none.
 pub fn default_burst_pkts(flows: usize, buffer_pkts: f64, same_class: f64) -> f64 {
