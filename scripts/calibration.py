@@ -4,18 +4,18 @@ matrix (scripts/fidelity.py: every variant mix, buffers 2, 5 and 10% of the BDP,
 to the utilization on seeds 1-2 of 60 s runs (lengthened by `calibrate`, doubling, until the packet engine's utilization has agreed with
 runs half as long within a point twice in a row, at most to 960 s: column fit_s); the calibrated fluid engine is then compared with
 packet runs of seeds 3-4 twice as long as those it was fitted on, at the buffer it was fitted on
-and at twice that buffer. (Without send jitter the packet runs are deterministic: with equal start
+and at twice that buffer. The packet runs are the fidelity matrix's reference, `packet:jitter`:
+each packet waits up to one bottleneck packet time before it is sent (Floyd & Jacobson's remedy
+for phase effects), so the seeds differ. (With --deterministic they do not: with equal start
 times and fixed RTTs the seed changes nothing, so "other seeds" adds no variety; the longer runs
-and the other buffer do. With --jitter each packet waits up to one bottleneck packet time before it
-is sent, as scripts/fidelity.py's packet:jitter: the seeds differ and the deterministic runs'
-phase effects are gone.) Rows "with the sync rate" (columns synced_*) are `calibrate --fit-sync-rate` on
+and the other buffer do.) Rows "with the sync rate" (columns synced_*) are `calibrate --fit-sync-rate` on
 the same packet reference: after the headroom, `event_threshold` fitted to the packet engine's
 synchronization rate too. Columns u_* are utilizations, s_* synchronization rates (mean share of
 the flows that lose per congestion event).
 
-Writes docs/validation/calibration.md, or with --jitter docs/validation/calibration-jitter.md.
+Writes docs/validation/calibration.md, or with --deterministic docs/validation/calibration-deterministic.md.
 
-    python scripts/calibration.py [--workers 2] [--jitter]
+    python scripts/calibration.py [--workers 2] [--deterministic]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ FIT = {"duration": "60s", "warmup": "20s"}
 CHECK_SEEDS = [3, 4]
 
 
-def cells(jitter: bool = False) -> list[tuple[dict, dict]]:
+def cells(jitter: bool = True) -> list[tuple[dict, dict]]:
     return [(k, fidelity.with_send_jitter(k, d) if jitter else d) for k, d in fidelity.cells()
             if k["variant"] in fidelity.VARIANTS and k["buffer"] <= 0.1 and k["flows"] == 10 and k["capacity"] in ("100Mbps", "1Gbps") and k["rtt"] == "spread"]
 
@@ -69,12 +69,12 @@ def one(key: dict, doc: dict) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--jitter", action="store_true", help="packet runs with send jitter (no phase effects)")
+    p.add_argument("--deterministic", action="store_true", help="packet runs without send jitter (with their phase effects)")
     a = p.parse_args()
-    doc, data = (DOC.with_name("calibration-jitter.md"), "calibration-jitter.json") if a.jitter else (DOC, "calibration.json")
+    doc, data = (DOC.with_name("calibration-deterministic.md"), "calibration-deterministic.json") if a.deterministic else (DOC, "calibration.json")
     t0 = time.perf_counter()
     with ProcessPoolExecutor(a.workers) as pool:
-        rows = list(pool.map(one, *zip(*cells(a.jitter))))
+        rows = list(pool.map(one, *zip(*cells(not a.deterministic))))
     wall = time.perf_counter() - t0
     df = pd.DataFrame(rows)
     for suffix in ("", "_2b"):
@@ -83,8 +83,9 @@ def main() -> None:
             df[f"ds_{name}{suffix}"] = df[f"s_{name}{suffix}"] - df[f"s_packet{suffix}"]
     within = lambda col, tol: f"{(df[col].abs() <= tol).mean():.0%}"  # noqa: E731
     lines = ["# Calibrated fluid engine on runs it was not fitted on", "", __doc__.split("\n\n")[0].replace("\n", " "), "",
-             *(["The packet runs have send jitter of one bottleneck packet time (Floyd & Jacobson's remedy for phase effects).", ""] if a.jitter else []),
-             f"{len(df)} cells, {wall / 60:.1f} min on {a.workers} workers. Regenerate: `python scripts/calibration.py{' --jitter' if a.jitter else ''}`.", "",
+             *(["These packet runs have no send jitter: the deterministic engine, with its phase effects. The reference is "
+                "the jittered engine: [calibration.md](calibration.md).", ""] if a.deterministic else []),
+             f"{len(df)} cells, {wall / 60:.1f} min on {a.workers} workers. Regenerate: `python scripts/calibration.py{' --deterministic' if a.deterministic else ''}`.", "",
              "| | within 2 points | within 3 points | median abs dU | max abs dU | median abs d(sync rate) |", "|---|---|---|---|---|---|"]
     for name, col in [("uncalibrated (tcp)", "du_fluid"), ("calibrated", "du_calibrated"), ("calibrated with the sync rate", "du_synced"),
                       ("uncalibrated, twice the buffer", "du_fluid_2b"), ("calibrated, twice the buffer", "du_calibrated_2b"),
