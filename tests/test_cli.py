@@ -123,7 +123,7 @@ def test_bad_override_is_named(tmp_path):
 
 def test_run_prints_the_summary_warnings_on_stderr(tmp_path):
     # A buffer of 5% of the BDP with unequal RTTs is outside the default loss model's validated
-    # region (65% of the matrix's cells within 3 points); with equal RTTs it is inside (97%).
+    # region (62% of the matrix's cells within 3 points); with equal RTTs it is inside (96%).
     doc = tmp_path / "small.toml"
     doc.write_text('[dumbbell]\ncapacity = "1Gbps"\nbuffer = { bdp_fraction = 0.05 }\n'
                    '[[flows]]\ncount = 2\ncc = "cubic"\nrtt = "25ms..75ms"\n[run]\nduration = "30s"\nwarmup = "5s"\n')
@@ -161,11 +161,12 @@ def test_version_and_shell_completion():
 
 
 def test_calibrate_fit_sync_rate_fits_event_threshold_and_prints_the_rates(tmp_path):
-    # The flag reaches the fit: 10 CUBIC flows, 100 Mb/s, 2% BDP, RTTs 25..75 ms, where the fluid
-    # engine fitted to the utilization alone has too few flows losing per event (tests/test_fidelity.py).
+    # The flag reaches the fit: 10 H-TCP flows, 100 Mb/s, 5% BDP, RTTs 25..75 ms, where the fluid
+    # engine fitted to the utilization alone has too few flows losing per event (sync rate 0.415
+    # against the packet engine's 0.436 on seed 1; docs/validation/calibration.md).
     scenario = tmp_path / "small.toml"
-    scenario.write_text('[dumbbell]\ncapacity = "100Mbps"\nbuffer = { bdp_fraction = 0.02 }\n'
-                        '[[flows]]\ncount = 10\ncc = "cubic"\nrtt = "25ms..75ms"\nslow_start = true\n[run]\nduration = "60s"\n')
+    scenario.write_text('[dumbbell]\ncapacity = "100Mbps"\nbuffer = { bdp_fraction = 0.05 }\n'
+                        '[[flows]]\ncount = 10\ncc = "htcp"\nrtt = "25ms..75ms"\nslow_start = true\n[run]\nduration = "60s"\n')
     r = lossync("calibrate", str(scenario), "--out", str(tmp_path / "cal.toml"), "--seeds", "1", "--fit-sync-rate")
     assert r.returncode == 0, r.stderr
     assert "synchronization rate: packet" in r.stdout, r.stdout

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from .compare import with_send_jitter
 from .errors import LossyncError, ScenarioError
 from .scenario import ScenarioLike, find_scenario, load_scenario, resolve
 from .stats import METRICS, t975
@@ -112,6 +113,8 @@ def size_buffer(
     also say which engine and loss model answered (`engine`, `loss_model`).
 
     engine: the scenario's own (default fluid), or "fluid" / "packet".
+    The packet engine runs with one packet time of send jitter unless the scenario sets it: the
+    reference of docs/validation/fidelity.md, whose seeds differ.
     verify: also run the packet engine at each buffer found (VERIFY_SEEDS runs of
         VERIFY_DURATION_S) and report its utilization beside the answer (`packet_utilization`).
     progress: called with one line per probed buffer size (the CLI prints them to stderr).
@@ -133,6 +136,8 @@ def size_buffer(
         doc["engine"] = engine
     doc["dumbbell"].setdefault("buffer", {})
     doc["dumbbell"]["buffer"] = {"bdp_fraction": 1.0, **{k: v for k, v in doc["dumbbell"]["buffer"].items() if k == "reference_rtt"}}
+    if doc.get("engine") == "packet":  # the reference; the deterministic engine reruns one run on every seed
+        doc = with_send_jitter(doc, (), base_dir)
     sc = resolve(doc)
     link, flows = sc["links"][0], sc["flows"]
     bdp = link["buffer_pkts"]  # the buffer at bdp_fraction = 1
@@ -206,7 +211,7 @@ def size_buffer(
 def _verify(pool, doc: dict, base_dir: str, rows: list[dict[str, Any]], progress: Callable[[str], None] | None) -> None:
     """Adds each answer's packet-engine utilization (`packet_utilization`, `packet_ci95`,
     `packet_uncongested_runs`)."""
-    packet = json.loads(json.dumps(doc))
+    packet = with_send_jitter(json.loads(json.dumps(doc)), (), base_dir)  # the reference, as in compare
     packet["engine"] = "packet"
     packet["run"] = dict(packet.get("run", {}), duration=VERIFY_DURATION_S, warmup=VERIFY_WARMUP_S, from_first_congestion=False)
     for row in rows:

@@ -558,7 +558,8 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
 @click.option("--fit-sync-rate", is_flag=True, help="After the headroom, fit the drops per loss event to the packet engine's synchronization rate too (closer at this buffer, farther at others: docs/validation/calibration.md).")
 def calibrate_cmd(scenario, out, seeds, duration, fit_sync_rate) -> None:
     """Fit the fluid engine's loss process (the tcp model's burst headroom or drops per loss
-    event) to short packet runs of SCENARIO and write a calibration file: name it with
+    event) to short packet runs of SCENARIO (with one packet time of send jitter, the reference,
+    unless the scenario sets send_jitter) and write a calibration file: name it with
     loss = { model = "tcp", calibration = "FILE" }."""
     from .calibrate import calibrate
 
