@@ -192,8 +192,14 @@ def calibrate(
     after = before
     fitted_sync = False
     at_limit = False  # the fit stops at a bound, and its note already says how far it stays
+    wants_sync = fit_sync_rate and math.isfinite(s_packet)
     if abs(u_before - u_packet) <= tolerance:
         note = f"the fluid engine (default headroom) is within {tolerance} of the packet engine: nothing to fit"
+        if wants_sync and smallest > 0 and abs(before.s - s_packet) > sync_tolerance:
+            # The utilization needs no fit, the synchronization rate does.
+            after, fitted_sync = _fit_sync(headroom_for, before, u_packet, s_packet, tolerance, sync_tolerance), True
+            note = (f"the utilization needed no fit (within {tolerance}); fitted burst_per_sqrt_buffer and event_threshold "
+                    "(the synchronization rate)" if after is not before else note)
     elif (zero := fluid(0.0, 1.0)).u >= u_packet and smallest == 0:
         after, at_limit = zero, True
         note = "no buffered link, so no headroom to fit: the fluid engine stays above the packet engine"
@@ -204,7 +210,7 @@ def calibrate(
         # its logarithm, within SYNC_THRESHOLD_RANGE) to match it, refitting the headroom at
         # each: U fixes the headroom only given how many flows lose per overflow.
         after = bisect(lambda c: fluid(c, 1.0), 0.0, hi, zero, fluid(hi, 1.0))[1]
-        if fit_sync_rate and math.isfinite(s_packet) and abs(after.s - s_packet) > sync_tolerance:
+        if wants_sync and abs(after.s - s_packet) > sync_tolerance:
             after = _fit_sync(headroom_for, after, u_packet, s_packet, tolerance, sync_tolerance)
             fitted_sync = True
         at_limit = after.c is not None and after.c >= hi
@@ -221,6 +227,9 @@ def calibrate(
         after = bisect(lambda x: fluid(0.0, threshold_of(x)), 0.0, math.log(e_hi), zero, fluid(0.0, e_hi))[1]
         at_limit = after.e >= e_hi
         note = "fitted event_threshold (no headroom)" if not at_limit else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
+        if wants_sync:
+            note += ("; the synchronization rate is not fitted: event_threshold went to the utilization, the fluid engine "
+                     "being below the packet engine even without headroom")
     burst = after.c  # None: the default headroom kept
     threshold, u_after = after.e, after.u
     if abs(u_after - u_packet) > tolerance and not at_limit:
