@@ -36,7 +36,10 @@ CHECK_SEEDS = [3, 4]
 
 
 def cells(jitter: bool = True) -> list[tuple[dict, dict]]:
-    return [(k, fidelity.with_send_jitter(k, d) if jitter else d) for k, d in fidelity.cells()
+    """The cells, with the reference's send jitter, or with none (`send_jitter = 0`, which
+    `calibrate` keeps instead of adding its own)."""
+    return [(k, fidelity.with_send_jitter(k, d) if jitter else dict(d, flows=[dict(g, send_jitter=0) for g in d["flows"]]))
+            for k, d in fidelity.cells()
             if k["variant"] in fidelity.VARIANTS and k["buffer"] <= 0.1 and k["flows"] == 10 and k["capacity"] in ("100Mbps", "1Gbps") and k["rtt"] == "spread"]
 
 
