@@ -9,6 +9,7 @@ import pytest
 
 from lossync import ScenarioError, resolve
 from lossync.compare import compare, relative_share_error, with_send_jitter
+from lossync.scenario import find_scenario, load_scenario
 
 DOC = {
     "dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": 0.25}},
@@ -42,6 +43,22 @@ def test_packet_jitter_is_the_packet_engine_with_one_packet_time_of_send_jitter_
     assert a.loc["packet:jitter", "d.utilization"] == 0.0  # the reference when compared
 
 
+def test_packet_jitter_follows_the_slowest_link_and_the_overrides():
+    # An audit as a new user found three faults. NSFnet's flows cross 100 Mb/s access links and a
+    # 10 Gb/s core: the jitter was the core's packet time, 1.2 us, a hundredth of the bottleneck's.
+    nsfnet = with_send_jitter(load_scenario("nsfnet"), (), find_scenario("nsfnet").parent)
+    assert [g["send_jitter"] for g in nsfnet["flows"]] == pytest.approx([1.2e-4] * len(nsfnet["flows"]))
+    # The jitter was added before the overrides, so one that replaced a flow group dropped it and
+    # the "reference" ran deterministic, without a word.
+    replaced = with_send_jitter(DOC, ['flows.0={count=4, cc="reno", rtt="40ms..60ms"}', "dumbbell.capacity=10Mbps"])
+    assert replaced["flows"][0]["count"] == 4 and replaced["flows"][0]["send_jitter"] == pytest.approx(1.2e-3)
+    # A link so slow that its packet time exceeds send_jitter's range blamed flows[0].send_jitter,
+    # a field the user never set.
+    with pytest.raises(ScenarioError, match=r"packet:jitter: one packet time of the slowest link is 1\.2 s") as info:
+        compare(DOC, ["packet:jitter"], ["dumbbell.capacity=10kbps", "dumbbell.buffer={packets=10}"])
+    assert info.value.field == "engines"
+
+
 def test_unknown_fluid_model_or_engine_is_refused_by_name():
     with pytest.raises(ScenarioError, match="unknown fluid loss model 'fluid:nope'") as info:
         compare(DOC, ["packet", "fluid:nope"])
@@ -50,6 +67,12 @@ def test_unknown_fluid_model_or_engine_is_refused_by_name():
         compare(DOC, ["bogus"])
     with pytest.raises(ScenarioError, match="unknown engine 'packet:nope'"):
         compare(DOC, ["packet:nope"])
+    # An empty model ran the packet engine under a column named "packet:".
+    with pytest.raises(ScenarioError, match="unknown engine 'packet:'"):
+        compare(DOC, ["packet:"])
+    # A reference not compared was refused only after every engine had run.
+    with pytest.raises(ScenarioError, match="'ns3' is not one of the engines compared"):
+        compare({**DOC, "run": {"duration": "1e9s"}}, ["fluid", "packet"], reference="ns3")
     # Named twice: its rows collided and the table printed pandas Series reprs, exit 0.
     with pytest.raises(ScenarioError, match="'fluid' is named twice"):
         compare(DOC, ["fluid", "fluid"])
@@ -100,6 +123,6 @@ def test_each_engines_warnings_are_shown(tmp_path):
     r = subprocess.run([sys.executable, "-m", "lossync", "compare", str(f)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "lossync: warning: [fluid] run.duration: no congestion event" in r.stderr
-    assert "lossync: warning: [packet] run.duration: no congestion event" in r.stderr
+    assert "lossync: warning: [packet:jitter] run.duration: no congestion event" in r.stderr  # the default reference
     j = subprocess.run([sys.executable, "-m", "lossync", "compare", str(f), "--json"], capture_output=True, text=True, timeout=300)
-    assert any(w.startswith("run.duration") for w in json.loads(j.stdout)["packet"]["warnings"])
+    assert any(w.startswith("run.duration") for w in json.loads(j.stdout)["packet:jitter"]["warnings"])

@@ -245,7 +245,21 @@ def test_calibrate_fits_to_the_packet_engine_with_send_jitter():
     u = {name: lossync.run({**d, "engine": "packet"}).summary["utilization"]
          for name, d in (("jitter", fidelity.with_send_jitter({"capacity": "100Mbps"}, doc)), ("deterministic", doc))}
     assert fitted["packet_utilization"] == u["jitter"] != u["deterministic"], (fitted, u)
-    assert fitted["reference"].startswith("packet engine, send jitter")
+    assert fitted["reference"] == "packet engine with send jitter of 120 us", fitted  # 1500 bytes at 100 Mb/s
+    # A scenario that keeps the engine deterministic is told so: the file claimed the jitter.
+    doc["flows"] = [dict(g, send_jitter=0) for g in doc["flows"]]
+    fitted = lossync.calibrate(doc, seeds=1, max_doublings=0)["fitted"]
+    assert fitted["packet_utilization"] == u["deterministic"] and "without send jitter" in fitted["reference"], fitted
+
+
+def test_calibrate_refuses_a_scenario_the_fluid_engine_cannot_run_before_its_packet_runs(tmp_path):
+    # Dynamic traffic runs in the packet engine only: calibrate ran three packet references, then
+    # failed with that engine's remedy ("engine = packet"), which is no remedy for a calibration.
+    said = subprocess.run([sys.executable, "-m", "lossync", "calibrate", "dynamic-dumbbell", "--out", str(tmp_path / "cal.toml")],
+                          capture_output=True, text=True, timeout=60)
+    assert said.returncode == 2 and len(said.stderr.splitlines()) == 1, said.stderr
+    assert "calibrate fits the fluid engine, so it cannot calibrate this scenario" in said.stderr
+    assert not (tmp_path / "cal.toml").exists()
 
 
 def test_calibrate_lengthens_its_runs_until_the_packet_reference_settles():

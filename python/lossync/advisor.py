@@ -203,7 +203,7 @@ def size_buffer(
         "closed_form": {t: closed_form_buffer(t, gamma) for t in sorted(targets)},
         "closed_form_full_utilization": (1 - gamma) / gamma,
         "engine": sc["engine"],
-        "loss_model": sc["loss"]["model"] if sc["engine"] == "fluid" else "packets (real drops)",
+        "loss_model": sc["loss"]["model"] if sc["engine"] == "fluid" else "packets (real drops, send jitter one packet time unless the scenario sets it)",
     }
     return pd.DataFrame(rows), rules
 

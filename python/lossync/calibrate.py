@@ -110,6 +110,10 @@ def calibrate(
             raise ScenarioError("--duration", f"must be a positive number of seconds, got {duration_s}")
         doc["run"].update(duration=duration_s, warmup=duration_s / 3, from_first_congestion=False)
     sc = json.loads(_core.resolve(json.dumps(doc), "json", base_dir or "."))
+    try:  # before the packet runs: the fluid engine must run the scenario it fits
+        _core.resolve(json.dumps({**doc, "engine": "fluid"}), "json", base_dir or ".")
+    except ScenarioError as e:
+        raise ScenarioError(e.field, f"{e.reason}; calibrate fits the fluid engine, so it cannot calibrate this scenario") from None
     say = progress or (lambda _line: None)
     # It fits the tcp model (the default), whatever model the scenario names (the shipped
     # examples name the paper's sync module), and says so; the scenario's tcp fields other than
@@ -130,8 +134,9 @@ def calibrate(
         u_shorter, agreed = None, 0
         for doubling in range(max_doublings + 1):
             reference = with_send_jitter({**doc, "engine": "packet"}, (), base_dir)
+            reference_name = _packet_reference(reference, base_dir)
             u_packet, s_packet = seed_means(reference, seed_list, base_dir)
-            say(f"packet engine with send jitter, {sc['run']['duration_s']:g} s: U {u_packet:.4f}, {_rate(s_packet)} (mean of {seeds} runs)")
+            say(f"{reference_name}, {sc['run']['duration_s']:g} s: U {u_packet:.4f}, {_rate(s_packet)} (mean of {seeds} runs)")
             if u_shorter is not None:
                 agreed = agreed + 1 if abs(u_packet - u_shorter) <= converged_within else 0
                 if agreed == 2:
@@ -248,7 +253,7 @@ def calibrate(
             "warmup_s": sc["run"]["warmup_s"],
             "smallest_buffer_pkts": smallest,
             "burst_pkts_at_smallest_buffer": None if burst is None else round(burst * math.sqrt(smallest), 4),
-            "reference": "packet engine, send jitter one packet time unless the scenario sets it" if reference_utilization is None else "given",
+            "reference": reference_name if reference_utilization is None else "given",
             "packet_utilization": u_packet,
             "fluid_utilization_uncalibrated": u_before,
             "fluid_utilization_calibrated": u_after,
@@ -292,6 +297,15 @@ def _fit_sync(headroom_for: Callable[[float], Fit], first: Fit, u_packet: float,
         else:
             lo = x
     return best
+
+
+def _packet_reference(doc: dict[str, Any], base_dir: str | None) -> str:
+    """The packet reference as it runs: with the send jitter of its flows, or without any."""
+    flows = json.loads(_core.resolve(json.dumps(doc), "json", base_dir or "."))["flows"]
+    jitter = sorted({f["send_jitter_s"] for f in flows})
+    if jitter[-1] == 0:
+        return "packet engine without send jitter (the scenario sets send_jitter = 0)"
+    return f"packet engine with send jitter of {', '.join(f'{j * 1e6:.4g}' for j in jitter)} us"
 
 
 def _rate(s: float) -> str:

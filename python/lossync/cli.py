@@ -516,7 +516,7 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
     bdp = rules["bdp_pkts"]
     click.echo(f"BDP {bdp:,.0f} packets at a reference RTT of {rules['reference_rtt_s'] * 1e3:.1f} ms; {rules['flows']} flows; {seeds} seeds per probe")
     click.echo(f"answered by the {rules['engine']} engine, loss model {rules['loss_model']}"
-               + (f"; checked by the packet engine ({VERIFY_SEEDS} runs × {VERIFY_DURATION_S:g} s per answer)" if verify else "") + "\n")
+               + (f"; checked by the packet engine with send jitter ({VERIFY_SEEDS} runs × {VERIFY_DURATION_S:g} s per answer)" if verify else "") + "\n")
     check = verify and "packet_utilization" in table
     click.echo(f"  {'target':>7}{'buffer pkts':>14}{'of BDP':>9}{'U mean':>9}{'± ci95':>8}{'q delay':>10}{'loss':>10}{'Jain':>7}"
                + (f"{'U packet':>10}{'diff':>8}" if check else ""))
@@ -584,9 +584,10 @@ def calibrate_cmd(scenario, out, seeds, duration, fit_sync_rate) -> None:
 
 @main.command(name="compare")
 @click.argument("scenario", type=_Path(dir_okay=False, path_type=Path))
-@click.option("--engines", default="fluid,packet", show_default=True,
-              help="Comma-separated: fluid, packet, packet:jitter (the packet engine with one packet time of send jitter: the "
-                   "fidelity matrix's reference), ns3, or fluid:MODEL (MODEL: tcp, proportional, sync-0.3, sync-0.6, sync-1).")
+@click.option("--engines", default="fluid,packet:jitter", show_default=True,
+              help="Comma-separated: fluid, packet, packet:jitter (the packet engine with one packet time of the slowest link "
+                   "as send jitter: the fidelity matrix's reference), ns3, kernel, or fluid:MODEL (MODEL: tcp, "
+                   "proportional, sync-0.3, sync-0.6, sync-1).")
 @click.option("--reference", default=None, help="The engine differences are taken from (default: packet:jitter if compared, else packet, else the first).")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON (one object per engine).")

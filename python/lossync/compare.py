@@ -36,15 +36,25 @@ FLUID_MODELS: dict[str, dict[str, Any]] = {
 }
 
 
+#: The largest `send_jitter` a flow group takes (scenario validation).
+MAX_SEND_JITTER_S = 1.0
+
+
 def with_send_jitter(doc: dict[str, Any], overrides: list[str] | tuple[str, ...] = (),
                      base_dir: str | Path | None = None) -> dict[str, Any]:
-    """`doc` with every flow group that sets no `send_jitter` given one packet time of the
-    scenario's slowest link: Floyd & Jacobson's remedy for phase effects ("On traffic phase
-    effects in packet-switched gateways", 1992: a random processing time of up to one bottleneck
-    packet time; ns-2's `overhead_`). The fluid engine ignores it."""
+    """`doc` with `overrides` applied, then every flow group that sets no `send_jitter` given one
+    packet time of the scenario's slowest link (its bottleneck on a dumbbell): Floyd & Jacobson's
+    remedy for phase effects ("On traffic phase effects in packet-switched gateways", 1992: a
+    random processing time of up to one bottleneck packet time; ns-2's `overhead_`). Run the
+    result without the overrides: applied again, one that replaces a flow group would drop its
+    jitter. The fluid engine ignores it."""
     text, base = to_core(doc, overrides, base_dir)
+    doc = json.loads(text)
     links = json.loads(_core.resolve(text, "json", base))["links"]
-    jitter_s = min(8 * li["packet_size_bytes"] / li["capacity_bps"] for li in links)
+    jitter_s = max(8 * li["packet_size_bytes"] / li["capacity_bps"] for li in links)
+    if jitter_s > MAX_SEND_JITTER_S:
+        raise ScenarioError("engines", f"packet:jitter: one packet time of the slowest link is {jitter_s:g} s, more than "
+                                       f"send_jitter's {MAX_SEND_JITTER_S:g} s; set flows[].send_jitter yourself")
     return dict(doc, flows=[g if "send_jitter" in g else dict(g, send_jitter=jitter_s) for g in doc.get("flows", [])])
 
 
@@ -94,29 +104,38 @@ def compare(
     twice = [e for e, n in Counter(engines).items() if n > 1]
     if twice:  # its rows and columns would collide
         raise ScenarioError("engines", f"{twice[0]!r} is named twice")
+    for name in engines:  # every name checked before the first run
+        _engine_of(name)
+    ref = reference or default_reference(engines)
+    if ref not in engines:
+        raise ScenarioError("reference", f"{ref!r} is not one of the engines compared ({', '.join(engines)})")
     rows = []
     for name in engines:
-        engine, _, model = name.partition(":")
-        if engine not in ENGINES:
-            raise ScenarioError("engines", f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
-        d = dict(doc, engine=engine)
+        engine, model = _engine_of(name)
+        d, more = dict(doc, engine=engine), list(overrides)
         if name == "packet:jitter":
-            d = with_send_jitter(d, overrides, base_dir)
+            d, more = with_send_jitter(d, overrides, base_dir), []
         elif model:
-            if engine != "fluid":
-                raise ScenarioError("engines", f"unknown engine {name!r} (known: {', '.join(ENGINES)}, packet:jitter, fluid:MODEL)")
-            if model not in FLUID_MODELS:
-                raise ScenarioError("engines", f"unknown fluid loss model {name!r} (known: {', '.join('fluid:' + m for m in FLUID_MODELS)})")
             d["loss"] = FLUID_MODELS[model]
-        r = run(d, list(overrides), progress=False, base_dir=base_dir)
+        r = run(d, more, progress=False, base_dir=base_dir)
         rows.append(_row(name, r.summary))
     df = pd.DataFrame(rows).set_index("engine")
-    ref = reference or default_reference(df.index)
-    if ref not in df.index:
-        raise ScenarioError("reference", f"{ref!r} is not one of the engines compared ({', '.join(df.index)})")
     for c in [c for c in df.columns if c in COMPARED or c.startswith("share.")]:
         df[f"d.{c}"] = df[c] - df.loc[ref, c]
     return df
+
+
+def _engine_of(name: str) -> tuple[str, str]:
+    """(engine, fluid loss model or "") of an engine name of `compare`, or the error naming it."""
+    engine, colon, model = name.partition(":")
+    if engine not in ENGINES:
+        raise ScenarioError("engines", f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
+    if colon and name != "packet:jitter":
+        if engine != "fluid":
+            raise ScenarioError("engines", f"unknown engine {name!r} (known: {', '.join(ENGINES)}, packet:jitter, fluid:MODEL)")
+        if model not in FLUID_MODELS:
+            raise ScenarioError("engines", f"unknown fluid loss model {name!r} (known: {', '.join('fluid:' + m for m in FLUID_MODELS)})")
+    return engine, "" if name == "packet:jitter" else model
 
 
 def relative_share_error(row: pd.Series, ref: pd.Series) -> float:
