@@ -29,6 +29,8 @@ from pathlib import Path
 import fidelity  # scripts/fidelity.py: the matrix's cells
 import pandas as pd
 
+from lossync.compare import with_send_jitter
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "validation" / "calibration.md"
 FIT = {"duration": "60s", "warmup": "20s"}
@@ -38,7 +40,7 @@ CHECK_SEEDS = [3, 4]
 def cells(jitter: bool = True) -> list[tuple[dict, dict]]:
     """The cells, with the reference's send jitter, or with none (`send_jitter = 0`, which
     `calibrate` keeps instead of adding its own)."""
-    return [(k, fidelity.with_send_jitter(k, d) if jitter else dict(d, flows=[dict(g, send_jitter=0) for g in d["flows"]]))
+    return [(k, with_send_jitter(d) if jitter else dict(d, flows=[dict(g, send_jitter=0) for g in d["flows"]]))
             for k, d in fidelity.cells()
             if k["variant"] in fidelity.VARIANTS and k["buffer"] <= 0.1 and k["flows"] == 10 and k["capacity"] in ("100Mbps", "1Gbps") and k["rtt"] == "spread"]
 

@@ -33,6 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from lossync.compare import with_send_jitter
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "validation" / "data" / "fidelity.jsonl"
 DOC = ROOT / "docs" / "validation" / "fidelity.md"
@@ -130,14 +132,6 @@ def cells(subset: list | None = None) -> list[tuple[dict, dict]]:
     return [(k, cell_doc(k["variant"], k["buffer"], (k["capacity"], k["flows"]), k["rtt"])) for k in keys]
 
 
-def with_send_jitter(key: dict, doc: dict) -> dict:
-    """`doc` with Floyd & Jacobson's remedy for phase effects: a random delay of up to one
-    bottleneck packet time before each packet is sent (ns-2's overhead_). The fluid engine ignores
-    it."""
-    jitter = 8 * 1500 / CAPACITY_BPS[key["capacity"]]
-    return dict(doc, flows=[dict(g, send_jitter=jitter) for g in doc["flows"]])
-
-
 def run_cell(key: dict, doc: dict, engines: list[str], packet_u: float | None = None) -> list[dict]:
     from lossync import calibrate
     from lossync.compare import FLUID_MODELS
@@ -149,7 +143,7 @@ def run_cell(key: dict, doc: dict, engines: list[str], packet_u: float | None = 
         d = dict(doc, engine=kind)
         t0 = time.perf_counter()
         if engine == "packet:jitter":
-            d = with_send_jitter(key, d)
+            d = with_send_jitter(d)  # lossync.compare: one packet time of the bottleneck
         elif model == "calibrated":
             # In-sample: fitted on this cell's own reference run (docs/validation/calibration.md has
             # calibrations checked on runs they were not fitted on).

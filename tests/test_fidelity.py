@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import lossync
-from lossync.compare import compare
+from lossync.compare import compare, with_send_jitter
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("fidelity", ROOT / "scripts" / "fidelity.py")
@@ -75,8 +75,7 @@ def _reference_cell(variant: str, buffer: float) -> dict:
     """A cell of docs/validation/calibration.md (10 flows, 100 Mb/s, RTTs 25..75 ms) with the
     reference's send jitter (`calibrate` adds it too; the checks' packet runs need it), fitted on
     runs from 60 s. The fluid engine ignores it."""
-    key = dict(variant=variant, buffer=buffer, capacity="100Mbps", flows=10, rtt="spread")
-    doc = fidelity.with_send_jitter(key, fidelity.cell_doc(variant, buffer, ("100Mbps", 10), "spread"))
+    doc = with_send_jitter(fidelity.cell_doc(variant, buffer, ("100Mbps", 10), "spread"))
     return {**doc, "run": {**doc["run"], "duration": "60s", "warmup": "20s"}}
 
 
@@ -243,7 +242,7 @@ def test_calibrate_fits_to_the_packet_engine_with_send_jitter():
     doc["run"] = {**doc["run"], "duration": "30s", "warmup": "10s"}
     fitted = lossync.calibrate(doc, seeds=1, max_doublings=0)["fitted"]
     u = {name: lossync.run({**d, "engine": "packet"}).summary["utilization"]
-         for name, d in (("jitter", fidelity.with_send_jitter({"capacity": "100Mbps"}, doc)), ("deterministic", doc))}
+         for name, d in (("jitter", with_send_jitter(doc)), ("deterministic", doc))}
     assert fitted["packet_utilization"] == u["jitter"] != u["deterministic"], (fitted, u)
     assert fitted["reference"] == "packet engine with send jitter of 120 us", fitted  # 1500 bytes at 100 Mb/s
     # A scenario that keeps the engine deterministic is told so: the file claimed the jitter.
@@ -450,10 +449,9 @@ def test_out_of_order_drops_count_once_so_losses_spread_over_flows_as_in_the_pac
     # sender already brings a flow's out-of-order packets in trains; counting its drops in clumps
     # of two on top put the same cuts on fewer flows in more events: 527 events, rate 0.41, loss
     # rate 0.0050 (docs/fluid.md, "The trains are in the sender already").
-    key = dict(variant="reno", buffer=0.1, capacity="100Mbps", flows=10, rtt="spread")
     doc = fidelity.cell_doc("reno", 0.1, ("100Mbps", 10), "spread")
     doc["run"] = {**doc["run"], "duration": "240s", "warmup": "40s"}
-    packet = lossync.run({**fidelity.with_send_jitter(key, doc), "engine": "packet"}).summary
+    packet = lossync.run({**with_send_jitter(doc), "engine": "packet"}).summary
     fluid = lossync.run(doc).summary
     assert abs(fluid["sync_rate_mean"] - packet["sync_rate_mean"]) <= 0.05, (fluid["sync_rate_mean"], packet["sync_rate_mean"])
     assert abs(fluid["congestion_events"] / packet["congestion_events"] - 1) <= 0.1, (fluid["congestion_events"], packet["congestion_events"])

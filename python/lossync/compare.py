@@ -104,14 +104,13 @@ def compare(
     twice = [e for e, n in Counter(engines).items() if n > 1]
     if twice:  # its rows and columns would collide
         raise ScenarioError("engines", f"{twice[0]!r} is named twice")
-    for name in engines:  # every name checked before the first run
-        _engine_of(name)
+    specs = {name: _engine_of(name) for name in engines}  # every name checked before the first run
     ref = reference or default_reference(engines)
     if ref not in engines:
         raise ScenarioError("reference", f"{ref!r} is not one of the engines compared ({', '.join(engines)})")
     rows = []
     for name in engines:
-        engine, model = _engine_of(name)
+        engine, model = specs[name]
         d, more = dict(doc, engine=engine), list(overrides)
         if name == "packet:jitter":
             d, more = with_send_jitter(d, overrides, base_dir), []
