@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Installs lossync with its test dependencies, then runs the whole test suite: the linters (ruff on
-# the Python code), the Rust core's unit and integration tests, and the Python tests. This is the README's test command; .ci/run
-# calls it.
+# the Python code; rustfmt and clippy with warnings as errors on the Rust code), the Rust core's
+# unit and integration tests, and the Python tests (among them the stub check, tests/test_stub.py,
+# and the golden table of every shipped example's numbers, tests/test_golden.py). This is the
+# README's test command; .ci/run calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet '.[test]'  # as a user installs it (not -e): the tests check what is installed
 python3 -m ruff check python tests scripts
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
 cargo test -p lossync-core
 python3 -m pytest -q
