@@ -2,6 +2,7 @@
 and the Python API gives one line naming the field, exit status 2, no traceback and nothing
 written."""
 
+import os
 import re
 import subprocess
 import sys
@@ -200,6 +201,40 @@ def test_bad_sweep(tmp_path, case, axis, extra, field):
     assert not (tmp_path / "out" / "runs").exists()
 
 
+@pytest.mark.parametrize("kind", ["device zero", "device urandom", "pipe", "huge", "deep TOML", "deep JSON", "deep --set"])
+@pytest.mark.parametrize("command", ["run", "validate", "sweep", "api"])
+def test_a_scenario_or_sweep_file_that_is_no_text_file_or_nests_too_deep_is_one_line(tmp_path, kind, command):
+    """Before: /dev/zero a MemoryError after a minute, /dev/urandom a hang, 3,000 nested brackets a
+    RecursionError of 2,998 lines. Only regular files of at most 64 MiB are read, and nesting that
+    exhausts the parser's recursion is refused like any nesting beyond 32 levels."""
+    f, sets = tmp_path / ("scenario.json" if kind == "deep JSON" else "scenario.toml"), []
+    if kind.startswith("device"):
+        f = Path("/dev/" + kind.split()[1])
+    elif kind == "pipe":
+        os.mkfifo(f)
+    elif kind == "huge":
+        with open(f, "wb") as h:
+            h.truncate(65 << 20)
+    elif kind == "deep TOML":
+        f.write_text("x = " + "[" * 3000 + "]" * 3000 + "\n")
+    elif kind == "deep JSON":
+        f.write_text('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    elif command == "sweep":
+        pytest.skip("sweep takes no --set")
+    else:
+        f, sets = GOOD, ["--set", "x=" + "[" * 3000 + "]" * 3000]
+    field = "--set x" if sets else str(f)
+    if command == "api":
+        with pytest.raises(lossync.LossyncError) as info:
+            lossync.run(f, sets[1:])
+        assert info.value.field == field
+        return
+    out = tmp_path / "out"
+    r = cli(command, str(f), *sets, *(["--out", str(out)] if command != "validate" else []))
+    _one_line_naming(r, field)
+    assert not out.exists() or not any(out.iterdir()), "something was written"
+
+
 def test_the_json_validate_prints_runs_as_a_scenario_file_and_bad_json_is_one_line(tmp_path):
     # docs/scenario.md says validate's JSON is a scenario input; `lossync run v.json` read it as TOML.
     v = tmp_path / "v.json"
@@ -300,15 +335,23 @@ def test_a_missing_calibration_file_or_two_sources_are_refused(tmp_path):
         _one_line_naming(cli("run", str(GOOD), "--set", f'loss={{model="tcp", burst_pkts=1, fitted_buffer_pkts={bad}}}'), "loss.fitted_buffer_pkts")
 
 
-@pytest.mark.parametrize("kind", ["missing", "directory", "not UTF-8"])
+@pytest.mark.parametrize("kind", ["missing", "directory", "not UTF-8", "device", "pipe", "huge"])
 @pytest.mark.parametrize(("loss", "field"), [('{{model="tcp", calibration="{f}"}}', "loss.calibration"),
                                              ('{{model="sync", sync={{kind="empirical", file="{f}"}}}}', "loss.sync.file")])
 def test_a_file_the_scenario_names_that_cannot_be_read_is_one_line_naming_field_and_file(tmp_path, kind, loss, field):
+    """Only regular files are read, and at most 64 MiB of one."""
     f = tmp_path / "named"
     if kind == "directory":
         f.mkdir()
     elif kind == "not UTF-8":
         f.write_bytes(b"\xff\xfe\x00")
+    elif kind == "device":  # read whole, /dev/zero exhausted memory and /dev/urandom never ended
+        f = Path("/dev/zero")
+    elif kind == "pipe":  # opened for reading, a pipe with no writer waits forever
+        os.mkfifo(f)
+    elif kind == "huge":  # sparse: 65 MiB on paper, nothing on disk
+        with open(f, "wb") as h:
+            h.truncate(65 << 20)
     r = cli("run", str(GOOD), "--set", "loss=" + loss.format(f=f), "--out", str(tmp_path / "out"))
     _one_line_naming(r, field)
     assert f"{field}: {f}: " in r.stderr

@@ -228,3 +228,53 @@ def test_resume_reruns_a_point_whose_named_file_changed(tmp_path):
     assert first["scenario_hash"].iloc[0] != second["scenario_hash"].iloc[0]
     assert second["sync_rate_mean"].iloc[0] == pytest.approx(1.0)
     assert first["sync_rate_mean"].iloc[0] == pytest.approx(0.25)
+
+
+def _cli(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "lossync", *args], capture_output=True, text=True, timeout=600, **kw)
+
+
+SMALL = 'base = "{base}"\nseeds = 2\nset = ["run.duration=5", "run.warmup=0"]\n[axes]\n"flows.0.count" = [{counts}]\n'
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not sys.platform.startswith("linux"), reason="mounting a small tmpfs needs root on Linux")
+def test_a_full_disk_is_one_line_naming_the_folder_and_resume_then_completes(tmp_path):
+    # Before: a 61-line pyarrow traceback with exit status 0.
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], check=True)
+    try:
+        f = tmp_path / "sweep.toml"
+        f.write_text(SMALL.format(base=ROOT / "examples" / "dumbbell-reno.toml", counts=", ".join(map(str, range(1, 21)))))
+        r = _cli("sweep", str(f), "--out", str(disk / "res"), "--workers", "2")
+        assert r.returncode == 2, r.stderr
+        errors = [line for line in r.stderr.splitlines() if line.startswith("lossync: error:")]
+        assert errors == [f"lossync: error: {disk / 'res' / 'runs'}: no space left on device"], r.stderr
+        assert "Traceback" not in r.stderr
+        subprocess.run(["mount", "-o", "remount,size=16m", str(disk)], check=True)
+        r = _cli("sweep", str(f), "--out", str(disk / "res"), "--resume")
+        assert r.returncode == 0, r.stderr
+        assert len(lossync.load_results(disk / "res")) == 40
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_sweep_says_its_size_before_any_work_and_its_progress_as_it_runs(tmp_path):
+    f = tmp_path / "sweep.toml"
+    f.write_text(SMALL.format(base=ROOT / "examples" / "dumbbell-reno.toml", counts="1, 2, 3, 4, 5"))
+    r = _cli("sweep", str(f), "--out", str(tmp_path / "res"), "--workers", "2")
+    lines = r.stderr.splitlines()
+    assert lines[0] == "sweep: 10 runs (5 points × 2 seeds)", r.stderr
+    assert lines[-1] == "sweep: 10 of 10 runs finished (0 failed)"
+    # A million points (the most a sweep may hold): its size is the first thing said, at once;
+    # before, nothing was said for over two minutes while every point was checked.
+    f.write_text(SMALL.format(base=ROOT / "examples" / "dumbbell-reno.toml", counts="1, 2")
+                 + '"dumbbell.buffer.bdp_fraction" = { from = 0.01, to = 1, num = 250000 }\n')
+    p = subprocess.Popen([sys.executable, "-m", "lossync", "sweep", str(f), "--out", str(tmp_path / "big")],
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stderr.readline().strip() == "sweep: 1,000,000 runs (500,000 points × 2 seeds); checking each scenario"
+    finally:
+        p.kill()
+        p.communicate()
+    assert not (tmp_path / "big").exists(), "nothing is written before every point is checked"

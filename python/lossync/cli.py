@@ -364,7 +364,7 @@ def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: 
     # Default: beside the sweep file, or in the working folder for a shipped example named.
     out_dir = out_dir or (spec.with_suffix("") if spec.exists() else Path(spec.stem))
     try:
-        results = sweep(spec, out_dir, scheduler=scheduler, workers=workers, resume=resume)
+        results = sweep(spec, out_dir, scheduler=scheduler, workers=workers, resume=resume, announce=lambda line: click.echo(line, err=True))
     except KeyboardInterrupt:
         click.echo(f"lossync: interrupted; finished runs are in {out_dir}; rerun with --resume", err=True)
         sys.exit(130)

@@ -11,6 +11,7 @@ result, and a file that does not belong to it is detected (`check_result_set`).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -44,16 +45,23 @@ def file_mode() -> int:
     return 0o666 & ~_umask()
 
 
+#: The errors of a full disk or an exhausted quota (errno(3)): about the folder, not one file.
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
 def os_reason(e: OSError) -> str:
     """What went wrong, in words to follow a colon: "no such file or directory" (the OS's text with
-    its capital dropped; the rest, which may hold a path, as it is)."""
-    text = e.strerror or str(e)
+    its capital dropped; the rest, which may hold a path, as it is). A full disk is said in the
+    OS's words whoever raised it (pyarrow's text is "Error writing bytes to file. Detail: …")."""
+    text = os.strerror(e.errno) if e.errno in _FULL else (e.strerror or str(e))
     return text[:1].lower() + text[1:]
 
 
 def about(e: OSError, path: str | Path, note: str | None = None) -> OSError:
     """`e` as an error about `path`, the file the user asked for, not the temporary copy of it
-    that failed; `note` says what that left behind."""
+    that failed; `note` says what that left behind. A full disk names the folder it filled."""
+    if e.errno in _FULL:
+        path = Path(path).parent
     return OSError(e.errno, os_reason(e) + (f"; {note}" if note else ""), str(path))
 
 
@@ -72,7 +80,9 @@ def atomic_write(path: str | Path, write: Writer) -> Path:
         os.replace(tmp, path)
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
-        if e.filename == tmp:
+        # The writer's own errors name the temporary file, or nothing (pyarrow's): they are this
+        # file's. One naming another file is that file's.
+        if e.filename in (tmp, None):
             raise about(e, path) from None
         raise
     except BaseException:

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from . import _core
 from .errors import InputFileError, ScenarioError
+from .io import os_reason
 
 ScenarioLike = str | Path | Mapping[str, Any]
 
@@ -54,38 +57,80 @@ def load_scenario(path: str | Path) -> dict[str, Any]:
     return read_document(find_scenario(path), "scenario")
 
 
-def read_document(p: Path, kind: str) -> dict[str, Any]:
-    """A file the user named (a `kind`: scenario or sweep file) as a dict: TOML, or JSON if its
-    name ends in `.json` (the resolved scenario `lossync validate` prints is a scenario input too);
-    whatever is wrong with it is one error naming the file."""
+#: Nesting deeper than any scenario has (a scenario is at most a table of lists of tables of
+#: tables); deeper input is refused instead of exhausting the recursion limit.
+MAX_DEPTH = 32
+
+
+#: The largest input file read: far above any scenario, sweep or distribution (the largest shipped
+#: example is a few kB; 100,000 explicit flows are a few MB), far below what exhausts memory.
+MAX_INPUT_BYTES = 64 << 20
+
+
+def read_text_file(p: Path, kind: str) -> str:
+    """A regular file of at most MAX_INPUT_BYTES as UTF-8 text; anything else (a device such as
+    /dev/zero, a pipe, a folder, a huge file) is one error naming the file, before any of it is read."""
     try:
-        text = p.read_text(encoding="utf-8")
+        # O_NONBLOCK: opening a pipe with no writer would otherwise wait for one forever.
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         hint = f" (nor a shipped example: {', '.join(n for n, _ in examples())})" if p.parent == Path(".") else ""
         raise InputFileError(str(p), f"no such {kind} file{hint}") from None
     except OSError as e:
-        raise InputFileError(str(p), f"cannot read: {e.strerror}") from None
+        raise InputFileError(str(p), f"cannot read: {os_reason(e)}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputFileError(str(p), f"a folder, not a {kind} file")
+        if not stat.S_ISREG(st.st_mode):
+            raise InputFileError(str(p), f"not a regular file (a {kind} file is a text file)")
+        if st.st_size > MAX_INPUT_BYTES:
+            raise InputFileError(str(p), f"{st.st_size} bytes, more than the {MAX_INPUT_BYTES >> 20} MiB a {kind} file may have")
+        try:
+            data = f.read(MAX_INPUT_BYTES + 1)
+        except OSError as e:
+            raise InputFileError(str(p), f"cannot read: {os_reason(e)}") from None
+    if len(data) > MAX_INPUT_BYTES:  # it grew while we read
+        raise InputFileError(str(p), f"more than the {MAX_INPUT_BYTES >> 20} MiB a {kind} file may have")
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ScenarioError(str(p), f"not a UTF-8 text file (a TOML {kind} file is UTF-8 text)") from None
+        raise ScenarioError(str(p), f"not a UTF-8 text file (a {kind} file is UTF-8 text)") from None
+
+
+def _parse(parse: Callable[[str], Any], text: str, where: str) -> Any:
+    """`parse(text)`, with nesting beyond the parser's recursion refused in one line naming `where`
+    (the parsers recurse once per level: 3,000 nested brackets exhaust Python's stack)."""
+    try:
+        return parse(text)
+    except RecursionError:
+        raise ScenarioError(where, f"nested deeper than {MAX_DEPTH} levels") from None
+
+
+def read_document(p: Path, kind: str) -> dict[str, Any]:
+    """A file the user named (a `kind`: scenario or sweep file) as a dict: TOML, or JSON if its
+    name ends in `.json` (the resolved scenario `lossync validate` prints is a scenario input too);
+    whatever is wrong with it is one error naming the file."""
+    text = read_text_file(p, kind)
     if p.suffix.lower() == ".json":
         try:
-            doc = json.loads(text)
+            doc = _parse(json.loads, text, str(p))
         except json.JSONDecodeError as e:
             raise ScenarioError(str(p), f"not JSON: {e}") from None
         if not isinstance(doc, dict):
             raise ScenarioError(str(p), f"a {kind} is a JSON object, not {type(doc).__name__}")
         return doc
     try:
-        return tomllib.loads(text)
+        return _parse(tomllib.loads, text, str(p))
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(str(p), str(e)) from None
 
 
-def _parse_value(text: str) -> Any:
+def _parse_value(text: str, where: str) -> Any:
     """A command-line value: a TOML value if it reads as one (numbers, booleans, lists, tables,
     quoted strings), otherwise the bare string (so `--set dumbbell.capacity=10Gbps` works)."""
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        return _parse(tomllib.loads, f"v = {text}", where)["v"]
     except tomllib.TOMLDecodeError:
         return text
 
@@ -123,13 +168,8 @@ def apply_overrides(doc: dict[str, Any], overrides: list[str] | tuple[str, ...])
         if "=" not in item:
             raise ScenarioError(f"--set {item}", "expected path.to.field=value")
         path, text = item.split("=", 1)
-        set_path(doc, path.strip(), _parse_value(text.strip()))
+        set_path(doc, path.strip(), _parse_value(text.strip(), f"--set {path.strip()}"))
     return doc
-
-
-#: Nesting deeper than any scenario has (a scenario is at most a table of lists of tables of
-#: tables); deeper input is refused instead of exhausting the recursion limit.
-MAX_DEPTH = 32
 
 
 def _json_safe(v: Any, where: str = "", depth: int = 0) -> Any:

@@ -28,6 +28,11 @@ from ..scenario import apply_overrides, load_scenario, set_path, to_core
 from ..stats import LINK_METRICS, METRICS
 from .spec import SweepSpec, load_sweep, parse_spec
 
+#: A sweep this large (runs) says its size before checking its scenarios (about 0.1 ms each), and
+#: its progress through them; a smaller one says its size when it starts running, so that a sweep
+#: refused (bad input, a busy folder) says one line.
+LARGE = 1000
+
 
 def point_document(base: dict[str, Any], fixed: list[str], point: dict[str, Any], seed: int) -> dict[str, Any]:
     """The scenario of one (point, seed): the base, the fixed overrides, the point's values, the seed."""
@@ -171,6 +176,7 @@ def sweep(
     progress: bool | None = None,
     base_dir: str | Path | None = None,
     columns: Callable[[Any], dict[str, Any]] | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
     """Runs a sweep and returns its results (one row per point and seed, failures included).
 
@@ -181,7 +187,10 @@ def sweep(
     columns: a module-level function (workers import it) from a run's Result to extra columns of
     its row, e.g. a study's histograms; its name is part of the sweep's identity, so a resumed
     sweep never mixes rows with and without them.
+    announce: called with one line of text: the sweep's size before any work, then its progress
+    at each tenth where no progress bar shows it (the command line prints them).
     """
+    say = announce or (lambda _: None)
     if isinstance(spec, (str, Path)):
         parsed, folder = load_sweep(spec)
     else:
@@ -193,8 +202,13 @@ def sweep(
     else:
         base, scenario_dir = parsed.base, str(folder)
     fixed = list(parsed.set)
-    keyed = [(p, s, *run_key(point_document(base, fixed, p, s), scenario_dir)) for p in parsed.points()
-             for s in parsed.seed_list()]
+    n_points, n_seeds = parsed.size()
+    size = f"sweep: {n_points * n_seeds:,} runs ({n_points:,} points × {n_seeds:,} seeds)"
+    if n_points * n_seeds >= LARGE:  # checking them takes a while: say so first
+        say(f"{size}; checking each scenario")
+    pairs = ((p, s) for p in parsed.points() for s in parsed.seed_list())
+    keyed = [(p, s, *run_key(point_document(base, fixed, p, s), scenario_dir))
+             for p, s in _progress(pairs, n_points * n_seeds, "checked", progress, say)]
     # One bad point is a row that records its error; a sweep whose every point is bad (an axis no
     # scenario has, a bad `set` or base) is refused before anything is written.
     if keyed and all(error is not None for *_, error in keyed):
@@ -229,16 +243,36 @@ def sweep(
                     if _read_run(f, ["status"])["status"].iloc[0] == "ok":
                         done.add(f.stem)
             jobs = [j for j in jobs_all if j[2] not in done]
-            _execute(jobs, base, scenario_dir, fixed, runs, dask, workers, progress, columns)
+            if n_points * n_seeds < LARGE:
+                say(size)
+            if done:
+                say(f"sweep: {len(done):,} runs finished before; running the other {len(jobs):,}")
+            _execute(jobs, base, scenario_dir, fixed, runs, dask, workers, progress, columns, say)
             return load_results(out, {k for _, _, k in jobs_all})
     finally:
         if dask is not None:
             dask[1].close()
 
 
+def _progress(items: Iterator[Any], total: int, verb: str, progress: bool | None, say: Callable[[str], None]) -> Iterator[Any]:
+    """`items`, with a bar on a terminal, or a line at each tenth of a large count elsewhere."""
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if progress:
+        from tqdm.auto import tqdm
+
+        yield from tqdm(items, total=total, unit="run", desc=verb, leave=False)
+        return
+    tenths = {total * k // 10 for k in range(1, 11)} if total >= LARGE else set()
+    for done, item in enumerate(items, 1):
+        yield item
+        if done in tenths:
+            say(f"sweep: {done:,} of {total:,} runs {verb}")
+
+
 def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], scenario_dir: str, fixed: list[str],
              runs: Path, dask: tuple[Executor, Any] | None, workers: int | None, progress: bool | None,
-             columns: Callable[[Any], dict[str, Any]] | None = None) -> None:
+             columns: Callable[[Any], dict[str, Any]] | None = None, say: Callable[[str], None] = lambda _: None) -> None:
     """Runs `jobs` on the Dask executor given (its client is the caller's to close), or on a
     process pool of `workers` made and shut down here."""
     if not jobs:
@@ -250,7 +284,8 @@ def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], 
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(jobs), unit="run", desc="sweep", initial=0)
-    failed = 0
+    failed = finished = 0
+    tenths = {len(jobs) * k // 10 for k in range(1, 11)}
     executor, client = dask if dask is not None else _executor(None, workers)
     futures: dict[Future, tuple[dict[str, Any], int, str]] = {}
     try:
@@ -266,9 +301,12 @@ def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], 
                        "lossync_version": _core.__version__}
             _write_row(runs, key, row)
             failed += row["status"] != "ok"
+            finished += 1
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(failed=failed)
+            elif finished in tenths:
+                say(f"sweep: {finished:,} of {len(jobs):,} runs finished ({failed:,} failed)")
     except KeyboardInterrupt:
         for f in futures:
             f.cancel()

@@ -80,6 +80,12 @@ class SweepSpec(BaseModel):
                 raise ValueError(f"more than {MAX_RUNS:,} runs (points × seeds); split the sweep")
         return self
 
+    def size(self) -> tuple[int, int]:
+        """(points, seeds), counted without listing the points."""
+        lengths = [v.num if isinstance(v, Range) else len(v) for v in self.axes.values()]
+        points = min(lengths, default=1) if self.mode == "zip" else math.prod(lengths)
+        return points, len(self.seed_list()) if isinstance(self.seeds, list) else self.seeds
+
     def seed_list(self) -> list[int]:
         return list(range(1, self.seeds + 1)) if isinstance(self.seeds, int) else list(self.seeds)
 

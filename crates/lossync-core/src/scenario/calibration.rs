@@ -38,7 +38,7 @@ pub struct Calibration {
 /// Reads a calibration file; every error names `loss.calibration` and the file.
 pub fn read(path: &Path) -> Result<Calibration> {
     let field = "loss.calibration";
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(field, path, &e))?;
+    let text = super::limits::read_input_file(field, path)?;
     let file: CalibrationFile = toml::from_str(&text).map_err(|e| {
         let why = e.message().to_string();
         Error::field(field, format!("{}: {why}", path.display()))

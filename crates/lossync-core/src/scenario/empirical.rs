@@ -8,7 +8,7 @@ use std::path::Path;
 /// (or `count`). Probabilities are normalised. This is the form `--sync-out` writes.
 /// `field` names the scenario field the file came from, in errors.
 pub fn read_m_distribution(path: &Path, field: &str) -> Result<Vec<(usize, f64)>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(field, path, &e))?;
+    let text = super::limits::read_input_file(field, path)?;
     let bad =
         |line: usize, why: &str| Error::field(field, format!("{}:{line}: {why}", path.display()));
     let mut lines = text

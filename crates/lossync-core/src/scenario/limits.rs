@@ -71,3 +71,65 @@ pub const MAX_PACING_RATIO: f64 = 10.0;
 /// above 1 it would ask for more than there is. (Stability needs α < π/(4√2) ≈ 0.55 and
 /// β = α²√2; values between are allowed, to study instability.)
 pub const MAX_XCP_GAIN: f64 = 1.0;
+
+/// Files a scenario names (an m_k distribution, a calibration), bytes: at most 64 MiB, far above
+/// any such file (a distribution has one line per m, a calibration a dozen) and far below what
+/// exhausts memory; the Python front end reads scenario and sweep files with the same cap.
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// A file the scenario names in `field`, as UTF-8 text: a regular file of at most
+/// [`MAX_INPUT_BYTES`]; anything else (a device such as /dev/zero, a pipe, a folder, a huge file)
+/// is refused naming the field and the file before any of it is read.
+pub fn read_input_file(field: &str, path: &std::path::Path) -> crate::error::Result<String> {
+    use crate::error::Error;
+    use std::io::Read;
+    #[cfg(unix)]
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |reason: String| Error::Io {
+        field: field.to_string(),
+        path: path.display().to_string(),
+        reason,
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // O_NONBLOCK: opening a pipe with no writer would otherwise wait for one forever.
+    #[cfg(unix)]
+    options.custom_flags(libc_o_nonblock());
+    let file = options.open(path).map_err(|e| Error::io(field, path, &e))?;
+    let meta = file.metadata().map_err(|e| Error::io(field, path, &e))?;
+    if meta.is_dir() {
+        return Err(refuse("is a directory, not a file".into()));
+    }
+    if !meta.is_file() {
+        return Err(refuse("not a regular file".into()));
+    }
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(refuse(format!(
+            "{} bytes, more than the {} MiB such a file may have",
+            meta.len(),
+            MAX_INPUT_BYTES >> 20
+        )));
+    }
+    let mut text = String::new();
+    (file.take(MAX_INPUT_BYTES + 1))
+        .read_to_string(&mut text)
+        .map_err(|e| Error::io(field, path, &e))?;
+    if text.len() as u64 > MAX_INPUT_BYTES {
+        return Err(refuse(format!(
+            "more than the {} MiB such a file may have",
+            MAX_INPUT_BYTES >> 20
+        )));
+    }
+    Ok(text)
+}
+
+/// O_NONBLOCK without a libc dependency: 0o4000 on Linux (asm-generic/fcntl.h) and 0x4 on the
+/// BSDs and macOS (sys/fcntl.h).
+#[cfg(unix)]
+fn libc_o_nonblock() -> i32 {
+    if cfg!(target_os = "linux") || cfg!(target_os = "android") {
+        0o4000
+    } else {
+        0x4
+    }
+}
