@@ -199,6 +199,25 @@ def test_cleanup_removes_what_a_killed_run_left(tmp_path):
     assert_nothing_left(p.pid)
 
 
+@needs_root
+def test_the_next_run_removes_what_a_killed_run_left_and_says_so(tmp_path):
+    # Before: a killed run's 4 namespaces, its helpers and its folder stayed, and the next run did
+    # not mention them.
+    f = tmp_path / "k.toml"
+    f.write_text(TOML.replace("DURATION", "60s"))
+    p = cli("run", str(f))
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and len(helpers()) < 4:
+        time.sleep(0.2)
+    p.kill()
+    p.communicate()
+    assert namespaces(p.pid)
+    r = lossync.run(DOC)
+    assert_nothing_left(p.pid)
+    notes = [w for w in r.summary["warnings"] if "earlier run killed outright" in w]
+    assert len(notes) == 1 and f"lsk-{p.pid}-" in notes[0], r.summary["warnings"]
+
+
 @pytest.mark.parametrize("args, field", [
     (["examples/parking-lot.toml"], "links"),
     (["KERNEL_TOML", "--set", 'flows.0.cc="highspeed"'], "flows[0].cc"),

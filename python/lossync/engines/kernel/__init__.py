@@ -101,10 +101,13 @@ def run_kernel(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = 
     sc = json.loads(_core.resolve(text, "json", base))
     p = plan(sc, force)
     require_root()
+    # What a run killed outright (SIGKILL: no chance to clean up) left behind is removed here, at
+    # the next start, once its owner is gone; the summary names it.
+    left = cleanup()
     net = netns.Network(f"{os.getpid()}-{next(_runs)}")
     with _sigterm_exits():
         try:
-            return _run(net, sc, p, text, base)
+            return _run(net, sc, p, text, base, left)
         finally:
             # A second Ctrl-C or SIGTERM waits until the clean-up is done (then it is raised).
             blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
@@ -181,10 +184,12 @@ def _wait_ready(proc: subprocess.Popen, what: str, timeout_s: float = 10.0) -> N
         raise LossyncError(f"engine kernel: the {what} did not start: {proc.stderr.read().decode().strip() if proc.poll() is not None else 'timeout'}")
 
 
-def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str) -> Result:
+def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str, left: list[str]) -> Result:
     n = len(p.flows)
     run = sc["run"]
     warnings: list[str] = []
+    if left:
+        warnings.append(f"kernel engine: removed what an earlier run killed outright left behind: {', '.join(left)}")
     if p.capacity_bps > clean_limit_bps():
         warnings.append(f"kernel engine: forced above this machine's clean limit ({p.capacity_bps:g} > {clean_limit_bps():g} bit/s): "
                         "check summary['health'] before trusting the result")
