@@ -1,0 +1,348 @@
+//! The engine's connections at their end points: a flow's state (sender, receiver, timers, its
+//! dynamic slot), sending with pacing and the RTO timer, delivery and ACKs, and a dynamic flow's
+//! life in its slot (arrival, completion, release).
+
+use super::event::{ps_from_s, Event, SimTime};
+use super::receiver::Receiver;
+use super::route::{Hop, Pkt};
+use super::sender::{Ack, Sender};
+use super::PacketEngine;
+use crate::cc::LAW_STREAM;
+use crate::queue::Header;
+use crate::scenario::Pacing;
+
+/// A flow's end points: its sender and receiver, with their timers.
+pub(super) struct FlowState {
+    pub(super) sender: Sender,
+    pub(super) receiver: Receiver,
+    /// Where its data route and its ACK route start in the route table.
+    pub(super) data_route: u32,
+    pub(super) ack_route: u32,
+    pub(super) start_ps: SimTime,
+    /// The RTO timer event in the heap, if any, and its generation.
+    pub(super) timer_pending: bool,
+    pub(super) timer_at_ps: SimTime,
+    pub(super) timer_gen: u32,
+    /// Delayed ACKs: the timeout, and the generation of the pending timer event.
+    pub(super) delack_ps: SimTime,
+    pub(super) delack_gen: u32,
+    pub(super) dropped: u64,
+    pub(super) interval_delivered: u64,
+    pub(super) pacing: Option<Pacing>,
+    /// Whether the law sets its own pacing rate (BBR): it then replaces the ratio pacing.
+    pub(super) law_paced: bool,
+    /// Paced flows: the earliest time of the next send, and whether a `Pace` event is pending.
+    pub(super) pace_next_ps: SimTime,
+    pub(super) pace_pending: bool,
+    /// Its packets (data and ACKs) in the network: a dynamic flow's slot is free again only at 0.
+    pub(super) in_net: u32,
+    /// Data packets that reached its receiver, duplicates included.
+    pub(super) received: u64,
+    /// Dynamic traffic: what the slot is doing, and its current flow.
+    pub(super) phase: Phase,
+    pub(super) slot: SlotFlow,
+}
+
+/// A connection's phase: a persistent flow's, or a dynamic slot's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
+    Persistent,
+    /// A free slot.
+    Idle,
+    /// Sending its flow.
+    Sending,
+    /// Its flow is acknowledged; its last packets are still in the network.
+    Draining,
+}
+
+/// The flow a dynamic slot carries, and the slot's counters when it arrived.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct SlotFlow {
+    /// Index of its group in `PacketEngine::dynamic`.
+    pub(super) group: u32,
+    pub(super) size_bytes: f64,
+    /// `u64::MAX` for a persistent flow (never complete).
+    pub(super) size_pkts: u64,
+    pub(super) arrived_ps: SimTime,
+    pub(super) done_ps: SimTime,
+    pub(super) base_sent: u64,
+    pub(super) base_received: u64,
+    pub(super) base_delivered: u64,
+    pub(super) base_dropped: u64,
+}
+
+impl PacketEngine {
+    /// Puts every packet the sender may send now on its route; a paced flow sends at most one,
+    /// then waits `packet bits / (ratio · cwnd · packet bits / srtt)` = `srtt/(ratio·cwnd)`, or
+    /// `1/rate` at its law's own pacing rate.
+    pub(super) fn send(&mut self, f: usize) {
+        let now = self.now_ps;
+        let fl = &mut self.flows[f];
+        if fl.pacing.is_some() || fl.law_paced {
+            if fl.pace_pending {
+                return self.sync_timer(f);
+            }
+            if now < fl.pace_next_ps {
+                fl.pace_pending = true;
+                self.queue.push(fl.pace_next_ps, Event::Pace(f as u32));
+                return self.sync_timer(f);
+            }
+        }
+        loop {
+            let fl = &mut self.flows[f];
+            let Some(seg) = fl.sender.next_segment(now) else {
+                break;
+            };
+            let s = &fl.sender;
+            let header = Header {
+                cwnd_pkts: s.cwnd_pkts() as f32,
+                rtt_s: s.srtt_s() as f32,
+                // No demand of its own: the routers' feedback decides (the minimum wins).
+                feedback_pkts: f32::INFINITY,
+            };
+            let pkt = Pkt::data(f as u32, fl.data_route, seg.seq, now, header);
+            let pace_next_ps = if fl.law_paced {
+                s.law_pacing_rate_pps()
+                    .map(|r| now + ps_from_s(1.0 / r.max(1e-3)))
+            } else {
+                fl.pacing.map(|p| {
+                    let ratio = if s.cwnd_pkts() < s.ssthresh_pkts() {
+                        p.ss_ratio
+                    } else {
+                        p.ca_ratio
+                    };
+                    // The rate follows the usable window (Linux paces at cwnd only while
+                    // cwnd-limited).
+                    let gap_s = s.srtt_s() / (ratio * s.window_pkts().max(1.0));
+                    now + ps_from_s(gap_s)
+                })
+            };
+            fl.in_net += 1;
+            self.forward(pkt, now);
+            if let Some(t) = pace_next_ps {
+                let fl = &mut self.flows[f];
+                fl.pace_next_ps = t;
+                fl.pace_pending = true;
+                self.queue.push(t, Event::Pace(f as u32));
+                break;
+            }
+        }
+        self.sync_timer(f);
+    }
+
+    /// Makes sure a timer event is pending no later than the sender's RTO deadline.
+    fn sync_timer(&mut self, f: usize) {
+        let fl = &mut self.flows[f];
+        if let Some(d) = fl.sender.rto_deadline_ps() {
+            if !fl.timer_pending || d < fl.timer_at_ps {
+                fl.timer_gen = fl.timer_gen.wrapping_add(1);
+                fl.timer_pending = true;
+                fl.timer_at_ps = d;
+                self.queue.push(
+                    d,
+                    Event::Rto {
+                        flow: f as u32,
+                        gen: fl.timer_gen,
+                    },
+                );
+            }
+        }
+    }
+
+    pub(super) fn on_timer(&mut self, f: usize, gen: u32) {
+        let now = self.now_ps;
+        let fl = &mut self.flows[f];
+        if gen != fl.timer_gen {
+            return; // superseded by an earlier deadline
+        }
+        fl.timer_pending = false;
+        match fl.sender.rto_deadline_ps() {
+            None => {}
+            // The deadline moved later since this event was scheduled: wait for it.
+            Some(d) if d > now => self.sync_timer(f),
+            Some(_) => {
+                fl.sender.on_timeout(now);
+                self.send(f);
+            }
+        }
+    }
+
+    /// A data packet reaches its flow's receiver, which ACKs it now or arms the delayed-ACK
+    /// timer.
+    #[inline(never)]
+    pub(super) fn deliver(&mut self, f: usize, seq: u64, stamp_ps: SimTime, feedback_pkts: f32) {
+        self.deliver_inline(f, seq, stamp_ps, feedback_pkts);
+    }
+
+    #[inline(always)]
+    pub(super) fn deliver_inline(
+        &mut self,
+        f: usize,
+        seq: u64,
+        stamp_ps: SimTime,
+        feedback_pkts: f32,
+    ) {
+        let now = self.now_ps;
+        let fl = &mut self.flows[f];
+        fl.received += 1;
+        let before = fl.receiver.delivered_pkts();
+        let ack = fl.receiver.receive(seq, stamp_ps, feedback_pkts);
+        fl.interval_delivered += fl.receiver.delivered_pkts() - before;
+        match ack {
+            Some(ack) => self.send_ack(f, ack),
+            None if fl.receiver.pending() == 1 => {
+                // The first packet held for a delayed ACK arms the timer.
+                fl.delack_gen = fl.delack_gen.wrapping_add(1);
+                let gen = fl.delack_gen;
+                self.queue.push(
+                    now + fl.delack_ps,
+                    Event::DelAck {
+                        flow: f as u32,
+                        gen,
+                    },
+                );
+            }
+            None => {}
+        }
+        self.gone(f);
+    }
+
+    /// One of flow `f`'s packets left the network (arrived or dropped); a draining dynamic
+    /// flow's slot is freed with its last one.
+    #[inline(always)]
+    pub(super) fn gone(&mut self, f: usize) {
+        let fl = &mut self.flows[f];
+        fl.in_net -= 1;
+        if fl.in_net == 0 && fl.phase == Phase::Draining {
+            self.maybe_release(f);
+        }
+    }
+
+    /// The receiver sends an ACK along the flow's ACK route.
+    #[inline]
+    pub(super) fn send_ack(&mut self, f: usize, ack: Ack) {
+        let fl = &mut self.flows[f];
+        fl.delack_gen = fl.delack_gen.wrapping_add(1); // cancels a pending delayed-ACK timer
+        let pkt = Pkt::ack(f as u32, fl.ack_route, &ack);
+        fl.in_net += 1;
+        self.forward(pkt, self.now_ps);
+    }
+
+    /// An ACK reaches its flow's sender, which may send more. Inlined where ACKs leave pipes
+    /// ([`Event::PipeToSender`]); a call from the route walk's other sites.
+    #[inline(always)]
+    pub(super) fn ack_at_sender(&mut self, f: usize, ack: Ack) {
+        let fl = &mut self.flows[f];
+        fl.in_net -= 1;
+        fl.sender.on_ack(self.now_ps, ack);
+        if fl.sender.snd_una() >= fl.slot.size_pkts {
+            return self.flow_done(f);
+        }
+        self.send(f);
+    }
+
+    #[inline(never)]
+    pub(super) fn ack_at_sender_call(&mut self, f: usize, ack: Ack) {
+        self.ack_at_sender(f, ack);
+    }
+
+    /// A dynamic flow arrives (group `g` of `dynamic`): the next arrival is drawn, then its
+    /// size; it takes a free slot, or is refused if there is none.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn on_arrival(&mut self, g: usize) {
+        let now = self.now_ps;
+        let d = &mut self.dynamic[g];
+        let next = now + ps_from_s(d.draw_gap_s());
+        if next <= self.end_ps {
+            self.queue.push(next, Event::Arrival(g as u32));
+        }
+        d.arrivals += 1;
+        let (size_bytes, size_pkts) = d.draw_size();
+        let Some(f) = d.free.pop() else {
+            d.refused += 1;
+            return;
+        };
+        d.active += 1;
+        let f = f as usize;
+        let spec = &self.scenario.flows[f];
+        let fl = &mut self.flows[f];
+        let mut law = spec.cc.build();
+        let stream = LAW_STREAM + f as u64 + (d.arrivals << 32);
+        law.seed(crate::rng::Rng::new(self.scenario.run.seed, stream));
+        fl.sender.reset(
+            law,
+            spec.initial_window_pkts,
+            spec.slow_start,
+            spec.rtt_s,
+            size_pkts,
+        );
+        fl.receiver.reset();
+        // Timer events of the slot's earlier flows are stale from now on.
+        fl.timer_gen = fl.timer_gen.wrapping_add(1);
+        fl.timer_pending = false;
+        fl.delack_gen = fl.delack_gen.wrapping_add(1);
+        fl.pace_next_ps = 0;
+        let st = fl.sender.stats(now);
+        fl.slot = SlotFlow {
+            group: g as u32,
+            size_bytes,
+            size_pkts,
+            arrived_ps: now,
+            done_ps: 0,
+            base_sent: st.sent_pkts,
+            base_received: fl.received,
+            base_delivered: fl.receiver.delivered_pkts(),
+            base_dropped: fl.dropped,
+        };
+        fl.phase = Phase::Sending;
+        self.start_flow(f);
+    }
+
+    /// Flow `f` starts sending.
+    pub(super) fn start_flow(&mut self, f: usize) {
+        self.flows[f].sender.start(self.now_ps);
+        for h in self.routes.data(f) {
+            if let Hop::Queue { port, .. } = *h {
+                self.ports[port as usize].started_flows += 1;
+            }
+        }
+        self.send(f);
+    }
+
+    /// A dynamic flow's last packet is acknowledged (or a late ACK reached a finished one).
+    #[cold]
+    #[inline(never)]
+    fn flow_done(&mut self, f: usize) {
+        let now = self.now_ps;
+        let fl = &mut self.flows[f];
+        if fl.phase == Phase::Sending {
+            fl.phase = Phase::Draining;
+            fl.slot.done_ps = now;
+            fl.sender.stop(now);
+            let d = &mut self.dynamic[fl.slot.group as usize];
+            d.active -= 1;
+            d.completed += 1;
+            for h in self.routes.data(f) {
+                if let Hop::Queue { port, .. } = *h {
+                    self.ports[port as usize].started_flows -= 1;
+                }
+            }
+        }
+        self.maybe_release(f);
+    }
+
+    /// Frees a draining slot once none of its packets is in the network and no pacing event
+    /// is pending: its flow's record is taken then, so that its packets add up.
+    pub(super) fn maybe_release(&mut self, f: usize) {
+        let fl = &self.flows[f];
+        if fl.phase != Phase::Draining || fl.in_net > 0 || fl.pace_pending {
+            return;
+        }
+        let record = self.completion(f, true);
+        self.completions.push(record);
+        let fl = &mut self.flows[f];
+        fl.phase = Phase::Idle;
+        self.dynamic[fl.slot.group as usize].free.push(f as u32);
+    }
+}

@@ -1,0 +1,287 @@
+//! The sender's loss recovery: the SACK scoreboard's loss detection (RFC 6675 `IsLost`, lost
+//! retransmissions) and the retransmission timeout's go-back-N (RFC 6298, RFC 5681 §3.1).
+
+use super::super::event::SimTime;
+use super::{Recovery, Sender, IN_FLIGHT, LOST, MIN_SSTHRESH_PKTS, RETX};
+
+impl Sender {
+    /// Records that `seq` has been SACKed, keeping the three highest.
+    pub(super) fn note_sacked(&mut self, seq: u64) {
+        let v = seq + 1;
+        let t = &mut self.top_sacked;
+        if v > t[0] {
+            *t = [v, t[0], t[1]];
+        } else if v > t[1] && v != t[0] {
+            *t = [t[0], v, t[1]];
+        } else if v > t[2] && v != t[1] && v != t[0] {
+            t[2] = v;
+        }
+    }
+
+    /// RFC 6675 `IsLost` for every packet not yet checked: those below the third-highest SACKed
+    /// packet. Returns how many packets were newly presumed lost.
+    pub(super) fn mark_losses(&mut self) -> u64 {
+        if self.top_sacked[2] == 0 {
+            return 0;
+        }
+        let limit = self.top_sacked[2] - 1;
+        let mut newly = 0;
+        let mut s = self.lost_scan.max(self.snd_una);
+        while s < limit {
+            if self.state(s) == IN_FLIGHT {
+                self.set_state(s, LOST);
+                self.pipe_pkts -= 1;
+                newly += 1;
+            }
+            s += 1;
+        }
+        self.lost_scan = self.lost_scan.max(limit);
+        newly
+    }
+
+    /// A retransmission is lost too once `DUP_THRESH` packets sent after it are SACKed: over a
+    /// FIFO path they would have arrived after it. Returns how many.
+    pub(super) fn mark_lost_retransmissions(&mut self) -> u64 {
+        let mut lost = 0;
+        while let Some(&(seq, sent_before)) = self.retx_fifo.front() {
+            if seq < self.snd_una || self.state(seq) != RETX {
+                self.retx_fifo.pop_front();
+            } else if self.top_sacked[2] > sent_before {
+                self.set_state(seq, LOST);
+                self.pipe_pkts -= 1;
+                self.retx_next = self.retx_next.min(seq);
+                self.retx_fifo.pop_front();
+                lost += 1;
+            } else {
+                break;
+            }
+        }
+        lost
+    }
+
+    /// The retransmission timer expired (the caller checked the deadline). RFC 6298 (5.4)–(5.6),
+    /// RFC 5681 §3.1: cwnd = 1, every outstanding packet not SACKed is presumed lost and is
+    /// retransmitted in order from `snd_una` (go-back-N over the holes).
+    pub fn on_timeout(&mut self, now_ps: SimTime) {
+        self.integrate(now_ps);
+        if self.snd_una == self.snd_nxt {
+            self.rto_deadline_ps = None;
+            return;
+        }
+        self.stats.timeouts += 1;
+        if self.recovery == Recovery::Open {
+            let ctx = self.ctx(now_ps);
+            self.ssthresh_pkts = self
+                .cc
+                .on_loss(&ctx, self.cwnd_pkts, 1.0)
+                .max(MIN_SSTHRESH_PKTS);
+            self.stats.reductions += 1;
+        }
+        self.cwnd_pkts = 1.0;
+        for s in self.snd_una..self.snd_nxt {
+            let st = self.state(s);
+            if st == IN_FLIGHT || st == RETX {
+                self.set_state(s, LOST);
+            }
+        }
+        self.pipe_pkts = 0;
+        self.retx_fifo.clear();
+        self.retx_next = self.snd_una;
+        self.lost_scan = self.snd_nxt;
+        self.force_retx = false;
+        self.recovery = Recovery::Timeout {
+            point: self.snd_nxt,
+        };
+        self.backoff += 1;
+        self.rto_deadline_ps = Some(now_ps + self.rto_ps());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::*;
+    use crate::cc;
+    use crate::packet::receiver::Receiver;
+    use std::collections::BTreeMap;
+
+    const RTT_PS: SimTime = 100_000_000_000; // 100 ms
+
+    fn reno_sender(cwnd: f64, slow_start: bool) -> Sender {
+        let law = cc::build("reno", &BTreeMap::new(), "cc").unwrap();
+        let mut s = Sender::new(law, cwnd, f64::INFINITY, slow_start, 0.1, 64);
+        s.start(0);
+        s
+    }
+
+    fn drain(s: &mut Sender, now: SimTime) -> Vec<Segment> {
+        std::iter::from_fn(|| s.next_segment(now)).collect()
+    }
+
+    fn seqs(v: &[Segment]) -> Vec<u64> {
+        v.iter().map(|x| x.seq).collect()
+    }
+
+    /// A lossless-except-where-told FIFO path between the sender and a receiver: packets arrive in
+    /// the order sent, 1 µs apart, each ACK returns at once. `drops` lists (seq, retransmission)
+    /// transmissions to lose, each once.
+    struct Net {
+        wire: VecDeque<(Segment, SimTime)>,
+        rx: Receiver,
+        now: SimTime,
+        drops: Vec<(u64, bool)>,
+        /// The seq whose ACK put the sender into fast recovery, and cwnd just after.
+        entered: Vec<(u64, f64)>,
+        retransmitted: Vec<u64>,
+    }
+
+    impl Net {
+        fn new(drops: &[(u64, bool)]) -> Self {
+            Net {
+                wire: VecDeque::new(),
+                rx: Receiver::new(64),
+                now: 0,
+                drops: drops.to_vec(),
+                entered: Vec::new(),
+                retransmitted: Vec::new(),
+            }
+        }
+
+        fn send(&mut self, s: &mut Sender) {
+            while let Some(seg) = s.next_segment(self.now) {
+                if seg.retransmission {
+                    self.retransmitted.push(seg.seq);
+                }
+                self.wire.push_back((seg, self.now));
+            }
+        }
+
+        /// Delivers (or drops) the packet at the head of the wire.
+        fn step(&mut self, s: &mut Sender) {
+            let (seg, sent_ps) = self.wire.pop_front().expect("something in flight");
+            self.now += 1_000_000;
+            let key = (seg.seq, seg.retransmission);
+            if let Some(k) = self.drops.iter().position(|&d| d == key) {
+                self.drops.remove(k);
+                return;
+            }
+            let before = s.recovery();
+            let cum = self.rx.on_data(seg.seq);
+            s.on_ack(
+                self.now,
+                Ack {
+                    cum,
+                    sacked: seg.seq,
+                    echo_ps: sent_ps,
+                    feedback_pkts: 0.0,
+                },
+            );
+            if before == Recovery::Open && matches!(s.recovery(), Recovery::Fast { .. }) {
+                self.entered.push((seg.seq, s.cwnd_pkts()));
+            }
+            self.send(s);
+        }
+
+        fn run_until_acked(&mut self, s: &mut Sender, seq: u64) {
+            self.send(s);
+            while s.snd_una() < seq {
+                self.step(s);
+            }
+        }
+    }
+
+    #[test]
+    fn one_reduction_for_two_losses_in_a_window_then_recovery_ends() {
+        let mut s = reno_sender(20.0, false);
+        let mut net = Net::new(&[(5, false), (12, false)]);
+        net.run_until_acked(&mut s, 100);
+        assert_eq!(s.pipe_pkts(), s.recount_pipe());
+        // Reno grew by Σ 1/w over the five in-order ACKs (0..4) before the hole, then halved
+        // once, on the ACK of 8: the third SACK above 5 (RFC 6675 IsLost, DupThresh = 3).
+        let mut w = 20.0;
+        for _ in 0..5 {
+            w += 1.0 / w;
+        }
+        assert_eq!(net.entered.len(), 1, "{:?}", net.entered);
+        assert_eq!(net.entered[0].0, 8);
+        assert!(
+            (net.entered[0].1 - w / 2.0).abs() < 1e-12,
+            "{:?}",
+            net.entered
+        );
+        // 12, lost in the same window, was retransmitted without a second reduction.
+        assert_eq!(net.retransmitted, vec![5, 12]);
+        let st = s.stats(net.now);
+        assert_eq!((st.fast_recoveries, st.reductions, st.timeouts), (1, 1, 0));
+        assert_eq!(s.recovery(), Recovery::Open);
+        // Back in congestion avoidance: cwnd grew again from w/2.
+        assert!(s.cwnd_pkts() > w / 2.0);
+    }
+
+    #[test]
+    fn recovery_point_covers_limited_transmit_and_ends_there() {
+        let mut s = reno_sender(20.0, false);
+        let mut net = Net::new(&[(5, false)]);
+        net.send(&mut s);
+        // 0..4 advance the ACK and each sends one new packet (20..24); the SACKs of 6 and 7 each
+        // send one more (25, 26: the pipe fell below cwnd, RFC 6675 §5 / RFC 3042); the SACK of 8
+        // declares 5 lost with everything below 27 outstanding.
+        while net.entered.is_empty() {
+            net.step(&mut s);
+        }
+        assert_eq!(s.recovery(), Recovery::Fast { point: 27 });
+        assert_eq!(net.retransmitted, vec![5]);
+        while s.snd_una() < 27 {
+            assert!(matches!(s.recovery(), Recovery::Fast { .. }));
+            net.step(&mut s);
+        }
+        assert_eq!(s.recovery(), Recovery::Open);
+    }
+
+    #[test]
+    fn lost_retransmission_is_sent_again_without_a_timeout() {
+        let mut s = reno_sender(10.0, false);
+        let mut net = Net::new(&[(0, false), (0, true)]);
+        net.run_until_acked(&mut s, 50);
+        assert_eq!(net.retransmitted, vec![0, 0]);
+        let st = s.stats(net.now);
+        assert_eq!((st.timeouts, st.reductions), (0, 1));
+    }
+
+    #[test]
+    fn timeout_resets_to_one_packet_and_goes_back_to_the_first_hole() {
+        let mut s = reno_sender(10.0, true);
+        let first = drain(&mut s, 0);
+        assert_eq!(first.len(), 10);
+        let deadline = s.rto_deadline_ps().unwrap();
+        // RFC 6298 §2.1: 1 s before any RTT sample.
+        assert_eq!(deadline, RTO_INITIAL_PS);
+        s.on_timeout(deadline);
+        assert_eq!(s.cwnd_pkts(), 1.0);
+        assert_eq!(s.ssthresh_pkts(), 5.0); // Reno halves the 10-packet window
+        assert_eq!(s.recovery(), Recovery::Timeout { point: 10 });
+        let again = drain(&mut s, deadline);
+        assert_eq!(
+            again,
+            vec![Segment {
+                seq: 0,
+                retransmission: true
+            }]
+        );
+        // RFC 6298 (5.5): the RTO doubled.
+        assert_eq!(s.rto_deadline_ps(), Some(deadline + 2 * RTO_INITIAL_PS));
+        // The retransmission of 0 comes back: slow start sends the next two holes.
+        let mut rx = Receiver::new(64);
+        let cum = rx.on_data(0);
+        s.on_ack(
+            deadline + RTT_PS,
+            Ack {
+                cum,
+                sacked: 0,
+                echo_ps: deadline,
+                feedback_pkts: 0.0,
+            },
+        );
+        assert_eq!(s.cwnd_pkts(), 2.0);
+        assert_eq!(seqs(&drain(&mut s, deadline + RTT_PS)), vec![1, 2]);
+    }
+}
