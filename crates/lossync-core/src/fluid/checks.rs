@@ -1,0 +1,279 @@
+//! What the fluid engine refuses in a valid scenario (what it has no form for, what would not fit
+//! in memory), and where it warns that its numbers may be off (the fidelity matrix's region).
+
+use crate::error::{Error, Result};
+use crate::scenario::{smallest_buffer_pkts, LossModel, Scenario};
+
+/// Optical burst assembly has a fluid form under the `tcp` loss model ([`obs`]): bursts as a
+/// rate, their losses as events of the flows they held. Wavelength contention and a maximum
+/// burst size depend on individual bursts and run in the packet engine only.
+///
+/// [`obs`]: super::obs
+fn check_bursts(sc: &Scenario) -> Result<()> {
+    let packet_only = "runs in the packet engine only (engine = \"packet\")";
+    for (i, l) in sc.links.iter().enumerate() {
+        let Some(a) = &l.assembler else { continue };
+        if l.contention.is_some() {
+            return Err(Error::field(
+                format!("links[{i}].contention"),
+                format!("wavelength contention {packet_only}"),
+            ));
+        }
+        if a.max_burst_pkts > 0 {
+            return Err(Error::field(
+                format!("links[{i}].assembler.max_burst"),
+                format!("a maximum burst size {packet_only}"),
+            ));
+        }
+        if !matches!(sc.loss, LossModel::Tcp { .. }) {
+            return Err(Error::field(
+                format!("links[{i}].assembler"),
+                "optical burst assembly has a fluid form under loss.model = \"tcp\" only; \
+                 otherwise it runs in the packet engine (engine = \"packet\")",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses dynamic traffic: the fluid model's flows are persistent (docs/model.md §1), so flows
+/// that arrive and finish run in the packet engine only.
+fn check_no_arrivals(sc: &Scenario) -> Result<()> {
+    match sc.flows.iter().find(|f| f.arrivals.is_some()) {
+        Some(f) => Err(Error::field(
+            format!("flows[{}].arrivals", f.group),
+            "dynamic traffic runs in the packet engine only (engine = \"packet\")",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Refuses model-based laws (BBR) outside the `tcp` loss model: their delivery-rate samples come
+/// from its ACK clock (fluid/rate.rs).
+fn check_model_laws(sc: &Scenario) -> Result<()> {
+    if matches!(sc.loss, LossModel::Tcp { .. }) {
+        return Ok(());
+    }
+    match sc.flows.iter().find(|f| f.cc.build().wants_rate_samples()) {
+        Some(f) => Err(Error::field(
+            "loss.model",
+            format!(
+                "variant {:?} (flows[{}].cc) has a fluid form under loss.model = \"tcp\" (the \
+                 default) only: its delivery-rate samples come from that model's ACK clock",
+                f.cc.name(),
+                f.group
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// What the fluid engine refuses in a valid scenario (what it has no form for, what would not
+/// fit in memory), checked without building anything: `FluidEngine::new` and `lossync validate`.
+pub fn check(sc: &Scenario) -> Result<()> {
+    check_bursts(sc)?;
+    check_no_arrivals(sc)?;
+    check_model_laws(sc)?;
+    check_memory(sc, (sc.run.duration_s / sc.run.step_s).round() as u64)
+}
+
+/// Refuses a scenario whose engine state would not fit in memory, before allocating it: the loss
+/// ring (one slot per step of the longest RTT, full buffers included, per connection), the time
+/// series and the per-connection and per-hop state.
+fn check_memory(sc: &Scenario, total_steps: u64) -> Result<()> {
+    let dt = sc.run.step_s;
+    let n = sc.flows.len() as f64;
+    let (mut max_rtt, mut rtt_field, mut buffer_blame) = (0.0f64, "flows".to_string(), false);
+    for f in &sc.flows {
+        let queueing: f64 = f
+            .path
+            .iter()
+            .chain(&f.ack_path)
+            .map(|&l| sc.links[l].buffer_pkts / sc.links[l].capacity_pps)
+            .sum();
+        if f.rtt_s + queueing > max_rtt {
+            max_rtt = f.rtt_s + queueing;
+            buffer_blame = queueing > f.rtt_s;
+            rtt_field = format!("flows[{}].rtt", f.group);
+        }
+    }
+    // The loss ring, and with the `tcp` loss model the ACK and detected-loss rings too.
+    let rings = if matches!(sc.loss, LossModel::Tcp { .. }) {
+        3.0
+    } else {
+        1.0
+    };
+    let ring = rings * ((max_rtt / dt).ceil() + 3.0) * n * 8.0;
+    let record_every = (sc.run.record_interval_s / dt).round().max(1.0);
+    let columns = 1.0 + 2.0 * sc.links.len() as f64 + 2.0 * n;
+    let series = ((total_steps as f64 / record_every).floor() + 1.0) * columns * 8.0;
+    let hops: usize = sc
+        .flows
+        .iter()
+        .map(|f| f.path.len() + f.ack_path.len())
+        .sum();
+    // FlowState with its law, and per hop a link member's eight scratch numbers.
+    let state = n * 512.0 + hops as f64 * 80.0;
+    let (field, what) = if series > ring && series > state {
+        ("run.record_interval".to_string(), "the time series")
+    } else if ring > state && buffer_blame {
+        let l = sc
+            .links
+            .iter()
+            .enumerate()
+            .max_by(|a, b| {
+                let d = |l: &crate::scenario::Link| l.buffer_pkts / l.capacity_pps;
+                d(a.1).total_cmp(&d(b.1))
+            })
+            .map_or(0, |(i, _)| i);
+        (
+            format!("links[{l}].buffer"),
+            "a loss ring as long as the buffers' queueing delay",
+        )
+    } else if ring > state {
+        (
+            rtt_field,
+            "a loss ring as long as the largest RTT, per flow",
+        )
+    } else {
+        ("flows".to_string(), "per-flow state")
+    };
+    crate::memory::check("fluid", ring + series + state, &field, what)
+}
+
+/// Where the fidelity matrix (docs/validation/fidelity.md: 486 cells against the packet engine,
+/// 100 Mb/s to 10 Gb/s, 2 to 50 flows, buffers of 2% to 100% of the BDP) says this scenario's
+/// numbers may be off: one sentence per reason, with the matrix's figure.
+pub(super) fn region_warnings(sc: &Scenario) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, l) in sc.links.iter().enumerate() {
+        if let Some(a) = &l.assembler {
+            out.push(if a.policy == crate::scenario::AssemblyPolicy::Window {
+                format!(
+                    "links[{i}].assembler: the fluid form of the window policy is not validated \
+                     (obs-dumbbell: utilization 0.26 against the packet engine's 0.17, a third of \
+                     its bursts); compare with --engine packet"
+                )
+            } else {
+                format!(
+                    "links[{i}].assembler: the fluid form of burst assembly gave 1.00-1.22 times \
+                     the packet engine's per-flow throughput on 16 cells (docs/validation/obs.md)"
+                )
+            });
+        }
+    }
+    let xcp = sc.flows.iter().any(|f| f.cc.name() == "xcp");
+    match &sc.loss {
+        LossModel::Proportional if xcp => out.push(
+            "XCP senders: the fluid engine's XCP (rate model) is checked against the packet \
+             engine on a few cases only (docs/fluid.md); compare with --engine packet"
+                .to_string(),
+        ),
+        LossModel::Proportional => out.push(
+            "loss.model = \"proportional\": its utilization was within 3 points of the packet \
+             engine in 32% of the fidelity matrix's cells (tcp: 93%; docs/validation/fidelity.md)"
+                .to_string(),
+        ),
+        LossModel::Sync { .. } => out.push(
+            "loss.model = \"sync\": imposed synchronization; its utilization was within 3 points \
+             of the packet engine in 73-82% of the fidelity matrix's cells (tcp: 93%)"
+                .to_string(),
+        ),
+        LossModel::Tcp {
+            burst_pkts,
+            burst_per_sqrt_buffer,
+            event_threshold,
+            calibration,
+            fitted_buffer_pkts,
+            ..
+        } if burst_pkts.is_some()
+            || burst_per_sqrt_buffer.is_some()
+            || *event_threshold != 1.0
+            || calibration.is_some()
+            || fitted_buffer_pkts.is_some() =>
+        {
+            let burst = match (burst_pkts, burst_per_sqrt_buffer) {
+                (Some(b), _) => format!("loss.burst_pkts = {b}"),
+                (None, Some(c)) => format!("loss.burst_per_sqrt_buffer = {c}"),
+                (None, None) => "loss.burst_pkts = default".to_string(),
+            };
+            let from = match (calibration, fitted_buffer_pkts) {
+                (Some(file), _) => {
+                    format!("calibrated against packet runs of one scenario ({file})")
+                }
+                (None, Some(_)) => "calibrated against packet runs of one scenario".to_string(),
+                (None, None) => "set by hand or calibrated against packet runs of one scenario \
+                                 (lossync calibrate)"
+                    .to_string(),
+            };
+            out.push(format!(
+                "{burst}, loss.event_threshold = {event_threshold}: {from}; trust it near that \
+                 scenario, and check others with --engine packet"
+            ));
+            let smallest = smallest_buffer_pkts(&sc.links).unwrap_or(0.0);
+            // 10%: further than a rounding of the buffer to whole packets at small BDPs.
+            if let Some(fitted) = fitted_buffer_pkts.filter(|&f| (smallest - f).abs() > 0.1 * f) {
+                out.push(format!(
+                    "loss.calibration: fitted at a smallest buffer of {fitted:.1} packets, used at \
+                     {smallest:.1} ({:.2} times it); calibrations used at twice their buffer were \
+                     within 2 points of the packet engine (with send jitter) in 94% of \
+                     docs/validation/calibration.md's cells, up to 3.6 points off, and further \
+                     from it are not measured: fit at the buffer you use",
+                    smallest / fitted
+                ));
+            }
+        }
+        LossModel::Tcp { .. } => {}
+    }
+    for (i, l) in sc.links.iter().enumerate() {
+        let crossing: Vec<&crate::scenario::Flow> =
+            sc.flows.iter().filter(|f| f.path.contains(&i)).collect();
+        if crossing.is_empty() {
+            continue;
+        }
+        let mean_rtt = crossing.iter().map(|f| f.rtt_s).sum::<f64>() / crossing.len() as f64;
+        let bdp = l.capacity_pps * mean_rtt;
+        let (lo, hi) = crossing
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), f| {
+                (lo.min(f.rtt_s), hi.max(f.rtt_s))
+            });
+        // Small buffers are outside the validated region with unequal RTTs only: there the
+        // matrix's cells below 10% BDP were within 3 points in 62%, with equal RTTs in 96%.
+        if matches!(sc.loss, LossModel::Tcp { burst_pkts: None, burst_per_sqrt_buffer: None, event_threshold, .. } if event_threshold == 1.0)
+            && l.buffer_pkts < 0.1 * bdp
+            && hi > lo * 1.01
+        {
+            out.push(format!(
+                "links[{i}].buffer: {:.1}% of the BDP with unequal RTTs; there, below 10%, the default \
+                 loss model was within 3 points of the packet engine in 62% of the fidelity \
+                 matrix's cells (96% with equal RTTs, 98-99% from 10% up): check with --engine packet",
+                100.0 * l.buffer_pkts / bdp
+            ));
+        }
+        if matches!(sc.loss, LossModel::Tcp { .. }) && hi > lo * 1.01 {
+            out.push(format!(
+                "links[{i}]: flows of unequal RTTs ({:.0}-{:.0} ms); there the default loss model's \
+                 fairness matched the packet engine (with send jitter) in 77% of the fidelity \
+                 matrix's cells for Jain's index (within 0.05) and 72% for variant shares (within \
+                 25%), against 93% and 90% with equal RTTs",
+                lo * 1e3,
+                hi * 1e3
+            ));
+        }
+        if !(99e6..=10.1e9).contains(&l.capacity_bps) {
+            out.push(format!(
+                "links[{i}].capacity: {:.3e} b/s is outside the fidelity matrix (100 Mb/s to \
+                 10 Gb/s); the fluid engine is extrapolating",
+                l.capacity_bps
+            ));
+        }
+        if crossing.len() > 50 {
+            out.push(format!(
+                "links[{i}]: {} flows, more than the fidelity matrix's 50",
+                crossing.len()
+            ));
+        }
+    }
+    out
+}

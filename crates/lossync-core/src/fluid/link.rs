@@ -1,0 +1,332 @@
+//! A link's state and its physics in a step: arrivals and early drops, the burst assembler,
+//! departures and drops (signalled to the senders by the loss model).
+
+use super::event::EventState;
+use super::flow::FlowState;
+use super::obs::FluidAssembler;
+use super::ring::LossRing;
+use super::sync::SyncModule;
+use super::tcp::TcpRings;
+use crate::metrics::EventRecord;
+use crate::queue::Discipline;
+
+/// Linux's minimum retransmission timeout, as the packet engine's sender (`packet/sender.rs`).
+const MIN_RTO_S: f64 = 0.2;
+
+/// A flow's place on a link.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Member {
+    pub(super) flow: usize,
+    /// Which hop of the flow's path this link is.
+    pub(super) hop: usize,
+    /// This link is the last of the path: its departures are deliveries.
+    pub(super) last: bool,
+}
+
+/// Running totals of a link since t = 0; statistics are differences of two snapshots.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct LinkAcc {
+    pub(super) arrived: f64,
+    pub(super) departed: f64,
+    pub(super) dropped: f64,
+    pub(super) q_integral: f64,
+}
+
+#[derive(Debug)]
+pub(super) struct LinkState {
+    pub(super) index: usize,
+    pub(super) capacity_pps: f64,
+    pub(super) buffer_pkts: f64,
+    pub(super) loss_rate: f64,
+    /// The queue discipline (drop-tail, RED, an XCP router); `buffer_pkts` is its buffer.
+    pub(super) discipline: Box<dyn Discipline>,
+    pub(super) members: Vec<Member>,
+    pub(super) q: f64,
+    /// Per member: its backlog (the queue is a fluid mixture: departures are shared in proportion
+    /// to the backlog).
+    pub(super) q_member: Vec<f64>,
+    // Per-member scratch for one step.
+    pub(super) rate: Vec<f64>,
+    pub(super) admitted: Vec<f64>,
+    /// Drops of this step (early + overflow), and the overflow part alone.
+    pub(super) dropped: Vec<f64>,
+    pub(super) overflowed: Vec<f64>,
+    /// `tcp`: the part of `overflowed` that fell on arrivals at random (the rest on growth).
+    pub(super) overflow_random: Vec<f64>,
+    /// `tcp`: each member's excess this step (scratch).
+    pub(super) excess: Vec<f64>,
+    /// `tcp`: a fixed share of overflow drops charged to window growth (`None`: growth and the
+    /// packets out of their RTT class's order refused alike), each member's base-RTT class, and
+    /// each class's share of the arrivals (scratch).
+    pub(super) growth_share: Option<f64>,
+    pub(super) rtt_class: Vec<usize>,
+    pub(super) class_rate: Vec<f64>,
+    /// `tcp` loss model: members whose loss event began this step.
+    pub(super) loss_event: Vec<bool>,
+    /// An optical burst assembler at the link's ingress (`tcp` loss model), the drops of its
+    /// lost bursts per member this step, and a segment's mean wait in it.
+    pub(super) assembler: Option<FluidAssembler>,
+    pub(super) burst_drop: Vec<f64>,
+    pub(super) assembly_wait_s: f64,
+    // Congestion event under way.
+    pub(super) event: EventState,
+    pub(super) sync: Option<SyncModule>,
+    pub(super) acc: LinkAcc,
+    pub(super) q_max: f64,
+    pub(super) interval_departed: f64,
+}
+
+impl LinkState {
+    /// This step's arrivals per member (first hop: the sender's rate; later hops: the previous
+    /// hop's departures) and its early drops; returns the sums of rates, of admitted packets and
+    /// of early drops (summed, not arrivals − admissions: that difference rounds below zero when
+    /// nothing is dropped, and gave negative loss rates).
+    #[inline]
+    pub(super) fn arrivals(
+        &mut self,
+        flows: &[FlowState],
+        hop_in: &[f64],
+        dt: f64,
+        p_early: f64,
+    ) -> (f64, f64, f64) {
+        // Slices of one length, taken once: no bounds checks, no reloads of the vectors.
+        let n = self.members.len();
+        let rate = &mut self.rate[..n];
+        let admitted = &mut self.admitted[..n];
+        let dropped = &mut self.dropped[..n];
+        let overflowed = &mut self.overflowed[..n];
+        let mut arriving_sum = 0.0;
+        let mut admitted_sum = 0.0;
+        let mut early_sum = 0.0;
+        for (k, m) in self.members.iter().enumerate() {
+            let f = &flows[m.flow];
+            let r = if m.hop == 0 {
+                f.x
+            } else {
+                hop_in[f.hop_off + m.hop]
+            };
+            let arriving = r * dt;
+            let early = arriving * p_early;
+            rate[k] = r;
+            admitted[k] = arriving - early;
+            dropped[k] = early;
+            overflowed[k] = 0.0;
+            self.overflow_random[k] = 0.0;
+            arriving_sum += r;
+            admitted_sum += arriving - early;
+            early_sum += early;
+        }
+        (arriving_sum, admitted_sum, early_sum)
+    }
+
+    /// Departures (a `share` of each member's backlog) and drops, `sync` and `proportional`:
+    /// continuous loss indications, every early drop, and in `proportional` mode every overflow
+    /// drop, is one loss signal to its sender (docs/model.md §1.2).
+    #[inline]
+    pub(super) fn departures(
+        &mut self,
+        flows: &mut [FlowState],
+        hop_in: &mut [f64],
+        ring: &mut LossRing,
+        now: usize,
+        dt: f64,
+        share: f64,
+    ) {
+        let n = self.members.len();
+        let q_member = &mut self.q_member[..n];
+        let admitted = &self.admitted[..n];
+        let overflowed = &self.overflowed[..n];
+        let rate = &self.rate[..n];
+        let dropped = &self.dropped[..n];
+        let proportional = self.sync.is_none();
+        for (k, m) in self.members.iter().enumerate() {
+            let content = q_member[k] + admitted[k] - overflowed[k];
+            let dep = content * share;
+            q_member[k] = content - dep;
+            let f = &mut flows[m.flow];
+            if m.last {
+                f.acc.delivered += dep;
+            } else {
+                hop_in[f.hop_off + m.hop + 1] = dep / dt;
+            }
+            if m.hop == 0 {
+                f.acc.sent += rate[k] * dt;
+            }
+            let drops = dropped[k];
+            if drops > 0.0 {
+                if self.event.active {
+                    self.event.lost[k] = true;
+                }
+                f.acc.dropped += drops;
+                let signals = if proportional {
+                    drops
+                } else {
+                    drops - overflowed[k]
+                };
+                if signals > 0.0 {
+                    ring.signal(now, dt, f.rtt_s, m.flow, signals);
+                }
+            }
+        }
+    }
+
+    /// The link's burst assembler this step (`tcp`): a lost burst's segments are dropped (the
+    /// fraction `burst_loss` of every member's admitted arrivals), and each flow the burst held
+    /// has a loss event, at most one per round trip (RFC 6675 §5, as for a queue's drops), the
+    /// reduction reaching it one RTT later. Returns the packets dropped.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn assemble(
+        &mut self,
+        flows: &[FlowState],
+        tcp: &mut TcpRings,
+        now: usize,
+        t: f64,
+        dt: f64,
+        measured: bool,
+        log: &mut Vec<EventRecord>,
+    ) -> f64 {
+        let n = self.members.len();
+        let Some(a) = self.assembler.as_mut() else {
+            return 0.0;
+        };
+        let members = &self.members;
+        let any = a.step(
+            &self.rate[..n],
+            |k| {
+                let f = &flows[members[k].flow];
+                if f.started {
+                    f.w
+                } else {
+                    0.0 // not sending yet: in no burst
+                }
+            },
+            t,
+            dt,
+            measured,
+            log,
+        );
+        let wait_s = a.mean_wait_s();
+        self.assembly_wait_s = wait_s;
+        let p = a.loss();
+        let mut lost = 0.0;
+        for k in 0..n {
+            let d = self.admitted[k] * p;
+            self.admitted[k] -= d;
+            self.dropped[k] += d;
+            self.burst_drop[k] = d;
+            lost += d;
+        }
+        if any {
+            for (k, m) in members.iter().enumerate() {
+                if !a.hit[k] {
+                    continue;
+                }
+                let f = &flows[m.flow];
+                let tf = &mut tcp.flows[m.flow];
+                if t < tf.loss_until_s {
+                    continue;
+                }
+                tf.draw_thresholds(&mut tcp.rng, tcp.event_threshold);
+                if a.timeout(k) {
+                    // Too few of its segments left to bring three duplicate ACKs: the loss is
+                    // found by the retransmission timer, the packet engine's
+                    // SRTT + max(4·RTTVAR, 200 ms) after the send (Linux's minimum RTO).
+                    tf.rto_at_s = t + f.rtt_s + MIN_RTO_S;
+                    tf.loss_until_s = tf.rto_at_s + f.rtt_s;
+                } else {
+                    tf.loss_until_s = t + 2.0 * f.rtt_s;
+                    let delay = tcp.due.delay(f.rtt_s, dt);
+                    tcp.due.at(now, delay, m.flow).reductions += 1.0;
+                }
+            }
+        }
+        lost
+    }
+
+    /// Departures and drops under `tcp`: deliveries send ACKs back, drops are detected one RTT
+    /// later, and a flow's drops make a loss event when they reach its threshold. Returns
+    /// whether some member's loss event began (marked in `loss_event`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(super) fn departures_tcp(
+        &mut self,
+        flows: &mut [FlowState],
+        hop_in: &mut [f64],
+        tcp: &mut TcpRings,
+        delays: &[f64],
+        ack_links: &[usize],
+        now: usize,
+        t: f64,
+        dt: f64,
+        share: f64,
+    ) -> bool {
+        let n = self.members.len();
+        let q_member = &mut self.q_member[..n];
+        let admitted = &self.admitted[..n];
+        let overflowed = &self.overflowed[..n];
+        let rate = &self.rate[..n];
+        let dropped = &self.dropped[..n];
+        let overflow_random = &self.overflow_random[..n];
+        let burst_drop = &self.burst_drop[..n];
+        let loss_event = &mut self.loss_event[..n];
+        let mut any_loss_event = false;
+        for (k, m) in self.members.iter().enumerate() {
+            let content = q_member[k] + admitted[k] - overflowed[k];
+            let dep = content * share;
+            q_member[k] = content - dep;
+            let f = &mut flows[m.flow];
+            if m.last {
+                f.acc.delivered += dep;
+                // ACKs return after the propagation (all of it on the way back) and the queues
+                // they cross.
+                let mut delay = tcp.flows[m.flow].ack_delay;
+                if delay == 0 {
+                    let mut back = f.base_rtt_s + tcp.flows[m.flow].assembly_wait_s;
+                    for &l in &ack_links[f.ack_off..f.ack_off + f.ack_hops] {
+                        back += delays[l];
+                    }
+                    delay = tcp.due.delay(back, dt);
+                }
+                tcp.due.at(now, delay, m.flow).acked += dep;
+            } else {
+                hop_in[f.hop_off + m.hop + 1] = dep / dt;
+            }
+            if m.hop == 0 {
+                f.acc.sent += rate[k] * dt;
+            }
+            let drops = dropped[k];
+            if drops > 0.0 {
+                f.acc.dropped += drops;
+                // Detected, and reacted to if a loss event begins, one RTT later.
+                let delay = tcp.due.delay(f.rtt_s, dt);
+                tcp.due.at(now, delay, m.flow).lost += drops;
+                // A loss event starts at most once per window of data (one reaction per RTT),
+                // when the drops since the last one reach a threshold.
+                let tf = &mut tcp.flows[m.flow];
+                if t >= tf.loss_until_s {
+                    // Drops of growth packets, and drops of packets picked at random.
+                    tf.overflow_drops += overflowed[k] - overflow_random[k];
+                    // (A lost burst's drops are not: the burst's loss is the flow's loss event,
+                    // drawn by the assembler.)
+                    tf.early_drops += drops - overflowed[k] - burst_drop[k]
+                        + overflow_random[k] / tcp.event_threshold;
+                }
+                if t >= tf.loss_until_s
+                    && (tf.overflow_drops >= tf.overflow_threshold
+                        || tf.early_drops >= tf.early_threshold)
+                {
+                    tf.draw_thresholds(&mut tcp.rng, tcp.event_threshold);
+                    // The loss is detected one RTT after the drop, and the recovery it opens ends
+                    // when its retransmissions are acknowledged, a further RTT on: losses
+                    // detected before then, of packets sent before the cut or during recovery,
+                    // belong to this event (RFC 6675 §5, as the packet engine's sender).
+                    tf.loss_until_s = t + 2.0 * f.rtt_s;
+                    tcp.due.at(now, delay, m.flow).reductions += 1.0;
+                    loss_event[k] = true;
+                    any_loss_event = true;
+                }
+            }
+        }
+        any_loss_event
+    }
+}

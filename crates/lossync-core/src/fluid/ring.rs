@@ -1,0 +1,124 @@
+//! The loss ring: signals in flight to the senders, one slot per step and a row per flow (the
+//! `tcp` model's delay lines have its shape).
+
+/// Loss signals in flight to the senders: one slot per step, each slot holding the reductions due
+/// to every flow at that step (slot-major, so a step reads one contiguous row).
+/// Generic over the entry: the `tcp` model's ring holds a [`TcpDue`] per step and flow.
+///
+/// [`TcpDue`]: super::tcp::TcpDue
+#[derive(Debug)]
+pub(super) struct LossRing<T = f64> {
+    pub(super) slots: usize,
+    pub(super) flows: usize,
+    pub(super) data: Vec<T>,
+}
+
+impl<T: Copy + Default> LossRing<T> {
+    pub(super) fn new(slots: usize, flows: usize) -> Self {
+        LossRing {
+            slots,
+            flows,
+            data: vec![T::default(); slots * flows],
+        }
+    }
+
+    /// The slot of step `n` (one division per step, not per signal).
+    pub(super) fn slot(&self, n: usize) -> usize {
+        n % self.slots
+    }
+
+    /// One RTT `rtt_s` in steps, as the ring holds it.
+    #[inline]
+    pub(super) fn delay(&self, rtt_s: f64, dt: f64) -> usize {
+        round_to_usize(rtt_s / dt).clamp(1, self.slots - 1)
+    }
+
+    /// The entry of `flow` `delay` steps (from [`LossRing::delay`]) after the slot `now`.
+    #[inline]
+    pub(super) fn at(&mut self, now: usize, delay: usize, flow: usize) -> &mut T {
+        // now < slots and delay < slots: one wrap at most.
+        let mut slot = now + delay;
+        if slot >= self.slots {
+            slot -= self.slots;
+        }
+        &mut self.data[slot * self.flows + flow]
+    }
+
+    /// The row due at the step whose slot is `now` (to be read and cleared).
+    #[inline]
+    pub(super) fn due(&mut self, now: usize) -> &mut [T] {
+        let start = now * self.flows;
+        &mut self.data[start..start + self.flows]
+    }
+}
+
+impl LossRing {
+    /// Schedules `amount` reductions for `flow`, to arrive one RTT (`rtt_s`, its RTT now) after
+    /// the step whose slot is `now`.
+    #[inline]
+    pub(super) fn signal(&mut self, now: usize, dt: f64, rtt_s: f64, flow: usize, amount: f64) {
+        *self.at(now, self.delay(rtt_s, dt), flow) += amount;
+    }
+}
+
+/// `x.round() as usize` for every `x` (NaN, negatives, infinities included), without the call to
+/// libm's `round` (baseline x86-64 has no rounding instruction): the tcp model signals every ACK.
+#[inline]
+pub(super) fn round_to_usize(x: f64) -> usize {
+    let i = x as usize;
+    // Exact: a double's fractional part is a double.
+    if x - i as f64 >= 0.5 {
+        i.saturating_add(1)
+    } else {
+        i
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    #[test]
+    fn round_to_usize_is_round_as_usize() {
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            0.49999999999999994,
+            -0.4,
+            -0.5,
+            -3.7,
+            4503599627370495.5,
+            9007199254740993.0,
+            1.8e19,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        let mut rng = Rng::new(1, 1);
+        xs.extend((0..100_000).map(|_| 1000.0 * rng.uniform()));
+        xs.extend((0..1000).map(|i| i as f64 * 0.5));
+        for x in xs {
+            assert_eq!(round_to_usize(x), x.round() as usize, "{x}");
+        }
+    }
+
+    #[test]
+    fn signals_land_one_rtt_later_across_the_wrap() {
+        let mut ring = LossRing::new(5, 2);
+        for n in 0..12 {
+            let now = ring.slot(n);
+            // 2.6 steps round to 3; 100 steps clamp to the ring's 4.
+            ring.signal(now, 1.0, 2.6, 0, 1.0);
+            ring.signal(now, 1.0, 100.0, 1, 1.0);
+            let due = ring.due(now);
+            let want = |delay: usize| if n >= delay { 1.0 } else { 0.0 };
+            assert_eq!(std::mem::take(&mut due[0]), want(3), "n={n}");
+            assert_eq!(std::mem::take(&mut due[1]), want(4), "n={n}");
+        }
+    }
+}

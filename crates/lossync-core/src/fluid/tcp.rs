@@ -1,0 +1,244 @@
+//! The `tcp` loss model's state (its delay lines and each flow's ACK clock and loss-event
+//! thresholds) and its split of a full queue's overflow among the packets that arrive.
+
+use super::rate;
+use super::ring::LossRing;
+use crate::rng::Rng;
+
+/// What reaches a `tcp` sender at one step: ACKs, losses detected, and loss events to react to
+/// (one entry, so a sender reads one place instead of three rings).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct TcpDue {
+    pub(super) acked: f64,
+    pub(super) lost: f64,
+    pub(super) reductions: f64,
+}
+
+/// The `tcp` loss model's delay lines, shaped like the loss ring; empty (nothing allocated) under
+/// the other models, so the step reaches them without an `Option` check.
+#[derive(Debug)]
+pub(super) struct TcpRings {
+    /// ACKs on their way back (they clock the senders), dropped packets on their way to detection
+    /// (they leave the data in flight when the sender learns of them), and loss events on their
+    /// way to the sender (the engine's loss ring stays empty under `tcp`).
+    pub(super) due: LossRing<TcpDue>,
+    /// Draws of the loss thresholds (stream 4000).
+    pub(super) rng: Rng,
+    /// The scale of the overflow thresholds (`loss.event_threshold`, 1 unless calibrated).
+    pub(super) event_threshold: f64,
+    /// Per flow (apart from `FlowState`, so the other loss models' loops stay as lean as before).
+    pub(super) flows: Vec<TcpFlow>,
+}
+
+/// A flow's state under the `tcp` loss model.
+#[derive(Debug, Clone, Default)]
+pub(super) struct TcpFlow {
+    /// Packets sent and neither acknowledged nor detected lost yet.
+    pub(super) inflight: f64,
+    /// Drops before this time belong to the loss event under way (the data sent before the
+    /// sender reacts, and during the recovery that follows).
+    pub(super) loss_until_s: f64,
+    /// The window does not grow before this time (fast recovery after a cut).
+    pub(super) recovery_until_s: f64,
+    /// A retransmission timeout fires at this time (`f64::INFINITY`: none pending); the sender
+    /// sends nothing until then (a lost burst took its whole window, docs/fluid.md).
+    pub(super) rto_at_s: f64,
+    /// What it sent this step beyond replacing the packets acknowledged (its window growth, slow
+    /// start's doubling): the packets a full drop-tail queue refuses.
+    pub(super) excess: f64,
+    /// A paced sender's ratios (Linux's pacing rate = ratio · cwnd / srtt).
+    pub(super) pacing: Option<crate::scenario::Pacing>,
+    /// The ACK ring's delay when its ACKs cross no queue (its base RTT, fixed); 0: they do, the
+    /// delay is computed per step.
+    pub(super) ack_delay: usize,
+    /// Its data's mean wait in burst assemblers on its path (it delays the ACKs).
+    pub(super) assembly_wait_s: f64,
+    /// Expected drops since its last loss event, of its growth packets (at a full queue) and of
+    /// packets picked at random (early drops, and overflow drops beyond the growth share), and
+    /// the thresholds at which they make one (see `TcpFlow::draw_thresholds`).
+    pub(super) overflow_drops: f64,
+    pub(super) early_drops: f64,
+    pub(super) overflow_threshold: f64,
+    pub(super) early_threshold: f64,
+    /// A model-based law's (BBR's) delivery-rate samples (`None` for the others).
+    pub(super) rate: Option<Box<rate::RateClock>>,
+    /// Its law sets its own pacing rate (BBR): asked once per step only then.
+    pub(super) law_paced: bool,
+}
+
+impl TcpFlow {
+    /// New thresholds for a flow whose loss event has just begun (or that starts). A drop-tail
+    /// overflow refuses the packets a flow sends beyond its ACK clock, which come once per
+    /// increment at a phase of their own: with `D` expected growth drops the flow has lost a
+    /// packet with probability min(1, D), a uniform threshold. Drops picked at random (random
+    /// loss, RED, overflow drops beyond the growth share) hit packets independently: probability
+    /// 1 − e^(−D), an exponential threshold.
+    /// Out-of-order drops at a full queue count one by one towards the exponential threshold:
+    /// the ACK-clocked sender already brings them in the trains of the packet engine, so counting
+    /// them in clumps as well lowered every flow's chance of a loss event (docs/fluid.md, "The
+    /// trains are in the sender already").
+    /// `scale` (`loss.event_threshold`) stretches both kinds of overflow drops' thresholds: above
+    /// 1 a flow needs more drops per loss event, so fewer flows lose in an overflow (a
+    /// calibration, not physics); early drops keep theirs.
+    pub(super) fn draw_thresholds(&mut self, rng: &mut Rng, scale: f64) {
+        self.overflow_drops = 0.0;
+        self.early_drops = 0.0;
+        self.overflow_threshold = scale * rng.uniform();
+        self.early_threshold = -(1.0 - rng.uniform()).ln();
+    }
+}
+
+/// The `tcp` model's split of a step's `overflow` (docs/fluid.md, "Which packets a full queue
+/// drops"): a full queue refuses the packets that arrive beyond the ACK clock (each member's
+/// `excess`) as far as the arrivals keep the order of the departures they replace
+/// (`growth_share`); the rest falls on the packets left, at random, in proportion to them.
+/// `admitted_sum` is the sum of `admitted` (the caller has it).
+/// Writes each member's drops to `overflowed` and their random part to `random`.
+pub(super) fn charge_overflow(
+    overflow: f64,
+    admitted_sum: f64,
+    growth_share: f64,
+    excess: &[f64],
+    admitted: &[f64],
+    overflowed: &mut [f64],
+    random: &mut [f64],
+) {
+    let excess_sum: f64 = excess.iter().sum();
+    let growth_total = growth_share * overflow.min(excess_sum);
+    // Shared by the packets growth did not take, so no member loses more than it sent (the
+    // overflow is at most the arrivals).
+    let left = admitted_sum - growth_total;
+    let random_total = overflow - growth_total;
+    for k in 0..admitted.len() {
+        let g = if excess_sum > 0.0 {
+            growth_total * excess[k] / excess_sum
+        } else {
+            0.0
+        };
+        let r = if left > 0.0 {
+            random_total * (admitted[k] - g) / left
+        } else {
+            0.0
+        };
+        overflowed[k] = g + r;
+        random[k] = r;
+    }
+}
+
+/// The `tcp` model's default split of a step's `overflow` (docs/fluid.md, "Which packets a full
+/// queue drops"): the packets of the ACK clock whose replay keeps the order of the departures
+/// (a member's packets, when the previous arrival comes from its own RTT class: probability
+/// `class_share` of its class) take the slots the departures free; window growth (`excess`) and
+/// the clocked packets out of that order arrive when no slot is free and are refused alike, each
+/// packet equally; only an overflow larger than all of them falls on the rest. Writes each
+/// member's drops to `overflowed` and the part not charged to its growth to `random`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn charge_overflow_by_phase(
+    overflow: f64,
+    admitted_sum: f64,
+    excess: &[f64],
+    admitted: &[f64],
+    rtt_class: &[usize],
+    class_share: &[f64],
+    overflowed: &mut [f64],
+    random: &mut [f64],
+) {
+    let exposed =
+        |k: usize| excess[k] + (admitted[k] - excess[k]) * (1.0 - class_share[rtt_class[k]]);
+    let exposed_sum: f64 = (0..admitted.len()).map(exposed).sum();
+    // Each exposed packet is refused with probability `p`; what they cannot absorb falls on the
+    // packets in order, each with probability `q`.
+    let p = if exposed_sum > 0.0 {
+        (overflow / exposed_sum).min(1.0)
+    } else {
+        0.0
+    };
+    let in_order = admitted_sum - exposed_sum;
+    let q = if overflow > exposed_sum && in_order > 0.0 {
+        (overflow - exposed_sum) / in_order
+    } else {
+        0.0
+    };
+    for k in 0..admitted.len() {
+        let e = exposed(k);
+        let d = p * e + q * (admitted[k] - e);
+        overflowed[k] = d;
+        random[k] = d - p * excess[k];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_of_order_packets_are_refused_like_growth() {
+        // Member 0: 90 packets of the dominant RTT class (share 0.9), 1 of them growth; member
+        // 1: 10 packets of a class of its own (share 0.1), no growth. Exposed: 1 + 89 * 0.1 =
+        // 9.9 packets of member 0, 10 * 0.9 = 9 of member 1; an overflow of 3.78 refuses each
+        // with probability 0.2.
+        let (excess, admitted) = ([1.0, 0.0], [90.0, 10.0]);
+        let charge = |overflow: f64, class: &[usize], share: &[f64]| {
+            let (mut overflowed, mut random) = ([0.0; 2], [0.0; 2]);
+            charge_overflow_by_phase(
+                overflow,
+                100.0,
+                &excess,
+                &admitted,
+                class,
+                share,
+                &mut overflowed,
+                &mut random,
+            );
+            (overflowed, random)
+        };
+        let (overflowed, random) = charge(3.78, &[0, 1], &[0.9, 0.1]);
+        assert!((overflowed[0] - 1.98).abs() < 1e-12 && (overflowed[1] - 1.8).abs() < 1e-12);
+        assert!((random[0] - 1.78).abs() < 1e-12 && (random[1] - 1.8).abs() < 1e-12);
+        // One RTT class: only growth is exposed, as the phase effect of equal RTTs.
+        assert_eq!(charge(0.5, &[0, 0], &[1.0]), ([0.5, 0.0], [0.0, 0.0]));
+        // An overflow beyond every exposed packet falls on the rest in proportion, each member
+        // losing at most what it sent, and all of it is charged.
+        let (overflowed, _) = charge(50.0, &[0, 1], &[0.9, 0.1]);
+        assert!((overflowed.iter().sum::<f64>() - 50.0).abs() < 1e-9);
+        assert!(overflowed
+            .iter()
+            .zip(admitted)
+            .all(|(&d, a)| d <= a + 1e-12));
+    }
+
+    #[test]
+    fn no_member_loses_more_than_it_sent_and_the_overflow_is_all_charged() {
+        // A slow-start burst: member 0 sends only excess (1 packet); member 1 sends 9 it
+        // replaces. A burst overflows 8 of the 10 with half the drops charged to growth. Sharing
+        // the random part in proportion to arrivals charged member 0 with 0.5 + 7.5 / 10 = 1.25
+        // packets of the 1 it sent.
+        let (excess, admitted) = ([1.0, 0.0], [1.0, 9.0]);
+        let (mut overflowed, mut random) = ([0.0; 2], [0.0; 2]);
+        charge_overflow(
+            8.0,
+            10.0,
+            0.5,
+            &excess,
+            &admitted,
+            &mut overflowed,
+            &mut random,
+        );
+        for k in 0..2 {
+            assert!(overflowed[k] <= admitted[k] + 1e-12, "{overflowed:?}");
+            assert!(random[k] <= overflowed[k] && random[k] >= 0.0, "{random:?}");
+        }
+        assert!((overflowed.iter().sum::<f64>() - 8.0).abs() < 1e-12);
+        // Growth first, when growth alone absorbs it.
+        charge_overflow(
+            0.5,
+            10.0,
+            1.0,
+            &excess,
+            &admitted,
+            &mut overflowed,
+            &mut random,
+        );
+        assert_eq!((overflowed, random), ([0.5, 0.0], [0.0, 0.0]));
+    }
+}
