@@ -298,10 +298,10 @@ fn summarize<'py>(
         ));
     }
     let n = sc.flows.len();
-    let mean_rtt_s = sc.flows.iter().map(|f| f.rtt_s).sum::<f64>() / n.max(1) as f64;
     let mut starts: Vec<f64> = sc.flows.iter().map(|f| f.start_s).collect();
     starts.sort_by(f64::total_cmp);
-    let mut clusters = DropClusters::new(0, ps_from_s(mean_rtt_s), PS_PER_S, n);
+    let tau_s = metrics::events::event_window_s(&sc, 0);
+    let mut clusters = DropClusters::new(0, ps_from_s(tau_s), PS_PER_S, n);
     for (&t, &f) in times.iter().zip(flows) {
         let candidates = starts.partition_point(|&s| s <= t) as u32;
         clusters.drop(ps_from_s(t), f as usize, candidates, t >= sc.run.warmup_s);

@@ -158,9 +158,9 @@ impl FluidEngine {
         for (li, l) in sc.links.iter().enumerate() {
             let members = link_members(&sc, li);
             let n = members.len();
-            // XCP's first control interval: the mean base RTT of the flows crossing the link.
-            let mean_rtt =
-                members.iter().map(|m| sc.flows[m.flow].rtt_s).sum::<f64>() / n.max(1) as f64;
+            // The link's time scale, as in every engine: XCP's first control interval and the
+            // gap that ends a congestion event (docs/model.md §5.3).
+            let mean_rtt = sc.mean_base_rtt_s(li);
             // Stream 2000 + link: each link's module draws from its own stream.
             let sync = sync_spec.map(|(s, p)| {
                 SyncModule::new(s.clone(), p, n, Rng::new(sc.run.seed, 2000 + li as u64))
@@ -210,7 +210,7 @@ impl FluidEngine {
                     start_s: 0.0,
                     measured: false,
                     holdoff_fixed: holdoff,
-                    gap_s: mean_rtt,
+                    gap_s: crate::metrics::events::event_window_s(&sc, li),
                     last_drop_s: 0.0,
                     holdoff_s: 0.0,
                     candidates: 0,

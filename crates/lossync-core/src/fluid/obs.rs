@@ -337,6 +337,10 @@ impl FluidAssembler {
             let r = &mut self.record;
             r.bursts += 1;
             r.segments += queue.content_pkts.round() as u64;
+            if lost {
+                // The link's loss too (metrics: its loss rate and the headline's).
+                r.lost_segments += queue.content_pkts.round() as u64;
+            }
             if lost && held > 0 {
                 r.count_lost_flows(held as usize);
                 log.push(EventRecord {

@@ -5,6 +5,14 @@
 //! recorded directly. [`sync_statistics`] reads either kind.
 
 use super::EventRecord;
+use crate::scenario::Scenario;
+
+/// A link's congestion-event window τ, in seconds, for every engine: drops less than τ apart
+/// belong to one event. τ is the mean base RTT of the flows crossing the link (TCP reacts about
+/// once per RTT; docs/model.md §5.3), so on a network of unequal paths each link keeps its own.
+pub fn event_window_s(sc: &Scenario, link: usize) -> f64 {
+    sc.mean_base_rtt_s(link)
+}
 
 /// Clusters one link's drops into congestion events, in the engine's integer time unit (the
 /// packet engine's picoseconds; ns-3's drop times are converted to the same unit).
@@ -60,6 +68,14 @@ impl DropClusters {
         }
     }
 
+    /// A flow starts sending through the link at `now` (dynamic traffic): if an event is under
+    /// way, it is one more flow that could lose in it.
+    pub fn flow_started(&mut self, now: u64) {
+        if self.active && now - self.last < self.tau {
+            self.candidates += 1;
+        }
+    }
+
     /// Ends the event under way, if any (at the end of a run).
     pub fn close(&mut self) {
         if !self.active {
@@ -67,6 +83,9 @@ impl DropClusters {
         }
         self.active = false;
         let lost = self.lost_list.len();
+        // A flow that lost had a packet at the link, so it was a candidate: a finished dynamic
+        // flow whose last packets drop is no longer counted as sending, but it lost here.
+        self.candidates = self.candidates.max(lost as u32);
         for &f in &self.lost_list {
             self.lost[f as usize] = false;
         }

@@ -17,13 +17,14 @@ use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 
 /// Jain's fairness index `(Σx)² / (N·Σx²)`, in [1/N, 1] (Jain, Chiu, Hawe, DEC-TR-301, 1984).
-/// All-zero throughputs count as perfectly fair. Equal throughputs give 1 within the rounding
-/// of the sums, which can exceed it by a bit: capped at 1, the index's bound.
+/// Undefined (NaN) when no flow had any throughput: 0/0 says nothing of fairness. Equal
+/// throughputs give 1 within the rounding of the sums, which can exceed it by a bit: capped at
+/// 1, the index's bound.
 pub fn jain(x: &[f64]) -> f64 {
     let s: f64 = x.iter().sum();
     let s2: f64 = x.iter().map(|v| v * v).sum();
     if s2 == 0.0 {
-        1.0
+        f64::NAN
     } else {
         (s * s / (x.len() as f64 * s2)).min(1.0)
     }
@@ -39,8 +40,8 @@ pub struct Summary {
     pub step_s: f64,
     /// Statistics cover [measured_from_s, duration_s].
     pub measured_from_s: f64,
-    /// The link the headline numbers below come from: the one with the most drops (first link if
-    /// none dropped).
+    /// The link the headline numbers below come from: the one with the most losses, queue drops
+    /// and lost bursts' segments (first link if none lost any).
     pub bottleneck: String,
     pub utilization: f64,
     pub jain: f64,
@@ -270,6 +271,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
     // One order for every engine: by start (stable, so a link's events keep theirs).
     events.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+    let window_drops: Vec<f64> = links.iter().map(|l| l.dropped_pkts).collect();
     let links: Vec<LinkSummary> = links
         .iter()
         .zip(&sc.links)
@@ -279,12 +281,16 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
             let members = sc.flows.iter().filter(|f| f.path.contains(&li)).count();
             let sync = sync_statistics(&events, li, members);
             let mean_q = ratio(l.queue_integral, l.queue_integral_span);
+            // A burst lost at the link's assembler is the link's loss too (its segments never
+            // reach the queue): counted with the queue's drops, over what arrived at the link.
+            let burst = bursts.iter().find(|b| b.link == li);
+            let burst_lost = burst.map_or(0.0, |b| b.lost_segments as f64);
             LinkSummary {
                 name: spec.name.clone(),
                 capacity_bps: spec.capacity_bps,
                 buffer_pkts: spec.buffer_pkts,
                 utilization: within_rounding_of_one(per(l.departed_pkts) / cap),
-                loss_rate: ratio(l.dropped_pkts, l.arrived_pkts),
+                loss_rate: ratio(l.dropped_pkts + burst_lost, l.arrived_pkts + burst_lost),
                 mean_queue_pkts: mean_q,
                 max_queue_pkts: l.max_queue_pkts,
                 mean_queueing_delay_s: mean_q / cap,
@@ -297,7 +303,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
                 drops_pkts: l.total_dropped_pkts,
                 queue_start_pkts: l.queue_start_pkts,
                 queue_end_pkts: l.queue_end_pkts,
-                bursts: bursts.iter().find(|b| b.link == li).map(BurstSummary::of),
+                bursts: burst.map(BurstSummary::of),
             }
         })
         .collect();
@@ -325,19 +331,32 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
         })
         .collect();
 
-    // The headline numbers come from the link with the most drops (the first if none dropped).
+    // The headline numbers come from the link with the most losses (the first if none lost).
+    // A link's losses: its queue's drops and the segments of its lost bursts.
+    let lost =
+        |l: &LinkSummary| l.drops_pkts + l.bursts.as_ref().map_or(0.0, |b| b.lost_pkts as f64);
     let b = (0..links.len())
-        .max_by(|&a, &c| {
-            links[a]
-                .drops_pkts
-                .total_cmp(&links[c].drops_pkts)
-                .then(c.cmp(&a))
-        })
+        .max_by(|&a, &c| lost(&links[a]).total_cmp(&lost(&links[c])).then(c.cmp(&a)))
         .unwrap_or(0);
     let bl = &links[b];
     let flows = logical_flows(sc, flows);
     let tput: Vec<f64> = flows.iter().map(|f| f.throughput_pps).collect();
-    if sc.run.from_first_congestion && bl.congestion_events == 0 {
+    // Drops in the window but no event begun there: the drops never paused for the link's event
+    // window τ, so one event from before the window spans it. The link is congested, not idle.
+    let unbroken = bl.congestion_events == 0 && window_drops[b] > 0.0;
+    if unbroken {
+        warnings.push(format!(
+            "run.warmup: link {} dropped {} packets from {} s to {} s but its drops never paused \
+             for the congestion-event window τ = {:.3} s, so one congestion event spans the \
+             whole window and congestion_events and sync_rate_mean describe none",
+            bl.name,
+            window_drops[b],
+            measured_from_s,
+            duration_s,
+            events::event_window_s(sc, b)
+        ));
+    }
+    if sc.run.from_first_congestion && bl.congestion_events == 0 && !unbroken {
         warnings.push(format!(
             "run.from_first_congestion: no congestion event after the warm-up, so the \
              statistics start at the warm-up ({} s) and describe an uncongested link",
@@ -353,12 +372,18 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
             .iter()
             .any(|f| f.path.contains(&b) && f.cc.build().grows_until_loss())
     };
-    if !sc.run.from_first_congestion && bl.congestion_events == 0 && seek_loss() {
+    if !sc.run.from_first_congestion && bl.congestion_events == 0 && !unbroken && seek_loss() {
         warnings.push(format!(
             "run.duration: no congestion event on link {} from {} s to {} s, so the statistics \
              describe a transient or an uncongested link, not a congested steady state \
              (lengthen the run or its warm-up)",
             bl.name, measured_from_s, duration_s
+        ));
+    }
+    if tput.iter().all(|&t| t == 0.0) {
+        warnings.push(format!(
+            "flows: no flow delivered any data from {measured_from_s} s to {duration_s} s, so \
+             Jain's index is undefined (NaN) and the throughputs describe no transfer"
         ));
     }
     for a in arrivals.iter().filter(|a| a.refused > 0) {

@@ -207,6 +207,9 @@ pub struct LinkRecord {
 #[serde(deny_unknown_fields)]
 pub struct FlowRecord {
     pub sent_pkts: f64,
+    /// Data that reached the receiver in the window, each packet once (a packet engine counts
+    /// first arrivals; the fluid engine departures at the last hop): what crossed the path in
+    /// the window, so the flows' sum on a link never exceeds its capacity.
     pub delivered_pkts: f64,
     pub dropped_pkts: f64,
     /// ∫ cwnd dt in packet·seconds.

@@ -185,9 +185,9 @@ impl PacketEngine {
         let now = self.now_ps;
         let fl = &mut self.flows[f];
         fl.received += 1;
-        let before = fl.receiver.delivered_pkts();
+        let before = fl.receiver.first_arrivals_pkts();
         let ack = fl.receiver.receive(seq, stamp_ps, feedback_pkts);
-        fl.interval_delivered += fl.receiver.delivered_pkts() - before;
+        fl.interval_delivered += fl.receiver.first_arrivals_pkts() - before;
         match ack {
             Some(ack) => self.send_ack(f, ack),
             None if fl.receiver.pending() == 1 => {
@@ -305,6 +305,7 @@ impl PacketEngine {
         for h in self.routes.data(f) {
             if let Hop::Queue { port, .. } = *h {
                 self.ports[port as usize].started_flows += 1;
+                self.clusters[port as usize].flow_started(self.now_ps);
             }
         }
         self.send(f);

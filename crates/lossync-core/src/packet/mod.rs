@@ -162,12 +162,12 @@ impl PacketEngine {
             routes,
         } = topology;
         let n = sc.flows.len();
-        let mean_rtt_s = sc.flows.iter().map(|f| f.rtt_s).sum::<f64>() / n as f64;
-        // Drops less than the mean base RTT apart belong to one congestion event (docs/model.md
-        // §5.3); XCP's first control interval is the same mean RTT.
-        let tau_ps = ps_from_s(mean_rtt_s);
+        // Each link's drops form congestion events with its own window (docs/model.md §5.3).
         let clusters = (0..ports.len())
-            .map(|i| DropClusters::new(i, tau_ps, event::PS_PER_S, n))
+            .map(|i| {
+                let tau_ps = ps_from_s(metrics::events::event_window_s(&sc, i));
+                DropClusters::new(i, tau_ps, event::PS_PER_S, n)
+            })
             .collect();
 
         let routes = RouteTable::new(&routes);
@@ -257,7 +257,11 @@ impl PacketEngine {
         queue.push(ps_from_s(sc.run.warmup_s), Event::WarmupEnd);
         for (i, p) in ports.iter().enumerate() {
             if p.has_feedback() {
-                queue.push(ps_from_s(mean_rtt_s), Event::XcpInterval(i as u32));
+                // XCP's first control interval: the mean base RTT of the link's flows.
+                queue.push(
+                    ps_from_s(sc.mean_base_rtt_s(i)),
+                    Event::XcpInterval(i as u32),
+                );
             }
         }
         queue.push(0, Event::Record);

@@ -15,6 +15,10 @@ pub struct Receiver {
     mask: u64,
     /// Packets delivered in order to the application (goodput), since the start.
     delivered_pkts: u64,
+    /// Packets that arrived for the first time (duplicates not counted), since the start: what
+    /// crossed the path. Unlike in-order delivery, a retransmission that fills a hole counts
+    /// itself only, not the packets behind the hole that arrived earlier.
+    first_arrivals_pkts: u64,
     /// Packets held above a hole.
     held: u64,
     /// Delayed ACKs: ACK every `ack_every` in-order packets (1: every packet).
@@ -38,6 +42,7 @@ impl Receiver {
             bits: vec![0; cap / 64],
             mask: cap as u64 - 1,
             delivered_pkts: 0,
+            first_arrivals_pkts: 0,
             held: 0,
             ack_every: 1,
             pending: 0,
@@ -119,6 +124,10 @@ impl Receiver {
         self.delivered_pkts
     }
 
+    pub fn first_arrivals_pkts(&self) -> u64 {
+        self.first_arrivals_pkts
+    }
+
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
     }
@@ -141,6 +150,7 @@ impl Receiver {
     /// Packet `seq` arrives; returns the cumulative ACK to send back.
     pub fn on_data(&mut self, seq: u64) -> u64 {
         if seq == self.rcv_nxt {
+            self.first_arrivals_pkts += 1;
             self.rcv_nxt += 1;
             self.delivered_pkts += 1;
             // Hand over whatever was waiting behind the hole.
@@ -157,6 +167,7 @@ impl Receiver {
             if !self.get(seq) {
                 self.set(seq);
                 self.held += 1;
+                self.first_arrivals_pkts += 1;
             }
         }
         // seq < rcv_nxt: a duplicate (a spurious retransmission); ACK it again.

@@ -47,7 +47,10 @@ impl PacketEngine {
         let st = fl.sender.stats(now);
         FlowAcc {
             sent: st.sent_pkts,
-            delivered: fl.receiver.delivered_pkts(),
+            // What crossed the path (first arrivals), so that the flows' sum over a window never
+            // exceeds a link's capacity; in-order delivery would count the packets behind a
+            // hole, which crossed before the window, when a retransmission fills it.
+            delivered: fl.receiver.first_arrivals_pkts(),
             dropped: fl.dropped,
             reductions: st.reductions,
             cwnd_integral_pkt_s: st.cwnd_integral_pkt_s,

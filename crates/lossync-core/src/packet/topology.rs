@@ -124,9 +124,6 @@ pub fn ring_hint(sc: &Scenario, f: &Flow) -> usize {
 /// in the forward ones (the scenario's paths say so already).
 pub fn build(sc: &Scenario) -> Result<Topology> {
     let n = sc.flows.len();
-    let mean_rtt_s = sc.flows.iter().map(|f| f.rtt_s).sum::<f64>() / n as f64;
-    // XCP's first control interval is the mean base RTT (rounded as the engine's clock is).
-    let first_interval_s = s_from_ps(ps_from_s(mean_rtt_s));
     let mut ports: Vec<Port> = sc
         .links
         .iter()
@@ -136,7 +133,9 @@ pub fn build(sc: &Scenario) -> Result<Topology> {
                 i,
                 l,
                 l.buffer_pkts,
-                first_interval_s,
+                // XCP's first control interval: the mean base RTT of the link's flows (rounded
+                // as the engine's clock is).
+                s_from_ps(ps_from_s(sc.mean_base_rtt_s(i))),
                 sc.run.seed,
                 RING_PRESIZE_LIMIT << 4,
             )

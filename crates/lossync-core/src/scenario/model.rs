@@ -31,6 +31,24 @@ pub struct Scenario {
     pub run: Run,
 }
 
+impl Scenario {
+    /// The mean base RTT of the flows whose data cross link `link` (of every flow if none does):
+    /// a link's time scale, one definition for every engine. It is the link's congestion-event
+    /// window τ (`metrics::events::event_window_s`, docs/model.md §5.3) and XCP's first control
+    /// interval there (Katabi et al. 2002, §3.5: the control interval is the mean RTT).
+    pub fn mean_base_rtt_s(&self, link: usize) -> f64 {
+        let crossing = || self.flows.iter().filter(|f| f.path.contains(&link));
+        let (sum, n) = match crossing().count() {
+            0 => (
+                self.flows.iter().map(|f| f.rtt_s).sum::<f64>(),
+                self.flows.len(),
+            ),
+            n => (crossing().map(|f| f.rtt_s).sum::<f64>(), n),
+        };
+        sum / n.max(1) as f64
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Link {
