@@ -108,3 +108,26 @@ def test_the_remedy_works_with_a_scenario_file_and_options_it_would_ignore_are_r
     for option in (["--capacity", "1Gbps"], ["--flows", "2:reno:10ms"], ["--loss", "proportional"]):
         r = run(*option)
         assert r.returncode == 2 and r.stderr.startswith(f"lossync: error: {option[0]}: ") and len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_an_answer_from_runs_that_saw_no_congestion_says_so_reached_or_not():
+    # Before: "not reached at 2.0 BDP" from probes that never left slow start's ramp (60 s at
+    # 10 Gb/s, 80 ms), with their "no congestion event" warnings swallowed.
+    r = subprocess.run([sys.executable, "-m", "lossync", "size-buffer", "--flows", "10:reno:80ms", "--target", "0.9",
+                        "--duration", "60s", "--seeds", "1"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "not reached at 2.0 BDP" in r.stdout
+    assert ("warning: at the largest buffer probed for U≥0.9, 1 of 1 runs saw no congestion event after the warm-up"
+            in r.stdout), r.stdout
+    table, _ = size_buffer(build_scenario("10Gbps", ["10:reno:80ms"], duration="60s"), (0.9,), seeds=1)
+    assert table["uncongested_runs"].iloc[0] == 1
+    assert any("no congestion event" in w for w in table["warnings"].iloc[0])
+
+
+def test_sweep_rows_carry_their_runs_warnings(tmp_path):
+    from lossync import sweep
+
+    rows = sweep({"base": {"dumbbell": {"capacity": "10Gbps", "buffer": {"bdp_fraction": 0.1}},
+                                   "flows": [{"count": 2, "cc": "reno", "rtt": "80ms"}], "run": {"duration": "20s"}},
+                          "axes": {"flows.0.count": [2, 3]}}, tmp_path / "out", workers=1)
+    assert all(any("no congestion event" in w for w in ws) for ws in rows["warnings"])

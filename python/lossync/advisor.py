@@ -169,8 +169,12 @@ def size_buffer(
                     lo, hi = (lo, mid) if probe(mid).utilization >= target else (mid, hi)
                 found = probe(hi)
             if found is None:
+                r = probe(max_fraction).rows
                 rows.append({"target": target, "bdp_fraction": math.nan, "buffer_pkts": math.nan,
-                             "utilization": probe(max_fraction).utilization, "note": f"not reached at {max_fraction} BDP"})
+                             "utilization": probe(max_fraction).utilization, "note": f"not reached at {max_fraction} BDP",
+                             # An answer from runs that never left slow start's ramp says so too.
+                             "uncongested_runs": sum(x["congestion_events"] == 0 for x in r),
+                             "warnings": _warnings(r)})
                 continue
             r = found.rows
             rows.append({
@@ -185,6 +189,7 @@ def size_buffer(
                 # Runs that saw no congestion event after the warm-up measured a transient (the
                 # end of slow start), not the buffer's steady state: said beside the answer.
                 "uncongested_runs": sum(x["congestion_events"] == 0 for x in r),
+                "warnings": _warnings(r),
                 "note": "",
             })
         if verify:
@@ -206,6 +211,11 @@ def size_buffer(
         "loss_model": sc["loss"]["model"] if sc["engine"] == "fluid" else "packets (real drops, send jitter one packet time unless the scenario sets it)",
     }
     return pd.DataFrame(rows), rules
+
+
+def _warnings(rows: list[dict[str, Any]]) -> list[str]:
+    """The distinct warnings of the runs behind an answer, in the order first seen."""
+    return list(dict.fromkeys(w for r in rows for w in r.get("warnings", [])))
 
 
 def _verify(pool, doc: dict, base_dir: str, rows: list[dict[str, Any]], progress: Callable[[str], None] | None) -> None:

@@ -533,9 +533,15 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
                                           ("packet ", "packet_uncongested_runs", VERIFY_SEEDS,
                                            f"the check runs {VERIFY_DURATION_S:g} s; run --engine packet with a longer --duration")):
             if r.get(col, 0) > 0:
-                click.echo(f"  warning: at the buffer for U≥{r['target']:g}, {r[col]:.0f} of {runs} {engine}runs saw no "
+                where = "at the largest buffer probed" if r["note"] else "at the buffer"
+                click.echo(f"  warning: {where} for U≥{r['target']:g}, {r[col]:.0f} of {runs} {engine}runs saw no "
                            "congestion event after the warm-up: the utilization describes a transient, not the "
                            f"buffer's steady state ({remedy})")
+    # The runs' other warnings (outside the validated region, ...), once each; the no-congestion
+    # ones are counted above.
+    said = {w for ws in table["warnings"] for w in ws if not w.startswith(("run.duration: no congestion", "run.from_first_congestion"))}
+    for w in sorted(said):
+        click.echo(f"  warning: {w}")
     if check:
         short = table[table["packet_utilization"] < table["target"]]
         if len(short):

@@ -74,6 +74,9 @@ def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict
         headline = next(l for l in s["links"] if l["name"] == s["bottleneck"])
         row.update({m: headline[m] for m in LINK_METRICS})
         row["flow_throughput_bps"] = [f["throughput_bps"] for f in s["flows"]]
+        # Why the numbers may be wrong travels with them (outside the validated region, no
+        # congestion seen, ...): a sweep row is read without its run's summary.
+        row["warnings"] = list(s["warnings"])
         if columns is not None:
             row.update(columns(result))
         resolved = json.dumps(result.scenario, sort_keys=True)

@@ -177,9 +177,8 @@ impl FluidEngine {
                     LinkContext {
                         buffer: Buffer::new(l.buffer_pkts),
                         capacity_pps: l.capacity_pps,
-                        // The packet engine's packet time; the fluid faces do not use it.
-                        packet_time_ps: (8.0 * l.packet_size_bytes / l.capacity_pps * 1e12).round()
-                            as u64,
+                        // The fluid faces do not use it; it was 8·packet_size times too large.
+                        packet_time_ps: l.packet_time_ps(),
                         first_interval_s: mean_rtt,
                     },
                 ),

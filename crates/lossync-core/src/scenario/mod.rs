@@ -130,6 +130,18 @@ mod tests {
     }
 
     #[test]
+    fn a_packet_time_is_one_packet_at_the_links_rate() {
+        // 1500 B at 10 Gb/s: 12,000 bits / 1e10 b/s = 1.2 µs. (The fluid engine handed its
+        // queue disciplines 8 × 1500 times that.)
+        let sc = parse(
+            "[dumbbell]\ncapacity = \"10Gbps\"\nbuffer = { packets = 10 }\n\
+             [[flows]]\ncc = \"reno\"\nrtt = 0.1\n",
+        )
+        .unwrap();
+        assert_eq!(sc.links[0].packet_time_ps(), 1_200_000);
+    }
+
+    #[test]
     fn rtt_range_spreads_evenly_and_buffer_uses_the_mean_rtt() {
         let sc = parse(&format!(
             "{LINK}[[flows]]\ncount = 5\ncc = \"reno\"\nrtt = \"100ms..300ms\"\n"

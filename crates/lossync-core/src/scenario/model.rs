@@ -80,6 +80,15 @@ pub struct Link {
     pub contention: Option<Contention>,
 }
 
+impl Link {
+    /// One packet's transmission time at the link's rate, in picoseconds: `1/capacity_pps`
+    /// (1500 B at 10 Gb/s: 1.2 µs). The time unit of RED's idle-queue decay (Floyd & Jacobson
+    /// 1993, §11: the packets that could have been sent while idle).
+    pub fn packet_time_ps(&self) -> u64 {
+        (1e12 / self.capacity_pps).round() as u64
+    }
+}
+
 /// A bufferless OBS core at the link (docs/packet.md, "Optical burst switching"): `wavelengths`
 /// wavelengths sharing the link's capacity, and `fdls` fibre delay lines of `fdl_delay_s`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
