@@ -114,3 +114,20 @@ def test_every_engine_uses_each_links_own_congestion_event_window(example, extra
         assert min(b - a for a, b in zip(starts, starts[1:])) >= tau - 1e-9, (sc["links"][li]["name"], tau)
         checked += 1
     assert checked >= 2
+
+
+@pytest.mark.parametrize(("buffer", "whole"), [(10.4, 10), (0, 1)])
+def test_the_summary_reports_the_buffer_each_engine_held(buffer, whole):
+    # Before: every engine reported the scenario's fractional buffer; the packet engine held
+    # round(B) packets (at least the one in service), ns-3 the same by its own code, the kernel
+    # round(B), refusing the bufferless link. Now one rule (the core's), and the summary says
+    # what was held.
+    over = [f"dumbbell.buffer={{packets={buffer}}}", "run.duration=5", "run.warmup=0"]
+    packet = lossync.run(EXAMPLES / "dumbbell-reno.toml", [*over, 'engine="packet"']).summary
+    fluid = lossync.run(EXAMPLES / "dumbbell-reno.toml", [*over, 'engine="fluid"']).summary
+    assert packet["links"][0]["buffer_pkts"] == whole
+    assert fluid["links"][0]["buffer_pkts"] == pytest.approx(buffer)
+    from lossync.engines.kernel.translate import plan
+
+    sc = lossync.resolve(EXAMPLES / "dumbbell-reno.toml", [*over, 'dumbbell.capacity="10Mbps"', 'flows.0.cc="reno"'])
+    assert plan(sc, force=False).buffer_pkts == whole

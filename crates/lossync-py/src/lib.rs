@@ -145,6 +145,13 @@ fn burst_headroom_pkts(text: &str, format: &str, base_dir: &str) -> PyResult<Vec
     )?))
 }
 
+/// The whole packets a packet-level engine holds for a buffer of `buffer_pkts` (at least the
+/// one in service): the core's rule, which the ns-3 and kernel drivers use too.
+#[pyfunction]
+fn whole_buffer_pkts(buffer_pkts: f64) -> usize {
+    lossync_core::queue::Buffer::new(buffer_pkts).slots
+}
+
 /// A congestion-control variant's parameters with their defaults, as a JSON object
 /// (`{"a": 1.0, "b": 0.5}` for reno); ScenarioError (field `cc.variant`) for an unknown name.
 #[pyfunction]
@@ -325,6 +332,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_toml, m)?)?;
     m.add_function(wrap_pyfunction!(burst_headroom_pkts, m)?)?;
     m.add_function(wrap_pyfunction!(variant_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(whole_buffer_pkts, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())

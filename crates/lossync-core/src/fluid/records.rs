@@ -83,6 +83,7 @@ impl FluidEngine {
             .iter()
             .zip(&self.start_links)
             .map(|(l, s)| LinkRecord {
+                buffer_pkts: l.discipline.buffer().pkts,
                 arrived_pkts: l.acc.arrived - s.arrived,
                 departed_pkts: l.acc.departed - s.departed,
                 dropped_pkts: l.acc.dropped - s.dropped,

@@ -288,7 +288,8 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
             LinkSummary {
                 name: spec.name.clone(),
                 capacity_bps: spec.capacity_bps,
-                buffer_pkts: spec.buffer_pkts,
+                // What the engine held (a packet engine rounds to whole packets), not the scenario's.
+                buffer_pkts: l.buffer_pkts,
                 utilization: within_rounding_of_one(per(l.departed_pkts) / cap),
                 loss_rate: ratio(l.dropped_pkts + burst_lost, l.arrived_pkts + burst_lost),
                 mean_queue_pkts: mean_q,

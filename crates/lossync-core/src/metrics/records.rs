@@ -182,6 +182,9 @@ impl BurstRecord {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkRecord {
+    /// The buffer the engine held, in packets: whole packets in a packet-level engine
+    /// ([`crate::queue::Buffer`]'s rule for every one of them), the scenario's in the fluid one.
+    pub buffer_pkts: f64,
     /// Data packets over the measurement window. `departed_pkts` is the data sent over the
     /// window in packets, at most the link's capacity times the window (the packet engine
     /// counts the part of a packet's transmission inside the window, not whole departures).

@@ -154,6 +154,7 @@ impl PacketEngine {
             .map(|(port, s)| {
                 let a = &port.acc;
                 LinkRecord {
+                    buffer_pkts: port.buffer().slots as f64,
                     arrived_pkts: (a.arrived - s.arrived) as f64,
                     // The data the link sent in the window, in packets: its exact sending time
                     // at the link's rate, so that a packet whose transmission straddles an edge

@@ -81,6 +81,7 @@ def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.nda
     dropped = qdrops[b] - qdrops[a]
     in_window = slice(a, b + 1)
     link = {
+        "buffer_pkts": _core.whole_buffer_pkts(link_spec["buffer_pkts"]),  # the pfifo's limit (translate.plan)
         "arrived_pkts": departed + dropped + qlen[b] - qlen[a],
         "departed_pkts": departed,
         "dropped_pkts": dropped,

@@ -101,9 +101,7 @@ def plan(sc: dict, force: bool = False) -> Plan:
     ps = link["packet_size_bytes"]
     if ps != round(ps) or not MIN_PACKET <= ps <= MAX_PACKET:
         raise ScenarioError("links[0].packet_size", f"the kernel engine needs a whole number of bytes in [{MIN_PACKET}, {MAX_PACKET}] (the MTU)")
-    b = int(round(link["buffer_pkts"]))
-    if b < 1:
-        raise ScenarioError("links[0].buffer", "the kernel engine needs a buffer of at least 1 packet")
+    b = _core.whole_buffer_pkts(link["buffer_pkts"])  # as every packet-level engine rounds it
     flows = sc["flows"]
     if len(flows) > MAX_FLOWS:
         raise ScenarioError("flows", f"the kernel engine runs at most {MAX_FLOWS} flows")

@@ -284,7 +284,7 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
     if ps != link["packet_size_bytes"] or ps - HEADER_BYTES < 64:
         raise ScenarioError("links[0].packet_size", f"the ns3 engine needs a whole number of bytes, at least {HEADER_BYTES + 64}")
     mss = ps - HEADER_BYTES
-    b = max(1, int(round(link["buffer_pkts"])))
+    b = _core.whole_buffer_pkts(link["buffer_pkts"])  # as every packet-level engine rounds it
     queue = link["queue"]
     if queue["discipline"] not in ("droptail", "red"):
         raise ScenarioError("links[0].queue", f"the ns3 engine has no {queue['discipline']!r} queue (droptail, red)")
@@ -469,6 +469,7 @@ def _measure(
     cap = link_spec["capacity_pps"]
     end, start = s["end_s"], s["measured_from_s"]
     link = {
+        "buffer_pkts": _core.whole_buffer_pkts(link_spec["buffer_pkts"]),
         "arrived_pkts": (s["accepted"] + s["dropped"]) - (s["start_accepted"] + s["start_dropped"]),
         "departed_pkts": s["departed"] - s["start_departed"],
         "dropped_pkts": s["dropped"] - s["start_dropped"],
