@@ -3,6 +3,9 @@ no import cycle, counting imports inside functions (they hide cycles, they do no
 every import goes down the layers; no module imports another module's private name."""
 
 import ast
+import io
+import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -127,3 +130,40 @@ def test_the_rules_see_a_cycle_hidden_in_a_function(tmp_path, monkeypatch):
     monkeypatch.setitem(MODULES, "lossync.b", tmp_path / "lossync" / "b.py")
     assert [t for t, _, _ in imports("lossync.a")] == ["lossync.b"]
     assert [t for t, _, _ in imports("lossync.b")] == ["lossync.a"]
+
+
+#: The drivers of the engines outside the core build records for `_core.summarize`: raw counts,
+#: never a ratio (only the metrics module divides by a span, an interval or a capacity).
+DRIVER_RECORDS = [PACKAGE / "engines" / "ns3" / "__init__.py", PACKAGE / "engines" / "kernel" / "measure.py"]
+DIVISORS = re.compile(r"span|interval|cap|^dt$")
+
+
+def measurement_divisions(source: str) -> list[int]:
+    """Lines of code (strings and comments aside) that divide by a name of a span, an interval or
+    a capacity (`/ dt`, `/ (cap * dt)`, `/ span_s`)."""
+    tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
+              if t.type not in (tokenize.COMMENT, tokenize.STRING, tokenize.NL, tokenize.NEWLINE)]
+    lines = []
+    for k, t in enumerate(tokens):
+        if t.type == tokenize.OP and t.string == "/":
+            following = tokens[k + 1:k + 4]
+            names = [u.string for u in following if u.type == tokenize.NAME]
+            if any(DIVISORS.search(n) for n in names[:1] or [""]) or (following and following[0].string == "(" and
+                                                                         any(DIVISORS.search(n) for n in names)):
+                lines.append(t.start[0])
+    return lines
+
+
+@pytest.mark.parametrize("path", DRIVER_RECORDS, ids=lambda p: p.parent.name)
+def test_drivers_hand_over_counts_not_ratios(path):
+    text = path.read_text()
+    bad = [f"{path.name}:{i}: {text.splitlines()[i - 1].strip()}" for i in measurement_divisions(text)]
+    assert not bad, "only the metrics module turns counts into rates:\n" + "\n".join(bad)
+
+
+def test_the_ratio_rule_sees_a_division_by_an_interval_or_capacity():
+    assert measurement_divisions("x = np.diff(a[:, 2], prepend=np.nan) / (cap * dt)\n")
+    assert measurement_divisions("x = y / mss[near, i] / dt\n")
+    assert measurement_divisions("x = y / span_s\n")
+    assert not measurement_divisions("x = np.diff(qbytes[rows], prepend=np.nan) / frame\n")
+    assert not measurement_divisions('"""utilization = departures / (capacity x time)"""\n')

@@ -63,6 +63,60 @@ fn metrics_use_no_engine() {
     );
 }
 
+/// What an engine hands to the metrics is built in its `records.rs`: raw counts and integrals,
+/// never a ratio (docs/architecture.md). Grep-level: no division there by a span, an interval or
+/// a capacity. (An engine's physics may divide by a capacity, e.g. a queueing delay; its
+/// measurements may not.)
+#[test]
+fn engines_hand_over_counts_not_ratios() {
+    let mut bad = String::new();
+    for engine in ENGINES {
+        let file = crate_dir().join("src").join(engine).join("records.rs");
+        let text = fs::read_to_string(&file).expect("each engine builds its records in records.rs");
+        for (i, line) in code_only(&text).lines().enumerate() {
+            if measurement_division(line) {
+                let _ = write!(
+                    bad,
+                    "\n  src/{engine}/records.rs:{}: {}",
+                    i + 1,
+                    line.trim()
+                );
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "only metrics/ turns counts into rates and ratios; move these there:{bad}"
+    );
+}
+
+/// A line dividing by a span, an interval or a capacity.
+fn measurement_division(line: &str) -> bool {
+    line.split('/').skip(1).any(|after| {
+        let divisor: String = after.chars().take(40).collect();
+        let mut tokens = divisor.split(|c: char| !c.is_alphanumeric() && c != '_');
+        tokens.any(|t| {
+            t == "dt"
+                || ["span", "interval", "capacity"]
+                    .iter()
+                    .any(|w| t.contains(w))
+        })
+    })
+}
+
+#[test]
+fn the_ratio_rule_sees_a_division_by_a_span_or_capacity() {
+    assert!(measurement_division("push(busy as f64 / span_ps as f64);"));
+    assert!(measurement_division(
+        "l.interval_departed / (l.capacity_pps * span)"
+    ));
+    assert!(!measurement_division(
+        "push(s_from_ps(busy) * port.capacity_pps);"
+    ));
+    assert!(!measurement_division("let span = end - from;"));
+    assert!(!measurement_division("x / bandwidth")); // "dt" only as a name of its own
+}
+
 #[test]
 fn queue_disciplines_use_no_engine() {
     check_rule(

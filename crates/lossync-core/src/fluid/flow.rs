@@ -34,6 +34,8 @@ pub(super) struct FlowState {
     pub(super) ack_off: usize,
     pub(super) ack_hops: usize,
     pub(super) acc: FlowAcc,
+    /// `acc.delivered` at the last sample of the series.
+    pub(super) delivered_at_record: f64,
 }
 
 /// XCP: the smallest feedback of the XCP routers on the path, per packet acked (the fluid model

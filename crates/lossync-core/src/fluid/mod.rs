@@ -80,7 +80,6 @@ pub struct FluidEngine {
     event_log: Vec<EventRecord>,
     next_record_step: u64,
     record_every: u64,
-    last_record_s: f64,
     series: Vec<Vec<f64>>,
     /// The aggregate Σ cwnd/RTT: every this many steps (0: off), the next one, the samples.
     aggregate_every: u64,
@@ -141,6 +140,7 @@ impl FluidEngine {
                 ack_off: ack_links.len(),
                 ack_hops: f.ack_path.len(),
                 acc: FlowAcc::default(),
+                delivered_at_record: 0.0,
             });
             path_links.extend_from_slice(&f.path);
             ack_links.extend_from_slice(&f.ack_path);
@@ -283,7 +283,6 @@ impl FluidEngine {
             event_log: Vec::new(),
             next_record_step: 0,
             record_every,
-            last_record_s: 0.0,
             series: (0..n_cols).map(|_| Vec::with_capacity(n_records)).collect(),
             aggregate_every: match sc.run.aggregate_interval_s {
                 0.0 => 0,

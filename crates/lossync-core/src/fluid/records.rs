@@ -24,26 +24,23 @@ impl FluidEngine {
         }
     }
 
+    /// One sample: raw counts over the interval it closes (the metrics turn them into
+    /// utilization and rates, `metrics::Series::standard`).
     pub(super) fn record(&mut self) {
         let t = self.now_s();
-        let span = t - self.last_record_s;
         let mut cols = self.series.iter_mut();
         let mut push = |v: f64| cols.next().expect("one column per value").push(v);
         push(t);
         for l in &mut self.links {
             push(l.q);
-            push(if span > 0.0 {
-                l.interval_departed / (l.capacity_pps * span)
-            } else {
-                f64::NAN
-            });
+            push(l.interval_departed);
             l.interval_departed = 0.0;
         }
-        for f in &self.flows {
+        for f in &mut self.flows {
             push(f.w);
-            push(f.x);
+            push(f.acc.delivered - f.delivered_at_record);
+            f.delivered_at_record = f.acc.delivered;
         }
-        self.last_record_s = t;
         self.next_record_step += self.record_every;
     }
 

@@ -490,7 +490,44 @@ impl Series {
     /// The columns every engine records, in order: `time_s`, then per link `queue_pkts.<link>`
     /// and `utilization.<link>`, then per flow `cwnd_pkts.<i>` and `rate_pps.<i>`, then per
     /// dynamic group `active_flows.<group>` (flows sending at the sample).
+    ///
+    /// Engines hand over raw counts for the interval each sample closes: in the utilization
+    /// column the data packets the link sent, in the rate column the packets the flow delivered.
+    /// Here, and only here, they become ratios: utilization = sent / (capacity · Δt), rate =
+    /// delivered / Δt, with Δt the time since the previous sample (since 0 for the first; NaN
+    /// where Δt is 0).
     pub fn standard(sc: &Scenario, data: Vec<Vec<f64>>) -> Series {
+        let mut data = data;
+        if let Some(time) = data.first().cloned() {
+            let interval = |k: usize| time[k] - if k == 0 { 0.0 } else { time[k - 1] };
+            let per_s = |count: f64, k: usize, scale: f64| {
+                let dt = interval(k);
+                if dt > 0.0 {
+                    count / (scale * dt)
+                } else {
+                    f64::NAN
+                }
+            };
+            for (li, l) in sc.links.iter().enumerate() {
+                for (k, v) in data[2 + 2 * li].iter_mut().enumerate() {
+                    // The sample times' rounding can put a full link a few 1e-15 above 1.
+                    *v = within_rounding_of_one(per_s(*v, k, l.capacity_pps));
+                }
+            }
+            let per_link = 1 + 2 * sc.links.len();
+            for f in 0..sc.flows.len() {
+                if let Some(col) = data.get_mut(per_link + 2 * f + 1) {
+                    for (k, v) in col.iter_mut().enumerate() {
+                        *v = per_s(*v, k, 1.0);
+                    }
+                }
+            }
+        }
+        Self::named(sc, data)
+    }
+
+    /// The columns named, parallel connections summed into their logical flow.
+    fn named(sc: &Scenario, data: Vec<Vec<f64>>) -> Series {
         let mut names = vec!["time_s".to_string()];
         for l in &sc.links {
             names.push(format!("queue_pkts.{}", l.name));

@@ -121,7 +121,6 @@ pub struct PacketEngine {
     // Time series.
     record_every_ps: f64,
     records: u64,
-    last_record_ps: SimTime,
     /// Per port: its data serialization time at the last sample.
     last_record_busy_ps: Vec<u64>,
     series: Vec<Vec<f64>>,
@@ -293,7 +292,6 @@ impl PacketEngine {
             start_flows: vec![FlowAcc::default(); n],
             record_every_ps,
             records: 0,
-            last_record_ps: 0,
             series: (0..n_cols).map(|_| Vec::with_capacity(n_records)).collect(),
             aggregate_every_ps,
             aggregate_taken: 0,

@@ -71,23 +71,20 @@ impl PacketEngine {
         }
     }
 
+    /// One sample: raw counts over the interval it closes (the metrics turn them into
+    /// utilization and rates, `metrics::Series::standard`).
     pub(super) fn record(&mut self) {
         let now = self.now_ps;
-        let span_ps = now - self.last_record_ps;
-        let span_s = s_from_ps(span_ps);
         let mut cols = self.series.iter_mut();
         let mut push = |v: f64| cols.next().expect("one column per value").push(v);
         push(s_from_ps(now));
         for (port, last_busy) in self.ports.iter_mut().zip(&mut self.last_record_busy_ps) {
             port.integrate(now);
             push(port.len() as f64);
-            // The time the link spent sending data over the interval: at most all of it.
+            // The data the link sent over the interval, in packets: its sending time at the
+            // link's rate (a packet straddling the sample counts for its part on each side).
             let busy = port.acc.data_busy_ps - *last_busy;
-            push(if span_ps > 0 {
-                busy as f64 / span_ps as f64
-            } else {
-                f64::NAN
-            });
+            push(s_from_ps(busy) * port.capacity_pps);
             *last_busy = port.acc.data_busy_ps;
         }
         for fl in &mut self.flows {
@@ -98,17 +95,12 @@ impl PacketEngine {
             } else {
                 fl.sender.cwnd_pkts()
             });
-            push(if span_s > 0.0 {
-                fl.interval_delivered as f64 / span_s
-            } else {
-                f64::NAN
-            });
+            push(fl.interval_delivered as f64);
             fl.interval_delivered = 0;
         }
         for d in &self.dynamic {
             push(d.active as f64);
         }
-        self.last_record_ps = now;
         self.records += 1;
         let next = (self.records as f64 * self.record_every_ps).round() as SimTime;
         if next <= self.end_ps {

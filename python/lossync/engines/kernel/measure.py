@@ -51,7 +51,6 @@ def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.nda
     n = len(sc["flows"])
     ps = link_spec["packet_size_bytes"]
     frame = ps + ETH_HEADER_BYTES
-    cap_pps = link_spec["capacity_pps"]
     qt, qbytes, qdrops, qlen = q[:, 0], q[:, 1], q[:, 3], q[:, 4]
     st = snd[:, 0]
     per = snd[:, 1:].reshape(len(snd), n, SENDER_FIELDS)
@@ -124,16 +123,16 @@ def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.nda
         "flows": flows,
         "warnings": warnings,
     }
-    # The series every record_interval: time, queue, utilization, then per flow cwnd and rate.
+    # The series every record_interval: time, queue, then per flow cwnd, with raw counts per
+    # interval (packets sent by the link, packets delivered per flow) that the metrics module
+    # makes utilization and rates, as for every engine.
     step = max(1, int(round(record_interval / float(np.median(np.diff(qt))))))
     rows = np.arange(0, len(qt), step)
     t = qt[rows]
-    dt = np.diff(t, prepend=np.nan)
     near = np.clip(np.searchsorted(st, t), 0, len(st) - 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        samples = [t, qlen[rows], np.diff(qbytes[rows], prepend=np.nan) / frame / (cap_pps * dt)]
-        for i in range(n):
-            samples += [cwnd[near, i], np.diff(acked[near, i], prepend=np.nan) / mss[near, i] / dt]
+    samples = [t, qlen[rows], np.diff(qbytes[rows], prepend=np.nan) / frame]
+    for i in range(n):
+        samples += [cwnd[near, i], np.diff(acked[near, i], prepend=np.nan) / mss[near, i]]
     samples = [np.ascontiguousarray(c, dtype=np.float64) for c in samples]
     finished = _core.summarize(text, base, json.dumps(records), samples, drop_t, drop_f)
     return Result.from_core(finished, dict(sc, engine="kernel"), (drop_t, drop_f))

@@ -466,7 +466,6 @@ def _measure(
     link_spec = sc["links"][0]
     n = len(sc["flows"])
     mss = link_spec["packet_size_bytes"] - HEADER_BYTES
-    cap = link_spec["capacity_pps"]
     end, start = s["end_s"], s["measured_from_s"]
     link = {
         "buffer_pkts": _core.whole_buffer_pkts(link_spec["buffer_pkts"]),
@@ -502,14 +501,14 @@ def _measure(
         "links": [link],
         "flows": flows,
     }
-    # Samples: time, queue, departed (cumulative), then per flow cwnd bytes, delivered bytes.
+    # Samples: time, queue, departed (cumulative), then per flow cwnd bytes, delivered bytes. The
+    # series gets raw counts per interval (packets sent, packets delivered): the metrics module
+    # makes them utilization and rates, as for every engine.
     a = raw.to_numpy()
     t = a[:, 0]
-    dt = np.diff(t, prepend=np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        samples = [t, a[:, 1], np.diff(a[:, 2], prepend=np.nan) / (cap * dt)]
-        for i in range(n):
-            samples += [a[:, 3 + 2 * i] / mss, np.diff(a[:, 4 + 2 * i], prepend=np.nan) / mss / dt]
+    samples = [t, a[:, 1], np.diff(a[:, 2], prepend=np.nan)]
+    for i in range(n):
+        samples += [a[:, 3 + 2 * i] / mss, np.diff(a[:, 4 + 2 * i], prepend=np.nan) / mss]
     samples = [np.ascontiguousarray(c, dtype=np.float64) for c in samples]
     drop_t = np.ascontiguousarray(drops["time_s"].to_numpy(), dtype=np.float64)
     drop_f = np.ascontiguousarray(drops["flow"].to_numpy(), dtype=np.uint32)
