@@ -58,7 +58,7 @@ def summarize(results: pd.DataFrame, metrics: list[str] | None = None) -> pd.Dat
     return table
 
 
-BOOKKEEPING = {"seed", "status", "error", "wall_s", "lossync_version", "scenario_hash", "flow_throughput_bps", "key"}
+BOOKKEEPING = {"seed", "status", "error", "wall_s", "lossync_version", "scenario_hash", "flow_throughput_bps", "warnings", "key"}
 
 
 def axes_of(results: pd.DataFrame) -> list[str]:

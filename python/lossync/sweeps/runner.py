@@ -83,7 +83,7 @@ def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict
         row["scenario_hash"] = hashlib.sha256(resolved.encode()).hexdigest()[:16]
         row["status"], row["error"] = "ok", ""
     except LossyncError as e:
-        row["status"], row["error"] = "error", str(e)
+        row["status"], row["error"], row["warnings"] = "error", str(e), []
     row["wall_s"] = time.perf_counter() - started
     row["lossync_version"] = _core.__version__
     return row
@@ -301,7 +301,7 @@ def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], 
                 row = fut.result()
             except Exception as e:  # a crash of the worker, not a bad scenario
                 row = {**p, "seed": s, "status": "error", "error": f"{type(e).__name__}: {e}", "wall_s": float("nan"),
-                       "lossync_version": _core.__version__}
+                       "lossync_version": _core.__version__, "warnings": []}
             _write_row(runs, key, row)
             failed += row["status"] != "ok"
             finished += 1
