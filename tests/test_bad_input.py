@@ -2,6 +2,7 @@
 and the Python API gives one line naming the field, exit status 2, no traceback and nothing
 written."""
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -464,3 +465,57 @@ def test_validate_refuses_what_run_refuses(tmp_path, example, overrides, field):
         example = str(path)
     r = cli("validate", example, *[a for o in overrides for a in ("--set", o)])
     _one_line_naming(r, field)
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_an_engine_the_registry_lacks_is_one_line_naming_the_known_ones(tmp_path, command):
+    # The core reads any engine name as an outside engine's; the registry refuses the unknown.
+    r = cli(command, str(GOOD), "--set", 'engine="warp"', *(["--out", str(tmp_path / "o")] if command == "run" else []))
+    _one_line_naming(r, "engine")
+    assert 'unknown engine "warp" (known: fluid, packet, ns3, kernel)' in r.stderr, r.stderr
+    with pytest.raises(lossync.ScenarioError, match=r'^engine: unknown engine "warp"'):
+        lossync.run(GOOD, ['engine="warp"'])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ns3") is not None, reason="the ns3 extra is installed")
+def test_validate_refuses_ns3_without_its_extra_as_run_does(tmp_path):
+    # validate accepted engine = "ns3" and run refused it: the engine's check is shared now.
+    for command in ("validate", "run"):
+        r = cli(command, str(GOOD), "--set", 'engine="ns3"', *(["--out", str(tmp_path / "o")] if command == "run" else []))
+        _one_line_naming(r, "engine")
+        assert "lossync[ns3]" in r.stderr, r.stderr
+
+
+def test_a_missing_capability_is_refused_in_the_same_words_by_every_engine():
+    # The fluid engine (core) and the ns3 and kernel engines (Python) refuse dynamic traffic with
+    # the one checker: the same field and reason.
+    dyn = ROOT / "examples" / "dynamic-dumbbell.toml"
+    reasons = set()
+    for engine in ("fluid", "ns3", "kernel"):
+        r = cli("validate", str(dyn), "--set", f'engine="{engine}"')
+        _one_line_naming(r, "flows[0].arrivals")
+        reasons.add(r.stderr.split(": ", 3)[-1])
+    assert reasons == {'dynamic traffic runs in the packet engine only (engine = "packet")\n'}, reasons
+
+
+def test_a_new_engine_is_one_registration():
+    # An engine registered in ENGINES is run, checked and refused by its capabilities with no
+    # other change (here: a dumbbell-only engine that runs the packet engine under another name).
+    from lossync.engines import ENGINES, Engine
+
+    seen = []
+    packet = ENGINES["packet"]
+    toy = Engine(name="toy", about="a test", capabilities={**packet.capabilities, "topology": "dumbbell"},
+                 run=lambda sc, ov, base, progress, force: seen.append("run") or packet.run(sc, [*ov, 'engine="packet"'], base, progress, force),
+                 check=lambda sc, force: seen.append("check"))
+    ENGINES["toy"] = toy
+    try:
+        doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}}, "flows": [{"cc": "reno", "rtt": "50ms"}],
+               "run": {"duration": "2s"}, "engine": "toy"}
+        assert lossync.engines.check(doc)["engine"] == "toy" and seen == ["check"]
+        assert lossync.run(doc).summary["utilization"] > 0 and seen == ["check", "run"]
+        parking = ROOT / "examples" / "parking-lot.toml"
+        with pytest.raises(lossync.ScenarioError, match=r"^links: the toy engine supports one bottleneck link"):
+            lossync.engines.check(parking, ['engine="toy"'])
+    finally:
+        del ENGINES["toy"]

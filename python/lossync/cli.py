@@ -19,11 +19,13 @@ from pathlib import Path
 import click
 
 from . import _core
+from .engines import ENGINES
+from .engines import check as check_scenario
 from .engines import run as run_scenario
 from .engines.core import Interrupted
 from .errors import LossyncError, ScenarioError
 from .io import atomic_write, os_reason
-from .scenario import default_scenario_path, resolve, variants
+from .scenario import default_scenario_path, variants
 
 DEFAULT_OUT = "lossync-default"
 
@@ -220,7 +222,7 @@ def summary_table(summary: dict) -> str:
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field, e.g. --set dumbbell.buffer.bdp_fraction=0.2 (repeatable).")
 @click.option("--out", "out_dir", type=_Path(file_okay=False, path_type=Path), help="Write summary.json, scenario.toml, series.parquet, events.csv and figure.png here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of a table.")
-@click.option("--engine", type=click.Choice(["fluid", "packet", "ns3", "kernel"]), help="Run on this engine (overrides the scenario's; kernel: as root).")
+@click.option("--engine", type=click.Choice(list(ENGINES)), help="Run on this engine (overrides the scenario's; kernel: as root).")
 @click.option("--no-figure", is_flag=True, help="With --out: skip the figure.")
 @click.option("--drops", "drops_file", type=_Path(dir_okay=False, path_type=Path), help="Write the bottleneck drop log (time_s,flow) as CSV (packet engine).")
 @click.option("--sync-out", "sync_file", type=_Path(dir_okay=False, path_type=Path), help="Write the measured m_k distribution (m,count) as CSV, the form loss.sync kind=\"empirical\" reads.")
@@ -308,20 +310,8 @@ def _writable_dir(option: str, folder: Path) -> None:
 def validate(scenario: Path, overrides: tuple[str, ...], force: bool) -> None:
     """Check SCENARIO (valid, and runnable on the engine it names) and print it resolved (every
     default filled in) as JSON."""
-    resolved = resolve(scenario, overrides)
-    # The engines outside the core make their own refusals in their translation.
-    if resolved["engine"] in ("ns3", "kernel"):
-        from .engines.kernel.translate import plan
-        from .engines.ns3 import translate
-        from .scenario import in_user_terms, to_core
-
-        try:
-            if resolved["engine"] == "ns3":
-                translate(resolved)
-            else:
-                plan(resolved, force)
-        except ScenarioError as e:
-            raise in_user_terms(e, json.loads(to_core(scenario, overrides)[0])) from None
+    # The engine named refuses here what it refuses when run (the registry's `check`).
+    resolved = check_scenario(scenario, overrides, force)
     click.echo(json.dumps(resolved, indent=2))
     if resolved["engine"] == "fluid" and resolved["loss"]["model"] == "tcp":
         _say_headroom(resolved)

@@ -178,7 +178,7 @@ fn main() {
         };
         for engine in [Engine::Fluid, Engine::Packet] {
             let mut sc = sc.clone();
-            sc.engine = engine;
+            sc.engine = engine.clone();
             sc.run.duration_s = sc.run.duration_s.min(duration);
             if sc.run.warmup_s >= sc.run.duration_s {
                 sc.run.warmup_s = sc.run.duration_s / 3.0;

@@ -3,6 +3,7 @@
 //! deterministic for a given seed; single-threaded (parallelism belongs to sweeps, one run per
 //! core).
 
+pub mod capabilities;
 pub mod cc;
 pub mod error;
 pub mod fluid;
@@ -10,10 +11,12 @@ pub mod memory;
 pub mod metrics;
 pub mod packet;
 pub mod queue;
+pub mod registry;
 pub mod rng;
 pub mod scenario;
 pub mod units;
 
+pub use capabilities::{Capabilities, EngineInfo};
 pub use error::{Error, Result};
 pub use fluid::FluidEngine;
 pub use metrics::RunResult;
@@ -32,18 +35,18 @@ pub enum Simulation {
 
 impl Simulation {
     pub fn new(scenario: &Scenario) -> Result<Self> {
-        match scenario.engine {
+        match &scenario.engine {
             scenario::Engine::Fluid => Ok(Simulation::Fluid(Box::new(FluidEngine::new(scenario)?))),
             scenario::Engine::Packet => {
                 Ok(Simulation::Packet(Box::new(PacketEngine::new(scenario)?)))
             }
-            scenario::Engine::Ns3 => Err(Error::field(
+            scenario::Engine::External(name) => Err(Error::field(
                 "engine",
-                "\"ns3\" runs from the Python front end (lossync[ns3]), not in the core",
-            )),
-            scenario::Engine::Kernel => Err(Error::field(
-                "engine",
-                "\"kernel\" runs from the Python front end (as root), not in the core",
+                format!(
+                    "{name:?} does not run in the core (its engines: {}); the front end that \
+                     registers it runs it",
+                    core_engine_names()
+                ),
             )),
         }
     }
@@ -96,13 +99,18 @@ impl Simulation {
 }
 
 /// Whether the engine the scenario names can run it (the checks its construction makes, without
-/// building it); ns-3 and the kernel engine check their own in the Python front end.
+/// building it). An engine outside the core is checked by the front end that registers it.
 pub fn check(scenario: &Scenario) -> Result<()> {
     match scenario.engine {
         scenario::Engine::Fluid => fluid::check(scenario),
         scenario::Engine::Packet => packet::check(scenario),
-        scenario::Engine::Ns3 | scenario::Engine::Kernel => Ok(()),
+        scenario::Engine::External(_) => Ok(()),
     }
+}
+
+fn core_engine_names() -> String {
+    let names: Vec<String> = registry::engines().into_iter().map(|e| e.name).collect();
+    names.join(", ")
 }
 
 /// Runs a scenario to the end on the engine it names.

@@ -4,7 +4,10 @@
 //! - the congestion-control laws (`cc/`), the metrics (`metrics`) and the queue disciplines
 //!   (`queue`) use no engine: every engine shares them;
 //! - an engine uses no other engine;
-//! - the core depends on no Python crate (PyO3, numpy), directly or through another crate.
+//! - the core depends on no Python crate (PyO3, numpy), directly or through another crate;
+//! - the engine registry and the capability checker (`registry`, `capabilities`) use no engine;
+//! - the core names no engine of the Python front end (ns-3, the kernel): not in code, not in a
+//!   string (comments may cite ns-3 as a reference).
 //!
 //! A "use" is any path in code (not in comments or strings) that resolves to an engine module:
 //! `crate::fluid`, `$crate::fluid`, `crate::{cc, fluid::X}`, `super::super::fluid` (resolved from
@@ -123,6 +126,68 @@ fn queue_disciplines_use_no_engine() {
         "queue/ (the queue disciplines) must not use an engine: both engines share them",
         &["queue"],
         ENGINES,
+    );
+}
+
+#[test]
+fn registry_and_capabilities_use_no_engine() {
+    check_rule(
+        "registry and capabilities must not use an engine: every engine reads them",
+        &["registry", "capabilities"],
+        ENGINES,
+    );
+}
+
+/// Names of the Python front end's engines, lower-cased; a code line (comments dropped, strings
+/// kept) of the core or its binding must contain none.
+const PYTHON_ENGINE_NAMES: &[&str] = &["ns3", "ns-3", "ns_3", "kernel"];
+
+#[test]
+fn core_names_no_python_engine() {
+    let dir = crate_dir();
+    let mut files = Vec::new();
+    rust_files(&dir.join("src"), &mut files);
+    let binding = dir.join("../lossync-py/src");
+    if binding.is_dir() {
+        rust_files(&binding, &mut files);
+    }
+    let mut found = String::new();
+    for file in &files {
+        let text = fs::read_to_string(file).unwrap();
+        for (line, name) in python_engine_names(&text) {
+            let _ = write!(found, "\n  {}:{line}: {name}", file.display());
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the core must not name an engine of the Python front end (it reads any other engine \
+         name as an outside one: scenario::Engine::External); found:{found}"
+    );
+}
+
+/// (line, name) of each name of [`PYTHON_ENGINE_NAMES`] in the code of `text` (comments
+/// dropped, string literals kept: `"ns3"` is a name).
+fn python_engine_names(text: &str) -> Vec<(usize, &'static str)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("").to_lowercase();
+        for name in PYTHON_ENGINE_NAMES {
+            if code.contains(name) {
+                out.push((i + 1, *name));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn checker_finds_python_engine_names_in_code_and_strings_only() {
+    let text = "// as in ns-3\nEngine::Ns3 => \"ns3\",\nlet k = 1; // the kernel reports\n\
+                if name == \"kernel\" {}\n";
+    assert_eq!(
+        python_engine_names(text),
+        [(2, "ns3"), (4, "kernel")],
+        "{text}"
     );
 }
 

@@ -348,7 +348,7 @@ fn random_cc(p: &mut Pick) -> String {
 fn random_scenario(seed: u64) -> String {
     let mut p = Pick(Rng::new(seed, 77));
     let mut t = String::new();
-    t += &format!("engine = \"{}\"\n", p.one(&["fluid", "packet", "ns3"]));
+    t += &format!("engine = \"{}\"\n", p.one(&["fluid", "packet", "outside"]));
     let n_links = 1 + p.below(3);
     let packet_size = p.one(&["1500", "1000", "\"9KB\""]);
     let mut xcp_links = Vec::new();

@@ -169,6 +169,27 @@ fn variants() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
+/// The core's engines, as a JSON list of `{name, about, capabilities}` (the Python registry
+/// lists them beside its own).
+#[pyfunction]
+fn engines() -> PyResult<String> {
+    serde_json::to_string(&lossync_core::registry::engines())
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// Refuses what the engine `engine` lacks a capability for, in the scenario `text` (JSON):
+/// ScenarioError naming the field and the engines of `registry` (a JSON list as `engines()`
+/// writes it: every registered engine, Python's too) that have it. The one checker of
+/// capabilities, for the Python front end's engines as for the core's.
+#[pyfunction]
+#[pyo3(signature = (text, engine, registry, base_dir = "."))]
+fn refuse_beyond(text: &str, engine: &str, registry: &str, base_dir: &str) -> PyResult<()> {
+    let sc = parse(text, "json", base_dir)?;
+    let registry: Vec<lossync_core::EngineInfo> = serde_json::from_str(registry)
+        .map_err(|e| PyRuntimeError::new_err(format!("registry: {e}")))?;
+    lossync_core::capabilities::refuse_beyond(engine, &registry, &sc).map_err(to_py)
+}
+
 /// A run in progress. `advance(t)` releases the GIL; Python drives it in chunks to show progress
 /// and to let Ctrl-C through between chunks.
 #[pyclass(module = "lossync._core")]
@@ -275,7 +296,7 @@ impl Simulation {
     }
 }
 
-/// The metrics of a run made outside the core (ns-3) of the scenario `text` (JSON, as for
+/// The metrics of a run made outside the core (an engine of the front end) of the scenario `text` (JSON, as for
 /// `Simulation`): `records_json` is a `Records` without
 /// events and samples; `samples` its time-series columns (in `Series::standard`'s order); the drops of the scenario's first link, (times in s, flows) in time order, are grouped
 /// into congestion events by the same rule as the packet engine's (gaps under the mean base RTT;
@@ -334,6 +355,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(variant_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(whole_buffer_pkts, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
+    m.add_function(wrap_pyfunction!(engines, m)?)?;
+    m.add_function(wrap_pyfunction!(refuse_beyond, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }

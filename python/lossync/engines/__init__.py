@@ -1,47 +1,38 @@
 """Engines: `lossync.run(scenario) -> Result` on the engine the scenario names.
 
-Each engine is a module with a function `(scenario, overrides, base_dir, progress, force) -> Result`,
-registered in `ENGINES` by name. The fluid and packet engines live in the Rust core
-(engines/core.py drives them); ns-3 is a C++ program built and run by engines/ns3/;
-the kernel engine runs Linux TCP in network namespaces (engines/kernel/, root only).
+Every engine is an `Engine` (engines/registry.py: name, capabilities, `run`, `check`) in
+`ENGINES`. The fluid and packet engines live in the Rust core (engines/core.py lists them from the
+binding and drives them); ns-3 is a C++ program built and run by engines/ns3/; the kernel engine
+runs Linux TCP in network namespaces (engines/kernel/, root only). A new engine outside the core
+is a folder here with an `ENGINE`, and one line below.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..errors import ScenarioError
 from ..results import Result
-from ..scenario import ScenarioLike, in_user_terms, to_core
-from .core import run_core
+from ..scenario import ScenarioLike, in_user_terms, resolve, to_core
+from . import kernel, ns3
+from .core import core_engines
+from .registry import ENGINES, Engine, lookup, refuse_beyond
+
+for _engine in (
+    *core_engines(),
+    ns3.ENGINE,
+    kernel.ENGINE,
+):
+    ENGINES[_engine.name] = _engine
 
 
-def _run_ns3(scenario: ScenarioLike, overrides, base_dir, progress, force) -> Result:
-    from .ns3 import run_ns3  # the ns-3 engine imports subprocess machinery only when used
-
-    return run_ns3(scenario, overrides, base_dir)
-
-
-def _run_kernel(scenario: ScenarioLike, overrides, base_dir, progress, force) -> Result:
-    from .kernel import run_kernel  # namespaces and subprocesses only when used
-
-    return run_kernel(scenario, overrides, base_dir, force)
-
-
-def _run_core(scenario: ScenarioLike, overrides, base_dir, progress, force) -> Result:
-    text, base = to_core(scenario, overrides, base_dir)
-    return run_core(text, base, progress)
-
-
-EngineRun = Callable[[ScenarioLike, "list[str] | tuple[str, ...]", "str | Path | None", "bool | None", bool], Result]
-ENGINES: dict[str, EngineRun] = {
-    "fluid": _run_core,
-    "packet": _run_core,
-    "ns3": _run_ns3,
-    "kernel": _run_kernel,
-}
+def _named(doc: dict[str, Any]) -> Engine | None:
+    """The registered engine the scenario document names (fluid if none); None for a name that
+    is not a string, which the core refuses naming the field."""
+    name = doc.get("engine", "fluid")
+    return lookup(name) if isinstance(name, str) else None
 
 
 def run(
@@ -61,13 +52,25 @@ def run(
     """
     text, _ = to_core(scenario, overrides, base_dir)
     doc = json.loads(text)
-    engine = doc.get("engine")
-    # An engine name the registry lacks goes to the core, which refuses it naming the field.
-    runner = ENGINES.get(engine, _run_core) if isinstance(engine, str) else _run_core
+    engine = _named(doc) or ENGINES["fluid"]  # a bad name's type: the core says so
     try:
-        return runner(scenario, overrides, base_dir, progress, force)
+        return engine.run(scenario, overrides, base_dir, progress, force)
     except ScenarioError as e:  # engines name resolved links; say what the user wrote
         raise in_user_terms(e, doc) from None
 
 
-__all__ = ["ENGINES", "Result", "run"]
+def check(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), force: bool = False) -> dict[str, Any]:
+    """Checks that the engine the scenario names can run it, refusing what `run` refuses before
+    it starts (ScenarioError naming the field, in the user's terms), and returns it resolved."""
+    resolved = resolve(scenario, overrides)  # the core's engines check here
+    engine = lookup(resolved["engine"])
+    text, _ = to_core(scenario, overrides)
+    try:
+        refuse_beyond(resolved, engine.name)
+        engine.check(resolved, force)
+    except ScenarioError as e:
+        raise in_user_terms(e, json.loads(text)) from None
+    return resolved
+
+
+__all__ = ["ENGINES", "Engine", "Result", "check", "run"]

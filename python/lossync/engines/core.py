@@ -13,6 +13,8 @@ from pathlib import Path
 from .. import _core
 from ..errors import LossyncError
 from ..results import Result
+from ..scenario import ScenarioLike, to_core
+from .registry import Engine
 
 #: Wall time per chunk: Ctrl-C is answered within about this long.
 CHUNK_WALL_S = 0.25
@@ -86,3 +88,18 @@ def _result_so_far(sim: _core.Simulation, duration: float) -> Result | None:
     result.summary.setdefault("warnings", []).append(
         f"interrupted: {now:g} s of {duration:g} s simulated; every metric covers the part simulated only")
     return result
+
+
+def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force) -> Result:
+    text, base = to_core(scenario, overrides, base_dir)
+    return run_core(text, base, progress)
+
+
+def _engine_check(sc: dict, force: bool) -> None:
+    """Nothing beyond resolution: `_core.resolve` runs the core engine's own check."""
+
+
+def core_engines() -> list[Engine]:
+    """The core's engines, as its registry lists them (`_core.engines()`)."""
+    return [Engine(name=e["name"], about=e["about"], capabilities=e["capabilities"], run=_engine_run, check=_engine_check)
+            for e in json.loads(_core.engines())]

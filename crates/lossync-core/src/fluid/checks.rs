@@ -1,48 +1,25 @@
 //! What the fluid engine refuses in a valid scenario (what it has no form for, what would not fit
 //! in memory), and where it warns that its numbers may be off (the fidelity matrix's region).
 
+use crate::capabilities::refuse_beyond;
 use crate::error::{Error, Result};
+use crate::registry;
 use crate::scenario::{smallest_buffer_pkts, LossModel, Scenario};
 
 /// Optical burst assembly has a fluid form under the `tcp` loss model ([`obs`]): bursts as a
 /// rate, their losses as events of the flows they held. Wavelength contention and a maximum
-/// burst size depend on individual bursts and run in the packet engine only.
+/// burst size depend on individual bursts: capabilities the fluid engine lacks (`registry`).
 ///
 /// [`obs`]: super::obs
 fn check_bursts(sc: &Scenario) -> Result<()> {
-    let packet_only = "runs in the packet engine only (engine = \"packet\")";
-    for (i, l) in sc.links.iter().enumerate() {
-        let Some(a) = &l.assembler else { continue };
-        if l.contention.is_some() {
-            return Err(Error::field(
-                format!("links[{i}].contention"),
-                format!("wavelength contention {packet_only}"),
-            ));
-        }
-        if a.max_burst_pkts > 0 {
-            return Err(Error::field(
-                format!("links[{i}].assembler.max_burst"),
-                format!("a maximum burst size {packet_only}"),
-            ));
-        }
-        if !matches!(sc.loss, LossModel::Tcp { .. }) {
-            return Err(Error::field(
-                format!("links[{i}].assembler"),
-                "optical burst assembly has a fluid form under loss.model = \"tcp\" only; \
-                 otherwise it runs in the packet engine (engine = \"packet\")",
-            ));
-        }
+    if matches!(sc.loss, LossModel::Tcp { .. }) {
+        return Ok(());
     }
-    Ok(())
-}
-
-/// Refuses dynamic traffic: the fluid model's flows are persistent (docs/model.md §1), so flows
-/// that arrive and finish run in the packet engine only.
-fn check_no_arrivals(sc: &Scenario) -> Result<()> {
-    match sc.flows.iter().find(|f| f.arrivals.is_some()) {
-        Some(f) => Err(Error::field(
-            format!("flows[{}].arrivals", f.group),
-            "dynamic traffic runs in the packet engine only (engine = \"packet\")",
+    match sc.links.iter().position(|l| l.assembler.is_some()) {
+        Some(i) => Err(Error::field(
+            format!("links[{i}].assembler"),
+            "optical burst assembly has a fluid form under loss.model = \"tcp\" only; \
+             otherwise it runs in the packet engine (engine = \"packet\")",
         )),
         None => Ok(()),
     }
@@ -71,8 +48,10 @@ fn check_model_laws(sc: &Scenario) -> Result<()> {
 /// What the fluid engine refuses in a valid scenario (what it has no form for, what would not
 /// fit in memory), checked without building anything: `FluidEngine::new` and `lossync validate`.
 pub fn check(sc: &Scenario) -> Result<()> {
+    // What it lacks a capability for (dynamic traffic, wavelength contention, ...), in the
+    // words every engine uses; then what it refuses for its own reasons.
+    refuse_beyond("fluid", &registry::engines(), sc)?;
     check_bursts(sc)?;
-    check_no_arrivals(sc)?;
     check_model_laws(sc)?;
     check_memory(sc, (sc.run.duration_s / sc.run.step_s).round() as u64)
 }

@@ -8,10 +8,12 @@ use super::pipe::Pipe;
 use super::records::FlowAcc;
 use super::route::{Hop, Pkt};
 use super::{sender, topology, DROP_LOG_LIMIT};
+use crate::capabilities::refuse_beyond;
 use crate::cc::CcParams;
 use crate::error::{Error, Result};
 use crate::metrics::{self, CompletionRecord};
 use crate::queue::Buffer;
+use crate::registry;
 use crate::scenario::Scenario;
 
 /// Refuse runs whose buffers plus largest plausible windows exceed this many packet slots.
@@ -20,6 +22,7 @@ const MAX_PACKET_SLOTS: f64 = (1u64 << 27) as f64;
 /// What the packet engine refuses in a valid scenario, checked without building anything:
 /// `PacketEngine::new` and `lossync validate`.
 pub fn check(sc: &Scenario) -> Result<()> {
+    refuse_beyond("packet", &registry::engines(), sc)?;
     check_no_imposed_m(sc)?;
     check_slots(sc)?;
     check_memory(sc)

@@ -235,7 +235,7 @@ mod tests {
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[loss]\npolicy = \"random\"\n"), "loss.policy: only applies to model = \"sync\""),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[run]\nstep = \"1s\"\nduration = \"5s\"\n"), "run.step: must be at most a tenth of run.duration"),
             ("[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { packets = 10, bytes = 100 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n".to_string(), "dumbbell.buffer: give exactly one of packets, bytes, bdp_fraction"),
-            ("engine = \"warp\"\n".to_string() + LINK, "engine: unknown engine \"warp\""),
+            ("engine = \"warp drive\"\n".to_string() + LINK, "engine: \"warp drive\" is not an engine name"),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ndirection = \"sideways\"\n"), "flows[0].direction: unknown direction \"sideways\""),
             (format!("{LINK}reverse = false\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\ndirection = \"reverse\"\n"), "dumbbell.reverse: is false, but flows[0]"),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\nack_size = \"2KB\"\n"), "flows[0].ack_size: 2000 B is larger than a data packet"),

@@ -10,14 +10,57 @@ use super::file::{fields, tagged, NoFields};
 use crate::cc::CcParams;
 use serde::{Deserialize, Deserializer, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// The engine a scenario names. The core runs its own ([`crate::ENGINES`]); any other name is an
+/// engine of a front end (the Python package's registry), which the core carries without
+/// interpreting it: the core names no engine it does not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Engine {
     Fluid,
     Packet,
-    Ns3,
-    /// Real Linux TCP in network namespaces, run by the Python front end.
-    Kernel,
+    /// An engine outside the core, by name (a checked identifier, see [`Engine::from_name`]).
+    External(String),
+}
+
+impl Engine {
+    /// The engine of a name: a core engine's, or an outside one's if it is an identifier
+    /// (letters, digits, `-` and `_`, starting with a letter); `None` otherwise.
+    pub fn from_name(name: &str) -> Option<Engine> {
+        match name {
+            "fluid" => Some(Engine::Fluid),
+            "packet" => Some(Engine::Packet),
+            _ if name.starts_with(|c: char| c.is_ascii_alphabetic())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
+            {
+                Some(Engine::External(name.to_string()))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Engine::Fluid => "fluid",
+            Engine::Packet => "packet",
+            Engine::External(name) => name,
+        }
+    }
+}
+
+// As its name, the form scenario files and results write.
+impl Serialize for Engine {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Engine {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Engine::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("{name:?} is not an engine name")))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -29,7 +29,7 @@ pub fn to_toml(sc: &Scenario) -> String {
          # came from (docs/scenario.md, \"Resolved scenarios\").\n",
     );
     line(o, "name", &string(&sc.name));
-    line(o, "engine", &string(engine_name(sc.engine)));
+    line(o, "engine", &string(sc.engine.name()));
     for (i, l) in sc.links.iter().enumerate() {
         if l.reverse_of.is_none() {
             let reverse = sc.links.iter().find(|r| r.reverse_of == Some(i));
@@ -111,15 +111,6 @@ fn array(values: &[String]) -> String {
         .map(|c| format!("  {},", c.join(", ")))
         .collect();
     format!("[\n{}\n]", lines.join("\n"))
-}
-
-fn engine_name(e: Engine) -> &'static str {
-    match e {
-        Engine::Fluid => "fluid",
-        Engine::Packet => "packet",
-        Engine::Ns3 => "ns3",
-        Engine::Kernel => "kernel",
-    }
 }
 
 fn queue(q: &Queue) -> String {

@@ -54,6 +54,8 @@ from ... import _core
 from ...errors import LossyncError
 from ...results import Result
 from ...scenario import ScenarioLike, to_core
+from ..dumbbell import DUMBBELL_ONLY
+from ..registry import Engine
 from . import health, netns
 from .measure import measure
 from .translate import Plan, clean_limit_bps, plan
@@ -257,3 +259,19 @@ def _hystart_on() -> bool:
 
 
 __all__ = ["cleanup", "require_root", "run_kernel"]
+
+
+def _engine_check(sc: dict, force: bool) -> None:
+    """What `run_kernel` refuses from the scenario (root is the machine's, checked when run)."""
+    plan(sc, force)
+
+
+def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force) -> Result:
+    return run_kernel(scenario, overrides, base_dir, force)
+
+
+#: Its queue is a pfifo: drop-tail only.
+ENGINE = Engine(
+    name="kernel", about="real Linux TCP in network namespaces (as root; docs/kernel.md)",
+    capabilities=DUMBBELL_ONLY, run=_engine_run, check=_engine_check,
+)

@@ -91,8 +91,6 @@ def plan(sc: dict, force: bool = False) -> Plan:
     link = refuse_beyond_a_dumbbell(sc, "kernel")
     if link["loss_rate"] > 0:
         raise ScenarioError("links[0].loss_rate", "the kernel engine has no random loss (no sch_netem in this kernel)")
-    if link["queue"]["discipline"] != "droptail":
-        raise ScenarioError("links[0].queue", f"the kernel engine has only a drop-tail queue (pfifo), not {link['queue']['discipline']!r}")
     if link["capacity_bps"] > MAX_CAPACITY_BPS:
         raise ScenarioError("links[0].capacity", f"{link['capacity_bps']:g} bit/s: the kernel engine's delay box forwards at most {MAX_CAPACITY_BPS:g} bit/s, even with --force")
     if link["capacity_bps"] > clean_limit_bps() and not force:

@@ -98,7 +98,8 @@ from ... import _core
 from ...errors import LossyncError, ScenarioError
 from ...results import Result
 from ...scenario import ScenarioLike, to_core
-from ..dumbbell import refuse_beyond_a_dumbbell
+from ..dumbbell import DUMBBELL_ONLY, refuse_beyond_a_dumbbell
+from ..registry import Engine
 
 SOURCE = Path(__file__).resolve().parent / "dumbbell.cc"
 #: IPv4 (20) + TCP (20) + timestamp option (10, padded to 12): IP packets are packet_size bytes.
@@ -108,7 +109,7 @@ LIBS = ["applications", "internet", "bridge", "traffic-control", "point-to-point
 #: The defines the wheel's libraries were built with (lib64/cmake/ns3/ns3Targets.cmake), so that
 #: inline header code matches them.
 DEFINES = ["NS3_BUILD_PROFILE_RELEASE", "NS3_LOG_ENABLE", "NS3_ASSERT_ENABLE", "__LINUX__"]
-MISSING = "engine ns3 needs the optional extra: pip install 'lossync[ns3]'"
+MISSING = "\"ns3\" needs the optional extra: pip install 'lossync[ns3]'"
 MAX_FLOWS = 60000  # one receiver port per flow
 
 # Variant -> (ns-3 TypeId, {our parameter: translate}, fixed attributes). translate(value, default,
@@ -197,12 +198,12 @@ def ns3_root() -> Path:
     except (ImportError, ValueError):
         spec = None
     if spec is None:
-        raise LossyncError(MISSING)
+        raise ScenarioError("engine", MISSING)
     for loc in list(spec.submodule_search_locations or []) + ([str(Path(spec.origin).parent)] if spec.origin else []):
         root = Path(loc)
         if (root / "include" / "ns3" / "tcp-socket-base.h").is_file() and any((root / "lib64").glob("libns3*-core.so")):
             return root
-    raise LossyncError(MISSING + " (the installed ns3 package has no C++ headers and libraries)")
+    raise ScenarioError("engine", MISSING + " (the installed ns3 package has no C++ headers and libraries)")
 
 
 def ns3_version() -> str:
@@ -286,8 +287,6 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
     mss = ps - HEADER_BYTES
     b = _core.whole_buffer_pkts(link["buffer_pkts"])  # as every packet-level engine rounds it
     queue = link["queue"]
-    if queue["discipline"] not in ("droptail", "red"):
-        raise ScenarioError("links[0].queue", f"the ns3 engine has no {queue['discipline']!r} queue (droptail, red)")
     red = queue["discipline"] == "red"
     if b < (3 if red else 2):
         raise ScenarioError("links[0].buffer", f"the ns3 engine needs at least {3 if red else 2} packets with {queue['discipline']} (one is always in service)")
@@ -517,3 +516,19 @@ def _measure(
 
 
 __all__ = ["Ns3Stats", "build_program", "run_ns3", "run_ns3_with_stats", "translate"]
+
+
+def _engine_check(sc: dict[str, Any], force: bool) -> None:
+    """What `run_ns3` refuses before running: a field it cannot translate, then a missing extra."""
+    translate(sc)
+    ns3_root()
+
+
+def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force) -> Result:
+    return run_ns3(scenario, overrides, base_dir)
+
+
+ENGINE = Engine(
+    name="ns3", about="ns-3's TCP on the scenario's dumbbell (pip install 'lossync[ns3]')",
+    capabilities={**DUMBBELL_ONLY, "queues": ["droptail", "red"]}, run=_engine_run, check=_engine_check,
+)

@@ -1,0 +1,57 @@
+"""The engine registry: every engine by name (the scenario's `engine`), with what it can run.
+
+The core's engines (fluid, packet) come from the binding (`_core.engines()`); the Python engines
+(ns3, kernel) declare theirs in their own folders as an `ENGINE` and are listed by one line in
+engines/__init__.py. What an engine lacks a capability for is refused by one checker, the core's
+(`_core.refuse_beyond`), in the same words for every engine; what an engine refuses for its own
+reasons (a parameter it cannot translate, a memory bound) is its `check`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import _core
+from ..errors import ScenarioError
+from ..results import Result
+from ..scenario import ScenarioLike
+
+#: (scenario, overrides, base_dir, progress, force) -> Result
+EngineRun = Callable[[ScenarioLike, "list[str] | tuple[str, ...]", "str | Path | None", "bool | None", bool], Result]
+#: (resolved scenario, force): raises ScenarioError (or LossyncError) for what the engine cannot run.
+EngineCheck = Callable[[dict[str, Any], bool], None]
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    about: str
+    #: The fields of the core's `Capabilities` (crates/lossync-core/src/capabilities.rs):
+    #: topology, two_way, queues, loss_models, dynamic_traffic, burst_assembly,
+    #: wavelength_contention, max_burst.
+    capabilities: dict[str, Any]
+    run: EngineRun
+    #: Its own refusals, beyond its capabilities (those are checked for every engine).
+    check: EngineCheck
+
+
+#: name -> Engine, in the order users see them; filled by engines/__init__.py.
+ENGINES: dict[str, Engine] = {}
+
+
+def lookup(name: Any) -> Engine:
+    """The registered engine of that name; ScenarioError (field `engine`) naming the known ones."""
+    if not isinstance(name, str) or name not in ENGINES:
+        raise ScenarioError("engine", f"unknown engine {json.dumps(name)} (known: {', '.join(ENGINES)})")
+    return ENGINES[name]
+
+
+def refuse_beyond(sc: dict[str, Any], name: str) -> None:
+    """Refuses what engine `name` lacks a capability for in the resolved scenario `sc` (the core's
+    checker, naming the registered engines that have it)."""
+    registry = [{"name": e.name, "about": e.about, "capabilities": e.capabilities} for e in ENGINES.values()]
+    _core.refuse_beyond(json.dumps(sc), name, json.dumps(registry))
