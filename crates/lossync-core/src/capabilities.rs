@@ -1,6 +1,6 @@
 //! What an engine can run, declared once per engine ([`Capabilities`]), and the one checker that
 //! refuses a scenario asking for more ([`refuse_beyond`]). The core's engines declare theirs in
-//! their modules (`fluid::ENGINE`, `packet::ENGINE`); the engines of the Python front end declare
+//! the core's registry (`registry::engines`); the engines of the Python front end declare
 //! the same fields and reach this checker through the binding, so every engine refuses a missing
 //! capability with the same field and the same words, naming the engines that have it.
 //!
