@@ -258,7 +258,7 @@ fn rtt_classes_span_one_packet_time_and_do_not_chain() {
         lossync_core::fluid::burst_headroom_pkts(&sc)[0]
     };
     // The default with g the chance that two flows drawn at random share a class.
-    let s = lossync_core::scenario::BURST_SQRT_BUFFER_PER_MIX;
+    let s = lossync_core::fluid::headroom::BURST_SQRT_BUFFER_PER_MIX;
     let default = |g: f64| (0.5 * (1.0 + 85.0 * (1.0 - g)).min(85.0)) + s * 20.0 * (1.0 - g);
     assert_near(
         headroom("50ms..140ms"),

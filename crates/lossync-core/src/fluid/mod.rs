@@ -17,7 +17,7 @@
 mod checks;
 mod event;
 mod flow;
-mod headroom;
+pub mod headroom;
 mod link;
 mod obs;
 mod rate;
