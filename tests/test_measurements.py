@@ -131,3 +131,21 @@ def test_the_summary_reports_the_buffer_each_engine_held(buffer, whole):
 
     sc = lossync.resolve(EXAMPLES / "dumbbell-reno.toml", [*over, 'dumbbell.capacity="10Mbps"', 'flows.0.cc="reno"'])
     assert plan(sc, force=False).buffer_pkts == whole
+
+
+@pytest.mark.parametrize("engine", ["fluid", "packet"])
+def test_every_counter_a_summary_shows_covers_the_measurement_window(engine):
+    # Before: a link's arrivals, departures and drops covered the whole run (warm-up included)
+    # beside a loss rate and utilization over the window, so they did not divide into each other.
+    s = lossync.run(EXAMPLES / "dumbbell-reno.toml", ["run.duration=60", "run.warmup=20", "run.from_first_congestion=false",
+                                                       f'engine="{engine}"']).summary
+    link = s["links"][0]
+    assert s["measured_from_s"] == 20
+    assert link["loss_rate"] == pytest.approx(link["drops_pkts"] / link["arrivals_pkts"], rel=1e-12)
+    stored = link["queue_end_pkts"] - link["queue_start_pkts"]
+    assert link["arrivals_pkts"] == pytest.approx(link["departures_pkts"] + link["drops_pkts"] + stored, rel=1e-9)
+    # What left the queue in the window is what the link sent in it, within the packet in service
+    # at each edge.
+    span = s["duration_s"] - s["measured_from_s"]
+    sent = link["utilization"] * link["capacity_bps"] / (8 * 1500) * span
+    assert abs(link["departures_pkts"] - sent) <= 2

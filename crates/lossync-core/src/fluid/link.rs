@@ -73,6 +73,8 @@ pub(super) struct LinkState {
     pub(super) sync: Option<SyncModule>,
     pub(super) acc: LinkAcc,
     pub(super) q_max: f64,
+    /// The queue when the measurement window began (its accounting starts from it).
+    pub(super) q_at_measuring: f64,
     pub(super) interval_departed: f64,
 }
 

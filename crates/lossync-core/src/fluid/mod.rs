@@ -222,6 +222,7 @@ impl FluidEngine {
                 sync,
                 acc: LinkAcc::default(),
                 q_max: 0.0,
+                q_at_measuring: 0.0,
                 interval_departed: 0.0,
             });
         }

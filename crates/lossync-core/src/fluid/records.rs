@@ -15,6 +15,7 @@ impl FluidEngine {
         for (s, l) in self.start_links.iter_mut().zip(&mut self.links) {
             *s = l.acc;
             l.q_max = l.q;
+            l.q_at_measuring = l.q;
             if let Some(a) = l.assembler.as_mut() {
                 a.start_measuring();
             }
@@ -87,10 +88,8 @@ impl FluidEngine {
                 queue_integral: l.acc.q_integral - s.q_integral,
                 queue_integral_span: span,
                 max_queue_pkts: l.q_max,
-                total_arrived_pkts: l.acc.arrived,
-                total_departed_pkts: l.acc.departed,
-                total_dropped_pkts: l.acc.dropped,
-                queue_start_pkts: 0.0,
+                departures_pkts: l.acc.departed - s.departed,
+                queue_start_pkts: l.q_at_measuring,
                 queue_end_pkts: l.q,
             })
             .collect();

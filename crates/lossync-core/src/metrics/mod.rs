@@ -146,8 +146,9 @@ pub struct LinkSummary {
     pub sync_rate_mean: f64,
     /// `sync_histogram[n]` = events in which exactly n flows lost.
     pub sync_histogram: Vec<u64>,
-    /// Whole-run accounting of data packets (ACKs sharing the queue are not counted):
-    /// arrivals = departures + drops + (queue_end − queue_start).
+    /// The measurement window's accounting of data packets (ACKs sharing the queue are not
+    /// counted), like every other number here: arrivals = departures + drops + (queue_end −
+    /// queue_start), the queue at the window's start and end.
     pub arrivals_pkts: f64,
     pub departures_pkts: f64,
     pub drops_pkts: f64,
@@ -183,10 +184,12 @@ pub struct BurstSummary {
     /// Over the lost bursts only.
     pub lost_segments_histogram: Vec<u64>,
     pub lost_flows_histogram: Vec<u64>,
-    /// Whole-run accounting of data packets: arrivals = forwarded + lost + held at the end.
+    /// The window's accounting of data packets: arrivals = forwarded + lost + (held at the end −
+    /// held at the start).
     pub arrivals_pkts: u64,
     pub forwarded_pkts: u64,
     pub lost_pkts: u64,
+    pub held_start_pkts: u64,
     pub held_end_pkts: u64,
 }
 
@@ -222,9 +225,10 @@ impl BurstSummary {
             source_segments_histogram: r.source_segments_histogram.clone(),
             lost_segments_histogram: r.lost_segments_histogram.clone(),
             lost_flows_histogram: r.lost_flows_histogram.clone(),
-            arrivals_pkts: r.total_arrived_pkts,
-            forwarded_pkts: r.total_forwarded_pkts,
-            lost_pkts: r.total_lost_pkts,
+            arrivals_pkts: r.arrived_pkts,
+            forwarded_pkts: r.forwarded_pkts,
+            lost_pkts: r.lost_pkts,
+            held_start_pkts: r.held_start_pkts,
             held_end_pkts: r.held_end_pkts,
         }
     }
@@ -299,9 +303,9 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
                 congestion_events: sync.events,
                 sync_rate_mean: sync.rate_mean,
                 sync_histogram: sync.histogram,
-                arrivals_pkts: l.total_arrived_pkts,
-                departures_pkts: l.total_departed_pkts,
-                drops_pkts: l.total_dropped_pkts,
+                arrivals_pkts: l.arrived_pkts,
+                departures_pkts: l.departures_pkts,
+                drops_pkts: l.dropped_pkts,
                 queue_start_pkts: l.queue_start_pkts,
                 queue_end_pkts: l.queue_end_pkts,
                 bursts: burst.map(BurstSummary::of),

@@ -129,11 +129,12 @@ pub struct BurstRecord {
     pub lost_segments_histogram: Vec<u64>,
     #[serde(default)]
     pub lost_flows_histogram: Vec<u64>,
-    /// Whole-run accounting of the assembler's data packets: arrivals = forwarded + lost +
-    /// held at the end.
-    pub total_arrived_pkts: u64,
-    pub total_forwarded_pkts: u64,
-    pub total_lost_pkts: u64,
+    /// The window's accounting of the assembler's data packets: arrivals = forwarded + lost +
+    /// (held at the end − held at the start).
+    pub arrived_pkts: u64,
+    pub forwarded_pkts: u64,
+    pub lost_pkts: u64,
+    pub held_start_pkts: u64,
     pub held_end_pkts: u64,
 }
 
@@ -197,10 +198,11 @@ pub struct LinkRecord {
     pub queue_integral_span: f64,
     /// Largest occupancy seen in the window, in packets.
     pub max_queue_pkts: f64,
-    /// Whole-run data-packet accounting: arrivals = departures + drops + (end − start).
-    pub total_arrived_pkts: f64,
-    pub total_departed_pkts: f64,
-    pub total_dropped_pkts: f64,
+    /// The window's data-packet accounting, with `arrived_pkts` and `dropped_pkts`: arrivals =
+    /// departures + drops + (end − start). `departures_pkts` counts the packets that left the
+    /// queue in the window, each whole (`departed_pkts` counts the part of a transmission inside
+    /// it); the queue is the one at the window's start and end.
+    pub departures_pkts: f64,
     pub queue_start_pkts: f64,
     pub queue_end_pkts: f64,
 }

@@ -81,13 +81,23 @@ pub struct Assembler {
     measuring: bool,
     record: BurstRecord,
     events: Vec<EventRecord>,
-    /// Whole-run totals: segments in, forwarded, lost.
+    /// Whole-run totals: segments in, forwarded, lost; and at the window's start, with the
+    /// segments held then (the record is the window's).
     arrived: u64,
     forwarded: u64,
     lost: u64,
+    at_start: [u64; 4],
 }
 
 impl Assembler {
+    /// Segments waiting now: in the assembly queues and the fibre delay lines.
+    fn held(&self) -> u64 {
+        (self.queues.iter().map(|q| &q.pkts))
+            .chain(&self.fdl_pkts)
+            .map(|p| p.len() as u64)
+            .sum()
+    }
+
     /// The assembler of link `l` (index `link`; it has an `assembler`), losing bursts as its
     /// `burst_loss` or `contention` says, for `n_flows` flows, drawing from the run's `seed`.
     pub fn new(link: usize, l: &Link, n_flows: usize, seed: u64) -> Self {
@@ -146,6 +156,7 @@ impl Assembler {
             arrived: 0,
             forwarded: 0,
             lost: 0,
+            at_start: [0; 4],
         }
     }
 
@@ -279,6 +290,7 @@ impl Node for Assembler {
 
     fn start_measuring(&mut self, _now_ps: SimTime) {
         self.measuring = true;
+        self.at_start = [self.arrived, self.forwarded, self.lost, self.held()];
         self.record = BurstRecord {
             link: self.link,
             ..BurstRecord::default()
@@ -288,13 +300,12 @@ impl Node for Assembler {
 
     fn take_records(&mut self, bursts: &mut Vec<BurstRecord>, events: &mut Vec<EventRecord>) {
         let mut record = std::mem::take(&mut self.record);
-        record.total_arrived_pkts = self.arrived;
-        record.total_forwarded_pkts = self.forwarded;
-        record.total_lost_pkts = self.lost;
-        record.held_end_pkts = (self.queues.iter().map(|q| &q.pkts))
-            .chain(&self.fdl_pkts)
-            .map(|p| p.len() as u64)
-            .sum();
+        let [arrived, forwarded, lost, held] = self.at_start;
+        record.arrived_pkts = self.arrived - arrived;
+        record.forwarded_pkts = self.forwarded - forwarded;
+        record.lost_pkts = self.lost - lost;
+        record.held_start_pkts = held;
+        record.held_end_pkts = self.held();
         bursts.push(record);
         events.append(&mut self.events);
     }

@@ -57,6 +57,8 @@ pub struct Port {
     serving_data: bool,
     /// Largest occupancy since the statistics started.
     pub q_max: usize,
+    /// Data packets held when the measurement window began (its accounting starts from them).
+    pub data_len_at_measuring: usize,
     /// Flows whose data cross this port and have started (congestion-event candidates).
     pub started_flows: u32,
 }
@@ -97,6 +99,7 @@ impl Port {
             queue_changed_ps: 0,
             serving_data: false,
             q_max: 0,
+            data_len_at_measuring: 0,
             started_flows: 0,
         }
     }

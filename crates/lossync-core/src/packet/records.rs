@@ -64,6 +64,7 @@ impl PacketEngine {
         for (i, port) in self.ports.iter_mut().enumerate() {
             port.integrate(now);
             port.q_max = port.len();
+            port.data_len_at_measuring = port.data_len();
             self.start_ports[i] = port.acc;
         }
         for f in 0..self.flows.len() {
@@ -158,10 +159,8 @@ impl PacketEngine {
                     queue_integral: (a.queue_area - s.queue_area) as f64,
                     queue_integral_span: (now - from) as f64,
                     max_queue_pkts: port.q_max as f64,
-                    total_arrived_pkts: a.arrived as f64,
-                    total_departed_pkts: a.departed as f64,
-                    total_dropped_pkts: a.dropped as f64,
-                    queue_start_pkts: 0.0,
+                    departures_pkts: (a.departed - s.departed) as f64,
+                    queue_start_pkts: port.data_len_at_measuring as f64,
                     queue_end_pkts: port.data_len() as f64,
                 }
             })

@@ -87,10 +87,8 @@ def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.nda
         "queue_integral": _area(qlen[in_window], qt[in_window]),
         "queue_integral_span": float(qt[b] - qt[a]),
         "max_queue_pkts": float(qlen[in_window].max()),
-        "total_arrived_pkts": qbytes[b] / frame + qdrops[b] + qlen[b] - qlen[0],
-        "total_departed_pkts": qbytes[b] / frame,
-        "total_dropped_pkts": qdrops[b],
-        "queue_start_pkts": qlen[0],
+        "departures_pkts": departed,  # the window's, as every counter here
+        "queue_start_pkts": qlen[a],
         "queue_end_pkts": qlen[b],
     }
     sa, sb = _window(st, start), len(st) - 1

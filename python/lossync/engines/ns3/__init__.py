@@ -474,10 +474,9 @@ def _measure(
         "queue_integral": s["queue_area"] - s["start_queue_area"],
         "queue_integral_span": end - start,
         "max_queue_pkts": s["queue_max"],
-        "total_arrived_pkts": s["accepted"] + s["dropped"],
-        "total_departed_pkts": s["departed"],
-        "total_dropped_pkts": s["dropped"],
-        "queue_start_pkts": 0.0,
+        # The window's accounting: the queue at its start is what was accepted and not yet sent.
+        "departures_pkts": s["departed"] - s["start_departed"],
+        "queue_start_pkts": s["start_accepted"] - s["start_departed"],
         "queue_end_pkts": s["queue_end"],
     }
     flows = []
