@@ -36,7 +36,7 @@ def test_one_reno_flow_matches_the_packet_engine():
     assert stats.max_wire_bytes == 1502 and stats.other_drops == 0
     # Whole-run packet conservation at the bottleneck.
     link = s["links"][0]
-    assert link["arrivals_pkts"] == link["departures_pkts"] + link["drops_pkts"] + link["queue_end_pkts"]
+    assert link["arrivals_pkts"] == link["departures_pkts"] + link["drops_pkts"] + link["queue_end_pkts"] - link["queue_start_pkts"]
 
 
 def test_exactly_b_packets_at_the_bottleneck():
