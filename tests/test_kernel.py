@@ -183,26 +183,9 @@ def test_a_signal_to_lossync_run_leaves_nothing(tmp_path, sig, status):
     assert_nothing_left(p.pid)
 
 
-@needs_root
-def test_cleanup_removes_what_a_killed_run_left(tmp_path):
-    f = tmp_path / "k.toml"
-    f.write_text(TOML.replace("DURATION", "60s"))
-    p = cli("run", str(f))
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and len(helpers()) < 4:
-        time.sleep(0.2)
-    p.kill()  # no clean-up of its own
-    p.communicate()
-    assert namespaces(p.pid)
-    c = subprocess.run([sys.executable, "-m", "lossync", "kernel", "cleanup"], capture_output=True, text=True)
-    assert c.returncode == 0 and "removed" in c.stdout
-    assert_nothing_left(p.pid)
-
-
-@needs_root
-def test_the_next_run_removes_what_a_killed_run_left_and_says_so(tmp_path):
-    # Before: a killed run's 4 namespaces, its helpers and its folder stayed, and the next run did
-    # not mention them.
+def _killed_run(tmp_path) -> int:
+    """Starts a 60 s kernel run, kills it outright (SIGKILL: no clean-up of its own) once its
+    helpers run, and returns its pid; its namespaces are left behind."""
     f = tmp_path / "k.toml"
     f.write_text(TOML.replace("DURATION", "60s"))
     p = cli("run", str(f))
@@ -212,10 +195,26 @@ def test_the_next_run_removes_what_a_killed_run_left_and_says_so(tmp_path):
     p.kill()
     p.communicate()
     assert namespaces(p.pid)
+    return p.pid
+
+
+@needs_root
+def test_cleanup_removes_what_a_killed_run_left(tmp_path):
+    pid = _killed_run(tmp_path)
+    c = subprocess.run([sys.executable, "-m", "lossync", "kernel", "cleanup"], capture_output=True, text=True)
+    assert c.returncode == 0 and "removed" in c.stdout
+    assert_nothing_left(pid)
+
+
+@needs_root
+def test_the_next_run_removes_what_a_killed_run_left_and_says_so(tmp_path):
+    # Before: a killed run's 4 namespaces, its helpers and its folder stayed, and the next run did
+    # not mention them.
+    pid = _killed_run(tmp_path)
     r = lossync.run(DOC)
-    assert_nothing_left(p.pid)
+    assert_nothing_left(pid)
     notes = [w for w in r.summary["warnings"] if "earlier run killed outright" in w]
-    assert len(notes) == 1 and f"lsk-{p.pid}-" in notes[0], r.summary["warnings"]
+    assert len(notes) == 1 and f"lsk-{pid}-" in notes[0], r.summary["warnings"]
 
 
 @pytest.mark.parametrize("args, field", [
