@@ -83,9 +83,6 @@ impl DropClusters {
         }
         self.active = false;
         let lost = self.lost_list.len();
-        // A flow that lost had a packet at the link, so it was a candidate: a finished dynamic
-        // flow whose last packets drop is no longer counted as sending, but it lost here.
-        self.candidates = self.candidates.max(lost as u32);
         for &f in &self.lost_list {
             self.lost[f as usize] = false;
         }

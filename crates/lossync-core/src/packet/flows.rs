@@ -324,11 +324,6 @@ impl PacketEngine {
             let d = &mut self.dynamic[fl.slot.group as usize];
             d.active -= 1;
             d.completed += 1;
-            for h in self.routes.data(f) {
-                if let Hop::Queue { port, .. } = *h {
-                    self.ports[port as usize].started_flows -= 1;
-                }
-            }
         }
         self.maybe_release(f);
     }
@@ -342,6 +337,13 @@ impl PacketEngine {
         }
         let record = self.completion(f, true);
         self.completions.push(record);
+        // Only now is none of its packets left to lose: until here it is a congestion-event
+        // candidate at every port of its path.
+        for h in self.routes.data(f) {
+            if let Hop::Queue { port, .. } = *h {
+                self.ports[port as usize].started_flows -= 1;
+            }
+        }
         let fl = &mut self.flows[f];
         fl.phase = Phase::Idle;
         self.dynamic[fl.slot.group as usize].free.push(f as u32);

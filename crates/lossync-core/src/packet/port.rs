@@ -59,7 +59,8 @@ pub struct Port {
     pub q_max: usize,
     /// Data packets held when the measurement window began (its accounting starts from them).
     pub data_len_at_measuring: usize,
-    /// Flows whose data cross this port and have started (congestion-event candidates).
+    /// Flows whose data cross this port, started and not yet drained (congestion-event
+    /// candidates: a finished flow can lose its last packets).
     pub started_flows: u32,
 }
 
