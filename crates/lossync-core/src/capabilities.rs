@@ -55,11 +55,7 @@ pub struct EngineInfo {
 
 /// The name of a queue discipline, as the scenario file writes it.
 pub fn queue_name(q: &Queue) -> &'static str {
-    match q {
-        Queue::Droptail => "droptail",
-        Queue::Red { .. } => "red",
-        Queue::Xcp(_) => "xcp",
-    }
+    q.name()
 }
 
 /// The name of a loss model, as the scenario file writes it.

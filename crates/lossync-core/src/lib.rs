@@ -10,6 +10,7 @@ pub mod fluid;
 pub mod memory;
 pub mod metrics;
 pub mod packet;
+pub mod params;
 pub mod queue;
 pub mod registry;
 pub mod rng;

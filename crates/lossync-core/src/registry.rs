@@ -4,6 +4,7 @@
 //! engines register there (python/lossync/engines/), never here: the core names none of them.
 
 use crate::capabilities::{Capabilities, EngineInfo, Topology};
+use crate::queue;
 
 fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
@@ -18,7 +19,12 @@ pub fn engines() -> Vec<EngineInfo> {
             capabilities: Capabilities {
                 topology: Topology::Graph,
                 two_way: true,
-                queues: names(&["droptail", "red", "xcp"]),
+                // The disciplines with a fluid law (each declares it: `QueueParams::FLUID`).
+                queues: queue::DISCIPLINES
+                    .iter()
+                    .filter(|d| d.fluid)
+                    .map(|d| d.name.to_string())
+                    .collect(),
                 loss_models: names(&["proportional", "sync", "tcp"]),
                 dynamic_traffic: false,
                 // Its burst form holds under loss.model = "tcp" only: fluid::check says so.
@@ -34,7 +40,7 @@ pub fn engines() -> Vec<EngineInfo> {
             capabilities: Capabilities {
                 topology: Topology::Graph,
                 two_way: true,
-                queues: names(&["droptail", "red", "xcp"]),
+                queues: names(&queue::names()),
                 // Its drops are real: the scenario's loss model does not apply.
                 loss_models: Vec::new(),
                 dynamic_traffic: true,

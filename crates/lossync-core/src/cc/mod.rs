@@ -35,6 +35,7 @@ pub mod scalable;
 pub mod slow_start;
 pub mod xcp;
 
+pub use crate::params::Params;
 pub use slow_start::{initial_ssthresh, on_ack as grow_window};
 
 /// Random stream `LAW_STREAM + connection` (the packet engine adds `arrival << 32` for a dynamic
@@ -376,115 +377,6 @@ pub fn build(
     field: &str,
 ) -> Result<Box<dyn CongestionControl>> {
     Ok(read(name, params, field)?.build())
-}
-
-/// A variant's parameters, read with defaults and ranges; unknown names are an error.
-pub struct Params<'a> {
-    values: &'a BTreeMap<String, Value>,
-    field: &'a str,
-    used: Vec<&'static str>,
-    /// Former names still accepted (not listed in errors).
-    former: Vec<&'static str>,
-}
-
-impl<'a> Params<'a> {
-    pub fn new(values: &'a BTreeMap<String, Value>, field: &'a str) -> Self {
-        Params {
-            values,
-            field,
-            used: Vec::new(),
-            former: Vec::new(),
-        }
-    }
-
-    /// A number parameter that scenarios may also give under a former name.
-    pub fn f64_or_former(
-        &mut self,
-        name: &'static str,
-        former: &'static str,
-        default: f64,
-        ok: fn(f64) -> bool,
-        range: &str,
-    ) -> Result<f64> {
-        self.former.push(former);
-        match (
-            self.values.contains_key(name),
-            self.values.contains_key(former),
-        ) {
-            (true, true) => Err(Error::field(
-                format!("{}.{former}", self.field),
-                format!("is the former name of {name}: give one of them"),
-            )),
-            (false, true) => {
-                self.used.push(name);
-                self.number(former, default, ok, range)
-            }
-            _ => self.f64(name, default, ok, range),
-        }
-    }
-
-    /// A number parameter with a default, accepted if `ok(value)`; `range` describes `ok`.
-    pub fn f64(
-        &mut self,
-        name: &'static str,
-        default: f64,
-        ok: fn(f64) -> bool,
-        range: &str,
-    ) -> Result<f64> {
-        self.used.push(name);
-        self.number(name, default, ok, range)
-    }
-
-    fn number(&self, name: &str, default: f64, ok: fn(f64) -> bool, range: &str) -> Result<f64> {
-        let v = match self.values.get(name) {
-            None => return Ok(default),
-            Some(v) => v.as_f64().ok_or_else(|| {
-                Error::field(format!("{}.{name}", self.field), "must be a number")
-            })?,
-        };
-        if v.is_finite() && ok(v) {
-            Ok(v)
-        } else {
-            Err(Error::field(
-                format!("{}.{name}", self.field),
-                format!(
-                    "{} is out of range: must be {range}",
-                    crate::units::short(v)
-                ),
-            ))
-        }
-    }
-
-    pub fn bool(&mut self, name: &'static str, default: bool) -> Result<bool> {
-        self.used.push(name);
-        match self.values.get(name) {
-            None => Ok(default),
-            Some(v) => v.as_bool().ok_or_else(|| {
-                Error::field(format!("{}.{name}", self.field), "must be true or false")
-            }),
-        }
-    }
-
-    fn finish(&self) -> Result<()> {
-        match self
-            .values
-            .keys()
-            .find(|k| !self.used.contains(&k.as_str()) && !self.former.contains(&k.as_str()))
-        {
-            None => Ok(()),
-            Some(k) => Err(Error::field(
-                format!("{}.{k}", self.field),
-                if self.used.is_empty() {
-                    "unknown parameter (this variant takes none)".to_string()
-                } else {
-                    format!(
-                        "unknown parameter (this variant takes: {})",
-                        self.used.join(", ")
-                    )
-                },
-            )),
-        }
-    }
 }
 
 /// Test helpers shared by the variants' unit tests.

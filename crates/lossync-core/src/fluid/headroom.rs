@@ -117,7 +117,7 @@ pub(super) fn link_headroom_pkts(sc: &Scenario, li: usize, rtt_class: &[usize]) 
             (None, Some(c)) => c * l.buffer_pkts.sqrt(),
             // The default is for drop-tail, where bursts overflow the buffer; RED and XCP
             // routers drop or mark on their own averages.
-            (None, None) if matches!(l.queue, crate::scenario::Queue::Droptail) => {
+            (None, None) if matches!(l.queue, crate::scenario::Queue::Droptail(_)) => {
                 default_burst_pkts(rtt_class.len(), l.buffer_pkts, same_class_share(rtt_class))
             }
             (None, None) => 0.0,

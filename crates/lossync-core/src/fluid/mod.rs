@@ -32,7 +32,7 @@ pub use headroom::burst_headroom_pkts;
 use crate::cc::{self, CcContext};
 use crate::error::Result;
 use crate::metrics::{AggregateSample, EventRecord, RunResult};
-use crate::queue::{self, Buffer, LinkContext};
+use crate::queue::{Buffer, LinkContext};
 use crate::rng::Rng;
 use crate::scenario::{LossModel, Scenario};
 use event::{assign_overflow, close_event, open_event, EventState};
@@ -172,16 +172,13 @@ impl FluidEngine {
                 capacity_pps: l.capacity_pps,
                 buffer_pkts: l.buffer_pkts - headroom,
                 loss_rate: l.loss_rate,
-                discipline: queue::build(
-                    &l.queue,
-                    LinkContext {
-                        buffer: Buffer::new(l.buffer_pkts),
-                        capacity_pps: l.capacity_pps,
-                        // The fluid faces do not use it; it was 8·packet_size times too large.
-                        packet_time_ps: l.packet_time_ps(),
-                        first_interval_s: mean_rtt,
-                    },
-                ),
+                discipline: l.queue.build(LinkContext {
+                    buffer: Buffer::new(l.buffer_pkts),
+                    capacity_pps: l.capacity_pps,
+                    // The fluid faces do not use it; it was 8·packet_size times too large.
+                    packet_time_ps: l.packet_time_ps(),
+                    first_interval_s: mean_rtt,
+                }),
                 members,
                 q: 0.0,
                 q_member: vec![0.0; n],

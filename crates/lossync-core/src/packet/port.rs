@@ -77,15 +77,12 @@ impl Port {
     ) -> Self {
         let data_service = Serializer::new(8.0 * link.packet_size_bytes, link.capacity_bps);
         let buffer = Buffer::new(buffer_pkts);
-        let discipline = queue::build(
-            &link.queue,
-            LinkContext {
-                buffer,
-                capacity_pps: link.capacity_pps,
-                packet_time_ps: data_service.nominal_ps(),
-                first_interval_s,
-            },
-        );
+        let discipline = link.queue.build(LinkContext {
+            buffer,
+            capacity_pps: link.capacity_pps,
+            packet_time_ps: data_service.nominal_ps(),
+            first_interval_s,
+        });
         Port {
             link: index,
             capacity_pps: link.capacity_pps,

@@ -1,7 +1,28 @@
 //! Drop-tail: no early drops; the buffer overflow is the only loss.
 
-use super::{Arrival, Buffer, Discipline, DropReason, LinkContext, Verdict};
+use super::{tail, Arrival, Buffer, Discipline, LinkContext, QueueParams, Site, Verdict};
+use crate::error::Result;
+use crate::params::Params;
 use crate::rng::Rng;
+use serde::Serialize;
+
+/// Drop-tail takes no parameters: the link's buffer is all there is.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DropTailParams {}
+
+impl QueueParams for DropTailParams {
+    const NAME: &'static str = "droptail";
+    const ABOUT: &'static str = "drop-tail FIFO: the full buffer drops arrivals";
+    const FLUID: bool = true;
+
+    fn read(_p: &mut Params, _site: Site) -> Result<Self> {
+        Ok(DropTailParams {})
+    }
+
+    fn build(&self, link: LinkContext) -> Box<dyn Discipline> {
+        Box::new(DropTail::new(link))
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 pub struct DropTail {
@@ -13,15 +34,6 @@ impl DropTail {
         DropTail {
             buffer: link.buffer,
         }
-    }
-}
-
-/// The tail-drop rule every discipline ends with: a full buffer refuses the arrival.
-pub fn tail(backlog: usize, buffer: Buffer) -> Verdict {
-    if backlog >= buffer.slots {
-        Verdict::Dropped(DropReason::Overflow)
-    } else {
-        Verdict::Queued
     }
 }
 

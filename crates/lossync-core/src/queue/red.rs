@@ -9,9 +9,62 @@
 //! Jacobson 1993 §4), and each arrival is dropped independently with the probability at that
 //! average, without the count-based spacing of the original.
 
-use super::droptail::tail;
-use super::{Arrival, Buffer, Discipline, DropReason, LinkContext, Verdict};
+use super::{tail, Arrival, Buffer, Discipline, DropReason, LinkContext, QueueParams, Site, Verdict};
+use crate::error::{Error, Result};
+use crate::params::Params;
 use crate::rng::Rng;
+use serde::Serialize;
+
+/// RED's parameters: thresholds on the average queue in packets, the drop probability at
+/// max_th, the average's weight per sample.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RedParams {
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+    pub weight: f64,
+    pub gentle: bool,
+}
+
+impl QueueParams for RedParams {
+    const NAME: &'static str = "red";
+    const ABOUT: &'static str =
+        "Random Early Detection (Floyd & Jacobson 1993), gentle by default (Floyd 2000)";
+    const FLUID: bool = true;
+
+    fn read(p: &mut Params, site: Site) -> Result<Self> {
+        let min_th = p.required_f64("min_th", |v| v >= 0.0, "at least 0 packets")?;
+        let max_th = p.required_f64("max_th", |v| v > 0.0, "more than 0 packets")?;
+        if max_th <= min_th {
+            return Err(Error::field(p.field("max_th"), "must exceed min_th"));
+        }
+        if max_th > site.buffer_pkts {
+            return Err(Error::field(
+                p.field("max_th"),
+                "must not exceed the buffer",
+            ));
+        }
+        Ok(RedParams {
+            min_th,
+            max_th,
+            // max_p 0.1 and w_q 0.002: Floyd & Jacobson 1993 §11 and Floyd's RED page defaults.
+            max_p: p.f64("max_p", 0.1, |v| (0.0..=1.0).contains(&v), "in [0, 1]")?,
+            weight: p.f64("weight", 0.002, |v| v > 0.0 && v <= 1.0, "in (0, 1]")?,
+            gentle: p.bool("gentle", true)?,
+        })
+    }
+
+    fn build(&self, link: LinkContext) -> Box<dyn Discipline> {
+        let RedParams {
+            min_th,
+            max_th,
+            max_p,
+            weight,
+            gentle,
+        } = *self;
+        Box::new(Red::new(min_th, max_th, max_p, weight, gentle, link))
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Red {

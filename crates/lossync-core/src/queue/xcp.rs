@@ -7,9 +7,11 @@
 //! out per packet so that increases are equal per flow (AI) and decreases proportional to rate
 //! (MD). Units: packets, packets per second, seconds (all packets the link's size).
 
-use super::droptail::tail;
-use super::{Arrival, Buffer, Discipline, LinkContext, Verdict};
+use super::{tail, Arrival, Buffer, Discipline, Feedback, LinkContext, QueueParams, Site, Verdict};
+use crate::error::Result;
+use crate::params::Params;
 use crate::rng::Rng;
+use crate::scenario::limits::MAX_XCP_GAIN;
 use serde::Serialize;
 
 /// The controller's constants.
@@ -46,6 +48,40 @@ impl XcpParams {
     };
 }
 
+impl QueueParams for XcpParams {
+    const NAME: &'static str = "xcp";
+    const ABOUT: &'static str =
+        "XCP router (Katabi et al. 2002): drop-tail buffer, feedback in every data packet";
+    const FLUID: bool = true;
+
+    /// A preset (`original`, the paper's; `conservative`, seed 004's) and any constant over it.
+    fn read(p: &mut Params, _site: Site) -> Result<Self> {
+        let base = match p.choice("preset", &["original", "conservative"])? {
+            "original" => XcpParams::ORIGINAL,
+            _ => XcpParams::CONSERVATIVE,
+        };
+        let gain = |v: f64| v > 0.0 && v <= MAX_XCP_GAIN;
+        const GAIN: &str =
+            "in (0, 1]: a fraction of the spare bandwidth or of the queue per control interval";
+        Ok(XcpParams {
+            alpha: p.f64("alpha", base.alpha, gain, GAIN)?,
+            beta: p.f64("beta", base.beta, gain, GAIN)?,
+            gamma: p.f64(
+                "gamma",
+                base.gamma,
+                |v| (0.0..=1.0).contains(&v),
+                "in [0, 1]",
+            )?,
+            target: p.f64("target", base.target, |v| v > 0.0 && v <= 1.0, "in (0, 1]")?,
+            count_acks: p.bool("count_acks", true)?,
+        })
+    }
+
+    fn build(&self, link: LinkContext) -> Box<dyn Discipline> {
+        Box::new(Xcp::new(*self, link))
+    }
+}
+
 /// What the link saw during one control interval.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct IntervalTotals {
@@ -70,23 +106,6 @@ impl IntervalTotals {
             self.rtt_over_cwnd += pkts * rtt_s / cwnd_pkts;
             self.rtt_sum += pkts * rtt_s;
         }
-    }
-}
-
-/// Per-packet feedback coefficients for the next interval: a packet of a flow with window `w`
-/// and RTT `r` gets `ξ_p·r²/w − ξ_n·r` packets of window change.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Feedback {
-    pub xi_p: f64,
-    pub xi_n: f64,
-}
-
-impl Feedback {
-    pub fn per_packet(&self, cwnd_pkts: f64, rtt_s: f64) -> f64 {
-        if rtt_s <= 0.0 || cwnd_pkts <= 0.0 {
-            return 0.0;
-        }
-        self.xi_p * rtt_s * rtt_s / cwnd_pkts - self.xi_n * rtt_s
     }
 }
 

@@ -95,48 +95,12 @@ pub struct BufferSpec {
     pub reference_rtt: Option<Time>,
 }
 
-/// A queue discipline: `{ discipline = "droptail" }`, `{ discipline = "red", ... }` or
-/// `{ discipline = "xcp", ... }`; each reads only its own fields ([`tagged`]).
+/// A queue discipline as the file gives it: `{ discipline = "red", min_th = 20, ... }`, its
+/// parameters read by the discipline's own type at resolution ([`crate::queue::read`]).
 #[derive(Debug, Clone)]
-pub enum QueueSpec {
-    Droptail,
-    Red {
-        min_th: f64,
-        max_th: f64,
-        max_p: Option<f64>,
-        weight: Option<f64>,
-        gentle: Option<bool>,
-    },
-    /// XCP's router (drop-tail when the buffer is full).
-    Xcp {
-        preset: Option<String>,
-        alpha: Option<f64>,
-        beta: Option<f64>,
-        gamma: Option<f64>,
-        target: Option<f64>,
-        count_acks: Option<bool>,
-    },
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RedFields {
-    min_th: f64,
-    max_th: f64,
-    max_p: Option<f64>,
-    weight: Option<f64>,
-    gentle: Option<bool>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct XcpFields {
-    preset: Option<String>,
-    alpha: Option<f64>,
-    beta: Option<f64>,
-    gamma: Option<f64>,
-    target: Option<f64>,
-    count_acks: Option<bool>,
+pub struct QueueSpec {
+    pub discipline: String,
+    pub params: std::collections::BTreeMap<String, Value>,
 }
 
 /// The fields of a variant that takes none.
@@ -146,34 +110,13 @@ pub(crate) struct NoFields {}
 
 impl<'de> Deserialize<'de> for QueueSpec {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        const TAG: &str = "discipline";
-        let (kind, rest) = tagged(d, TAG, &["droptail", "red", "xcp"])?;
-        Ok(match kind.as_str() {
-            "droptail" => {
-                let NoFields {} = fields(rest, TAG, &kind)?;
-                QueueSpec::Droptail
-            }
-            "red" => {
-                let f: RedFields = fields(rest, TAG, &kind)?;
-                QueueSpec::Red {
-                    min_th: f.min_th,
-                    max_th: f.max_th,
-                    max_p: f.max_p,
-                    weight: f.weight,
-                    gentle: f.gentle,
-                }
-            }
-            _ => {
-                let f: XcpFields = fields(rest, TAG, &kind)?;
-                QueueSpec::Xcp {
-                    preset: f.preset,
-                    alpha: f.alpha,
-                    beta: f.beta,
-                    gamma: f.gamma,
-                    target: f.target,
-                    count_acks: f.count_acks,
-                }
-            }
+        let (discipline, rest) = tagged(d, "discipline", &crate::queue::names())?;
+        let Value::Object(params) = rest else {
+            unreachable!("tagged returns the table's other fields")
+        };
+        Ok(QueueSpec {
+            discipline,
+            params: params.into_iter().collect(),
         })
     }
 }

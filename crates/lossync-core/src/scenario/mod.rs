@@ -245,7 +245,7 @@ mod tests {
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[[flows]]\ncc = {{ variant = \"reno\", c = 1 }}\nrtt = 0.1\n"), "flows[1].cc.c: unknown parameter (this variant takes: a, b)"),
             (format!("{LINK}[[flows]]\ncc = \"vegas\"\nrtt = 0.1\n"), "flows[0].cc.variant: unknown variant \"vegas\""),
             // Tagged tables whose kind takes no fields refuse fields too (they were ignored).
-            (format!("{LINK}queue = {{ discipline = \"droptail\", max_th = 5 }}\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n"), "dumbbell.queue.max_th: unknown field `max_th`"),
+            (format!("{LINK}queue = {{ discipline = \"droptail\", max_th = 5 }}\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n"), "dumbbell.queue.max_th: unknown parameter (this discipline takes none)"),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"all\", x = 0.3 }}\n"), "loss.sync.x: unknown field `x`"),
             // The field at fault, not a later one that trips over it.
             ("[dumbbell]\ncapacity = \"1Gbps\"\npacket_size = 0\nbuffer = { packets = 10 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n".to_string(), "dumbbell.packet_size: 0 is out of range"),

@@ -197,77 +197,8 @@ impl AssemblyPolicy {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(tag = "discipline", rename_all = "snake_case")]
-pub enum Queue {
-    Droptail,
-    /// Floyd & Jacobson, "Random Early Detection Gateways", IEEE/ACM ToN 1993.
-    Red {
-        min_th: f64,
-        max_th: f64,
-        max_p: f64,
-        weight: f64,
-        gentle: bool,
-    },
-    /// Katabi, Handley, Rohrs, SIGCOMM 2002: the buffer is drop-tail; the router writes
-    /// feedback into the congestion header of every data packet.
-    Xcp(crate::queue::xcp::XcpParams),
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RedFields {
-    min_th: f64,
-    max_th: f64,
-    max_p: f64,
-    weight: f64,
-    gentle: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct XcpFields {
-    alpha: f64,
-    beta: f64,
-    gamma: f64,
-    target: f64,
-    count_acks: bool,
-}
-
-/// Reads a [`Queue`] as it serializes (the XCP router's parameters by name), each discipline
-/// with exactly its fields.
-impl<'de> Deserialize<'de> for Queue {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        const TAG: &str = "discipline";
-        let (kind, rest) = tagged(d, TAG, &["droptail", "red", "xcp"])?;
-        Ok(match kind.as_str() {
-            "droptail" => {
-                let NoFields {} = fields(rest, TAG, &kind)?;
-                Queue::Droptail
-            }
-            "red" => {
-                let f: RedFields = fields(rest, TAG, &kind)?;
-                Queue::Red {
-                    min_th: f.min_th,
-                    max_th: f.max_th,
-                    max_p: f.max_p,
-                    weight: f.weight,
-                    gentle: f.gentle,
-                }
-            }
-            _ => {
-                let f: XcpFields = fields(rest, TAG, &kind)?;
-                Queue::Xcp(crate::queue::xcp::XcpParams {
-                    alpha: f.alpha,
-                    beta: f.beta,
-                    gamma: f.gamma,
-                    target: f.target,
-                    count_acks: f.count_acks,
-                })
-            }
-        })
-    }
-}
+/// A link direction's queue discipline, typed: the registry of [`crate::queue`].
+pub use crate::queue::Queue;
 
 /// One connection. (`deny_unknown_fields` cannot go with the flattened `cc`; [`CcParams`]'s
 /// reader refuses keys other than `variant` and `params` instead.)

@@ -113,32 +113,21 @@ fn array(values: &[String]) -> String {
     format!("[\n{}\n]", lines.join("\n"))
 }
 
-fn queue(q: &Queue) -> String {
-    match q {
-        Queue::Droptail => inline(&[("discipline", string("droptail"))]),
-        Queue::Red {
-            min_th,
-            max_th,
-            max_p,
-            weight,
-            gentle,
-        } => inline(&[
-            ("discipline", string("red")),
-            ("min_th", num(*min_th)),
-            ("max_th", num(*max_th)),
-            ("max_p", num(*max_p)),
-            ("weight", num(*weight)),
-            ("gentle", gentle.to_string()),
-        ]),
-        Queue::Xcp(p) => inline(&[
-            ("discipline", string("xcp")),
-            ("alpha", num(p.alpha)),
-            ("beta", num(p.beta)),
-            ("gamma", num(p.gamma)),
-            ("target", num(p.target)),
-            ("count_acks", p.count_acks.to_string()),
-        ]),
+/// A parameter's value (a law's or a discipline's): a number, a boolean or a name.
+fn value(v: &Value) -> String {
+    match v {
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => num(n.as_f64().unwrap_or(f64::NAN)),
+        Value::String(s) => string(s),
+        other => unreachable!("a parameter is a number, a boolean or a name, got {other}"),
     }
+}
+
+fn queue(q: &Queue) -> String {
+    let values = q.values();
+    let mut pairs = vec![("discipline", string(q.name()))];
+    pairs.extend(values.iter().map(|(k, v)| (k.as_str(), value(v))));
+    inline(&pairs)
 }
 
 fn buffer(pkts: f64) -> String {
@@ -280,14 +269,7 @@ fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
     }
     let mut cc = vec![("variant", string(f.cc.name()))];
     let values = f.cc.values();
-    for (k, v) in &values {
-        let text = match v {
-            Value::Bool(b) => b.to_string(),
-            Value::Number(n) => num(n.as_f64().unwrap_or(f64::NAN)),
-            other => unreachable!("a parameter is a number or a boolean, got {other}"),
-        };
-        cc.push((k.as_str(), text));
-    }
+    cc.extend(values.iter().map(|(k, v)| (k.as_str(), value(v))));
     line(o, "cc", &inline(&cc));
     let rtts: Vec<f64> = group.iter().map(|(f, _)| f.rtt_s).collect();
     let starts: Vec<f64> = group.iter().map(|(f, _)| f.start_s).collect();

@@ -22,7 +22,7 @@ mod source;
 use source::*;
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The engine modules, as paths from the crate root (`"engines::fluid"` would do for a nested
 /// one). A new engine is one line here.
@@ -365,4 +365,83 @@ version = "1.0.0"
         ["lossync-core -> helper -> pyo3"]
     );
     assert!(python_deps_in_lock(lock, "serde").is_empty());
+}
+
+/// A queue discipline is one file plus one registration line (issue 35, item 1): outside its own
+/// file `queue/NAME.rs`, nothing in the crate names its module or its parameter type but its
+/// line in `queue/mod.rs`'s `registry!` list (which also declares the module).
+#[test]
+fn a_discipline_is_one_file_and_one_registry_line() {
+    let dir = crate_dir().join("src");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let texts: Vec<(PathBuf, String)> = files
+        .iter()
+        .map(|f| (f.clone(), code_only(&fs::read_to_string(f).unwrap())))
+        .collect();
+    let registry = dir.join("queue/mod.rs");
+    let mut found = String::new();
+    let mut disciplines = 0;
+    for (file, text) in &texts {
+        if file.parent() != Some(&dir.join("queue")) || file == &registry {
+            continue;
+        }
+        let Some(ty) = text
+            .split("impl QueueParams for ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+        else {
+            continue;
+        };
+        disciplines += 1;
+        let module = file.file_stem().unwrap().to_str().unwrap();
+        for (other, other_text) in &texts {
+            if other == file {
+                continue;
+            }
+            // Inside queue/ the module is `name::` or `super::name::`; elsewhere `queue::name`.
+            let path = if other.parent() == Some(&dir.join("queue")) {
+                format!("{module}::")
+            } else {
+                format!("queue::{module}")
+            };
+            let names = [path, ty.to_string()];
+            for (n, line) in other_text.lines().enumerate() {
+                let named = names.iter().any(|name| contains_word(line, name));
+                let registration = other == &registry
+                    && line.trim() == format!("{}({module}::{ty}),", case_of(line));
+                if named && !registration {
+                    let _ = write!(found, "\n  {}:{}: {}", other.display(), n + 1, line.trim());
+                }
+            }
+        }
+        let lines = texts.iter().find(|(f, _)| f == &registry).map(|(_, t)| {
+            t.lines()
+                .filter(|l| l.contains(&format!("({module}::{ty})")))
+                .count()
+        });
+        if lines != Some(1) {
+            let _ = write!(found, "\n  {module}: {lines:?} registry lines, want 1");
+        }
+    }
+    assert!(disciplines >= 3, "found only {disciplines} disciplines");
+    assert!(
+        found.is_empty(),
+        "a discipline is its file plus its registry line; named elsewhere:{found}"
+    );
+}
+
+/// The case name of a registry line `Case(module::Type),`.
+fn case_of(line: &str) -> &str {
+    line.trim().split('(').next().unwrap_or("")
+}
+
+/// Whether `line` contains `name` not inside a longer identifier.
+fn contains_word(line: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    line.match_indices(name).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + name.len()..].chars().next();
+        !before.is_some_and(ident) && (name.ends_with("::") || !after.is_some_and(ident))
+    })
 }

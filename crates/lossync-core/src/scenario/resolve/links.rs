@@ -3,6 +3,7 @@
 
 use super::validate::*;
 use crate::error::{Error, Result};
+use crate::queue::Site;
 use crate::scenario::empirical::read_m_distribution;
 use crate::scenario::file::*;
 use crate::scenario::limits::*;
@@ -390,81 +391,10 @@ fn resolve_buffer(
 
 /// The queue discipline (drop-tail by default); `qf` is its field.
 fn resolve_queue(queue: Option<&QueueSpec>, qf: &str, buffer_pkts: f64) -> Result<Queue> {
-    Ok(match queue {
-        None | Some(QueueSpec::Droptail) => Queue::Droptail,
-        Some(QueueSpec::Red {
-            min_th,
-            max_th,
-            max_p,
-            weight,
-            gentle,
-        }) => {
-            let min_th = non_negative(&format!("{qf}.min_th"), *min_th)?;
-            let max_th = positive(&format!("{qf}.max_th"), *max_th)?;
-            if max_th <= min_th {
-                return Err(Error::field(format!("{qf}.max_th"), "must exceed min_th"));
-            }
-            if max_th > buffer_pkts {
-                return Err(Error::field(
-                    format!("{qf}.max_th"),
-                    "must not exceed the buffer",
-                ));
-            }
-            // max_p 0.1 and w_q 0.002: Floyd & Jacobson 1993 §11 and Floyd's RED page defaults.
-            let max_p = probability(&format!("{qf}.max_p"), max_p.unwrap_or(0.1))?;
-            let weight = weight.unwrap_or(0.002);
-            if !(weight > 0.0 && weight <= 1.0) {
-                return Err(Error::field(format!("{qf}.weight"), "must be in (0, 1]"));
-            }
-            Queue::Red {
-                min_th,
-                max_th,
-                max_p,
-                weight,
-                gentle: gentle.unwrap_or(true),
-            }
-        }
-        Some(QueueSpec::Xcp {
-            preset,
-            alpha,
-            beta,
-            gamma,
-            target,
-            count_acks,
-        }) => {
-            let base = match preset.as_deref().unwrap_or("original") {
-                "original" => crate::queue::xcp::XcpParams::ORIGINAL,
-                "conservative" => crate::queue::xcp::XcpParams::CONSERVATIVE,
-                other => {
-                    return Err(Error::field(
-                        format!("{qf}.preset"),
-                        format!("unknown preset {other:?} (original, conservative)"),
-                    ))
-                }
-            };
-            let p = crate::queue::xcp::XcpParams {
-                alpha: xcp_gain(&format!("{qf}.alpha"), alpha.unwrap_or(base.alpha))?,
-                beta: xcp_gain(&format!("{qf}.beta"), beta.unwrap_or(base.beta))?,
-                gamma: probability(&format!("{qf}.gamma"), gamma.unwrap_or(base.gamma))?,
-                target: positive(&format!("{qf}.target"), target.unwrap_or(base.target))?,
-                count_acks: count_acks.unwrap_or(true),
-            };
-            if p.target > 1.0 {
-                return Err(Error::field(format!("{qf}.target"), "must be at most 1"));
-            }
-            Queue::Xcp(p)
-        }
-    })
-}
-
-/// XCP's gain α or β, in (0, [`MAX_XCP_GAIN`]].
-fn xcp_gain(field: &str, v: f64) -> Result<f64> {
-    in_range(
-        field,
-        positive(field, v)?,
-        (0.0, MAX_XCP_GAIN),
-        "a fraction of the spare bandwidth or of the queue per control interval",
-    )
+    match queue {
+        None => Ok(Queue::default()),
+        Some(q) => crate::queue::read(&q.discipline, &q.params, qf, Site { buffer_pkts }),
+    }
 }
 
 /// The most wavelengths and fibre delay lines of a link, and the longest FDL delay.
