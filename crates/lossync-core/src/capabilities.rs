@@ -42,6 +42,9 @@ pub struct Capabilities {
     pub wavelength_contention: bool,
     /// A maximum burst size (`assembler.max_burst`).
     pub max_burst: bool,
+    /// ECN end to end: ECN-capable flows (`ecn`), CE marks and their echo.
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 /// An engine as the registry lists it: its name (the scenario's `engine`), one line about it,
@@ -163,12 +166,21 @@ pub fn refuse_beyond(name: &str, registry: &[EngineInfo], sc: &Scenario) -> Resu
     for (i, l) in sc.links.iter().enumerate() {
         let q = queue_name(&l.queue);
         if !caps.queues.iter().any(|c| c == q) {
+            let others = only(&|c| c.queues.iter().any(|c| c == q));
             return Err(Error::field(
                 format!("links[{i}].queue"),
                 format!(
-                    "the {name} engine has no {q:?} queue (it runs: {})",
+                    "the {name} engine has no {q:?} queue (it runs: {}); {q} {others}",
                     caps.queues.join(", ")
                 ),
+            ));
+        }
+    }
+    if !caps.ecn {
+        if let Some(f) = sc.flows.iter().find(|f| f.ecn) {
+            return Err(Error::field(
+                format!("flows[{}].ecn", f.group),
+                format!("ECN (marks and their echo) {}", only(&|c| c.ecn)),
             ));
         }
     }

@@ -31,6 +31,7 @@ pub fn engines() -> Vec<EngineInfo> {
                 burst_assembly: true,
                 wavelength_contention: false,
                 max_burst: false,
+                ecn: false,
             },
         },
         EngineInfo {
@@ -47,6 +48,7 @@ pub fn engines() -> Vec<EngineInfo> {
                 burst_assembly: true,
                 wavelength_contention: true,
                 max_burst: true,
+                ecn: true,
             },
         },
     ]

@@ -75,6 +75,8 @@ pub struct BbrParams {
 }
 
 impl LawParams for BbrParams {
+    // Not ECN-capable: its flows are Not-ECT.
+    const ECN: super::EcnUse = super::EcnUse::Incapable;
     const NAME: &'static str = "bbr";
     const ABOUT: &'static str =
         "BBR v1: paced at the windowed max delivery rate, cwnd 2 BDP (tcp_bbr.c); packet engine";

@@ -27,9 +27,11 @@ use std::collections::BTreeMap;
 pub mod bbr;
 pub mod bic;
 pub mod cubic;
+pub mod dctcp;
 pub mod ghstcp;
 pub mod highspeed;
 pub mod htcp;
+pub mod prague;
 pub mod reno;
 pub mod scalable;
 pub mod slow_start;
@@ -68,6 +70,7 @@ macro_rules! registry {
             $(Variant {
                 name: <$ty as LawParams>::NAME,
                 about: <$ty as LawParams>::ABOUT,
+                ecn: <$ty as LawParams>::ECN,
                 read: |p| Ok(CcParams::$case(<$ty as LawParams>::read(p)?)),
             }),*
         ];
@@ -77,6 +80,13 @@ macro_rules! registry {
             pub fn name(&self) -> &'static str {
                 match self {
                     $(CcParams::$case(_) => <$ty as LawParams>::NAME),*
+                }
+            }
+
+            /// How the law uses ECN.
+            pub fn ecn(&self) -> EcnUse {
+                match self {
+                    $(CcParams::$case(_) => <$ty as LawParams>::ECN),*
                 }
             }
 
@@ -107,6 +117,8 @@ registry! {
     GHsTcp(ghstcp::GHsTcpParams),
     Xcp(xcp::XcpSenderParams),
     Bbr(bbr::BbrParams),
+    Dctcp(dctcp::DctcpParams),
+    Prague(prague::PragueParams),
 }
 
 /// A variant's parameters: each file declares one type with every parameter of its law.
@@ -115,6 +127,9 @@ pub trait LawParams: Clone + PartialEq + std::fmt::Debug + Serialize + Send + Sy
     const NAME: &'static str;
     /// One line for `lossync variants`.
     const ABOUT: &'static str;
+    /// How it uses ECN: a classic law reacts to an ECN echo as to a loss (RFC 3168 §6.1.2);
+    /// most laws can, none must.
+    const ECN: EcnUse = EcnUse::Classic;
     /// Reads the parameters a scenario gives: a missing one takes its default, a given one is
     /// checked against its range; `p` names the field in errors and rejects unknown names.
     fn read(p: &mut Params) -> Result<Self>;
@@ -209,6 +224,17 @@ pub trait CongestionControl: Send + Sync + std::fmt::Debug {
     /// fractional). Updates the law's own state and returns the window to continue with, which is
     /// also the new slow-start threshold.
     fn on_loss(&mut self, ctx: &CcContext, cwnd: f64, reductions: f64) -> f64;
+
+    /// An ECN echo reaches this flow (at most once per window of data, RFC 3168 §6.1.2): the
+    /// window to continue with, which is also the new ssthresh. A classic law reduces as for a
+    /// loss; a scalable law by its own measure of the marking (DCTCP's α/2).
+    fn on_ecn(&mut self, ctx: &CcContext, cwnd: f64) -> f64 {
+        self.on_loss(ctx, cwnd, 1.0)
+    }
+
+    /// Scalable laws: an ACK newly delivered `delivered` packets, `marked` of them CE-marked
+    /// (RFC 8257 §3.3's counts), with the window `cwnd` now.
+    fn on_ce_counts(&mut self, _ctx: &CcContext, _cwnd: f64, _delivered: f64, _marked: f64) {}
 
     /// Whether the engine's slow start applies below ssthresh (false for laws that set the
     /// window themselves, like XCP's, which would otherwise slow-start whenever feedback takes
@@ -333,11 +359,25 @@ impl EventCounter {
     }
 }
 
+/// How a law uses Explicit Congestion Notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EcnUse {
+    /// It cannot: its flows are never ECN-capable (model-based and explicit-feedback laws).
+    Incapable,
+    /// RFC 3168: ECT(0) when the flow group sets `ecn`; an ECN echo is a congestion event, one
+    /// window reduction per RTT ([`CongestionControl::on_ecn`]).
+    Classic,
+    /// A scalable law that counts every CE mark (DCTCP, RFC 8257; Prague): ECN is its signal, on
+    /// by default; `l4s` sends ECT(1) (RFC 9331 §4), otherwise ECT(0).
+    Scalable { l4s: bool },
+}
+
 /// A registry entry: the name scenarios use, a one-line description, and the reader of the
 /// variant's parameters.
 pub struct Variant {
     pub name: &'static str,
     pub about: &'static str,
+    pub ecn: EcnUse,
     pub read: fn(&mut Params) -> Result<CcParams>,
 }
 

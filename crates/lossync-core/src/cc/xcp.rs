@@ -12,6 +12,8 @@ use serde::Serialize;
 pub struct XcpSenderParams {}
 
 impl LawParams for XcpSenderParams {
+    // Not ECN-capable: its flows are Not-ECT.
+    const ECN: super::EcnUse = super::EcnUse::Incapable;
     const NAME: &'static str = "xcp";
     const ABOUT: &'static str =
         "XCP sender: the window follows the routers' explicit feedback (needs an xcp queue)";

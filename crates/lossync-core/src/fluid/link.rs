@@ -29,6 +29,9 @@ pub(super) struct LinkAcc {
     pub(super) arrived: f64,
     pub(super) departed: f64,
     pub(super) dropped: f64,
+    /// Of `dropped`, the discipline's early drops and the overflow (the rest: random loss).
+    pub(super) dropped_early: f64,
+    pub(super) dropped_overflow: f64,
     pub(super) q_integral: f64,
 }
 

@@ -626,6 +626,11 @@ impl FluidEngine {
             link.acc.arrived += arriving_sum * dt;
             link.acc.departed += out;
             link.acc.dropped += early_sum + overflow;
+            link.acc.dropped_overflow += overflow;
+            if p_early > 0.0 {
+                // The discipline's part of the early drops: (1 − loss)·p_disc of p_early.
+                link.acc.dropped_early += early_sum * (1.0 - link.loss_rate) * p_disc / p_early;
+            }
             link.acc.q_integral += link.q * dt;
             link.interval_departed += out;
         }

@@ -91,6 +91,11 @@ impl FluidEngine {
                 departures_pkts: l.acc.departed - s.departed,
                 queue_start_pkts: l.q_at_measuring,
                 queue_end_pkts: l.q,
+                dropped_early_pkts: l.acc.dropped_early - s.dropped_early,
+                dropped_overflow_pkts: l.acc.dropped_overflow - s.dropped_overflow,
+                // The fluid disciplines drop; none marks (ECN is refused here).
+                marked_pkts: 0.0,
+                sojourn: None,
             })
             .collect();
         let flows = self
@@ -103,6 +108,7 @@ impl FluidEngine {
                 dropped_pkts: f.acc.dropped - s.dropped,
                 cwnd_integral_pkt_s: f.acc.cwnd_integral - s.cwnd_integral,
                 reductions: f.acc.reductions - s.reductions,
+                marked_pkts: 0.0,
             })
             .collect();
         let records = Records {

@@ -6,6 +6,7 @@
 pub mod dynamic;
 pub mod events;
 pub mod records;
+pub mod sojourn;
 
 pub use dynamic::{DynamicSummary, FctSummary};
 pub use events::{sync_statistics, DropClusters, SyncStatistics};
@@ -154,6 +155,18 @@ pub struct LinkSummary {
     pub drops_pkts: f64,
     pub queue_start_pkts: f64,
     pub queue_end_pkts: f64,
+    /// The discipline's signals over the window, per data packet arrived: CE marks, early (AQM)
+    /// drops and overflow drops (`loss_rate` also counts the link's random losses).
+    pub mark_rate: f64,
+    pub early_drop_rate: f64,
+    pub overflow_drop_rate: f64,
+    pub marks_pkts: f64,
+    /// How long data packets waited before the wire (from their arrival to the start of their
+    /// transmission, RFC 8289 §4.2's sojourn time): mean, median, 99th percentile, in seconds;
+    /// NaN where the engine has no packets (fluid) or none left.
+    pub sojourn_mean_s: f64,
+    pub sojourn_p50_s: f64,
+    pub sojourn_p99_s: f64,
     /// The bursts of the link's assembler (optical burst switching; absent without one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bursts: Option<BurstSummary>,
@@ -247,6 +260,8 @@ pub struct FlowSummary {
     /// Window reductions this flow applied in the measurement window (fractional in the
     /// continuous-loss mode).
     pub reductions: f64,
+    /// Of its data that arrived in the window, the share marked CE.
+    pub mark_rate: f64,
     /// Parallel connections making up this flow (`parallel` in the scenario; 1 for a plain flow).
     pub connections: usize,
 }
@@ -308,6 +323,13 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
                 drops_pkts: l.dropped_pkts,
                 queue_start_pkts: l.queue_start_pkts,
                 queue_end_pkts: l.queue_end_pkts,
+                mark_rate: ratio(l.marked_pkts, l.arrived_pkts),
+                early_drop_rate: ratio(l.dropped_early_pkts, l.arrived_pkts),
+                overflow_drop_rate: ratio(l.dropped_overflow_pkts, l.arrived_pkts),
+                marks_pkts: l.marked_pkts,
+                sojourn_mean_s: l.sojourn.as_ref().map_or(f64::NAN, |h| h.mean_s()),
+                sojourn_p50_s: l.sojourn.as_ref().map_or(f64::NAN, |h| h.quantile_s(0.5)),
+                sojourn_p99_s: l.sojourn.as_ref().map_or(f64::NAN, |h| h.quantile_s(0.99)),
                 bursts: burst.map(BurstSummary::of),
             }
         })
@@ -331,15 +353,17 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
                 loss_rate: ratio(f.dropped_pkts, f.dropped_pkts + f.delivered_pkts),
                 mean_cwnd_pkts: per(f.cwnd_integral_pkt_s),
                 reductions: f.reductions,
+                mark_rate: ratio(f.marked_pkts, f.delivered_pkts),
                 connections: 1,
             }
         })
         .collect();
 
-    // The headline numbers come from the link with the most losses (the first if none lost).
-    // A link's losses: its queue's drops and the segments of its lost bursts.
-    let lost =
-        |l: &LinkSummary| l.drops_pkts + l.bursts.as_ref().map_or(0.0, |b| b.lost_pkts as f64);
+    // The headline numbers come from the link with the most congestion signals (the first if
+    // none): its queue's drops and CE marks and the segments of its lost bursts.
+    let lost = |l: &LinkSummary| {
+        l.drops_pkts + l.marks_pkts + l.bursts.as_ref().map_or(0.0, |b| b.lost_pkts as f64)
+    };
     let b = (0..links.len())
         .max_by(|&a, &c| lost(&links[a]).total_cmp(&lost(&links[c])).then(c.cmp(&a)))
         .unwrap_or(0);
@@ -377,7 +401,14 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
             .iter()
             .any(|f| f.path.contains(&b) && f.cc.build().grows_until_loss())
     };
-    if !sc.run.from_first_congestion && bl.congestion_events == 0 && !unbroken && seek_loss() {
+    // CE marks are congestion too: an ECN link that marks and never drops is congested.
+    let marking = bl.marks_pkts > 0.0;
+    if !sc.run.from_first_congestion
+        && bl.congestion_events == 0
+        && !unbroken
+        && !marking
+        && seek_loss()
+    {
         warnings.push(format!(
             "run.duration: no congestion event on link {} from {} s to {} s, so the statistics \
              describe a transient or an uncongested link, not a congested steady state \

@@ -4,6 +4,7 @@
 //! way for every engine (fluid, packet, and ns-3 through the Python binding).
 
 use super::EventRecord;
+use crate::metrics::sojourn::SojournHistogram;
 use serde::{Deserialize, Serialize};
 
 /// A finished run's records.
@@ -180,7 +181,7 @@ impl BurstRecord {
 
 /// A link's totals. Window totals are differences taken by the engine in its own arithmetic
 /// (integers in the packet engine), so that no precision is lost before the division.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkRecord {
     /// The buffer the engine held, in packets: whole packets in a packet-level engine
@@ -205,6 +206,18 @@ pub struct LinkRecord {
     pub departures_pkts: f64,
     pub queue_start_pkts: f64,
     pub queue_end_pkts: f64,
+    /// Of `dropped_pkts`, the discipline's early (AQM) drops and its overflow drops (the rest
+    /// are the link's random losses), and the data packets it marked CE, over the window.
+    #[serde(default)]
+    pub dropped_early_pkts: f64,
+    #[serde(default)]
+    pub dropped_overflow_pkts: f64,
+    #[serde(default)]
+    pub marked_pkts: f64,
+    /// How long the data packets that left for the wire in the window had waited (`None`: the
+    /// engine does not see packets, as the fluid one).
+    #[serde(default)]
+    pub sojourn: Option<SojournHistogram>,
 }
 
 /// A connection's totals over the measurement window.
@@ -221,4 +234,7 @@ pub struct FlowRecord {
     pub cwnd_integral_pkt_s: f64,
     /// Window reductions applied (fractional in the fluid engine's continuous-loss mode).
     pub reductions: f64,
+    /// Data packets that reached the receiver marked CE.
+    #[serde(default)]
+    pub marked_pkts: f64,
 }

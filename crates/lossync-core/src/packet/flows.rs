@@ -8,7 +8,7 @@ use super::route::{Hop, Pkt};
 use super::sender::{Ack, Sender};
 use super::PacketEngine;
 use crate::cc::LAW_STREAM;
-use crate::queue::Header;
+use crate::queue::{Ecn, Header};
 use crate::scenario::Pacing;
 
 /// A flow's end points: its sender and receiver, with their timers.
@@ -100,7 +100,11 @@ impl PacketEngine {
                 // No demand of its own: the routers' feedback decides (the minimum wins).
                 feedback_pkts: f32::INFINITY,
             };
-            let pkt = Pkt::data(f as u32, fl.data_route, seg.seq, now, header);
+            let mut pkt = Pkt::data(f as u32, fl.data_route, seg.seq, now, header);
+            pkt.set_ecn(seg.ecn);
+            if seg.cwr {
+                pkt.set_cwr();
+            }
             let pace_next_ps = if fl.law_paced {
                 s.law_pacing_rate_pps()
                     .map(|r| now + ps_from_s(1.0 / r.max(1e-3)))
@@ -170,23 +174,21 @@ impl PacketEngine {
     /// A data packet reaches its flow's receiver, which ACKs it now or arms the delayed-ACK
     /// timer.
     #[inline(never)]
-    pub(super) fn deliver(&mut self, f: usize, seq: u64, stamp_ps: SimTime, feedback_pkts: f32) {
-        self.deliver_inline(f, seq, stamp_ps, feedback_pkts);
+    pub(super) fn deliver(&mut self, pkt: &Pkt) {
+        self.deliver_inline(pkt);
     }
 
     #[inline(always)]
-    pub(super) fn deliver_inline(
-        &mut self,
-        f: usize,
-        seq: u64,
-        stamp_ps: SimTime,
-        feedback_pkts: f32,
-    ) {
+    pub(super) fn deliver_inline(&mut self, pkt: &Pkt) {
         let now = self.now_ps;
+        let f = pkt.flow as usize;
         let fl = &mut self.flows[f];
         fl.received += 1;
         let before = fl.receiver.first_arrivals_pkts();
-        let ack = fl.receiver.receive(seq, stamp_ps, feedback_pkts);
+        fl.receiver.on_ecn(pkt.ecn() == Ecn::Ce, pkt.cwr());
+        let ack = fl
+            .receiver
+            .receive(pkt.seq, pkt.stamp_ps, pkt.feedback_pkts);
         fl.interval_delivered += fl.receiver.first_arrivals_pkts() - before;
         match ack {
             Some(ack) => self.send_ack(f, ack),
@@ -347,5 +349,15 @@ impl PacketEngine {
         let fl = &mut self.flows[f];
         fl.phase = Phase::Idle;
         self.dynamic[fl.slot.group as usize].free.push(f as u32);
+    }
+}
+
+/// The codepoint of a flow's new data: ECT(1) for an L4S law (RFC 9331 §4), ECT(0) for other
+/// ECN-capable flows (RFC 3168 §5), Not-ECT without `ecn`.
+pub(super) fn ect_of(f: &crate::scenario::Flow) -> Ecn {
+    match (f.ecn, f.cc.ecn()) {
+        (false, _) => Ecn::NotEct,
+        (true, crate::cc::EcnUse::Scalable { l4s: true }) => Ecn::Ect1,
+        (true, _) => Ecn::Ect0,
     }
 }

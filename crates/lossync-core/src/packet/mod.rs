@@ -72,16 +72,15 @@ pub mod topology;
 use crate::cc::LAW_STREAM;
 use crate::error::Result;
 use crate::metrics::{self, AggregateSample, CompletionRecord, DropClusters, RunResult};
-use crate::queue::Verdict;
 use crate::scenario::Scenario;
 use access::Access;
 use event::{ps_from_s, s_from_ps, Event, EventQueue, SimTime};
-use flows::{FlowState, Phase, SlotFlow};
+use flows::{ect_of, FlowState, Phase, SlotFlow};
 pub use limits::{check, memory_estimate, MemoryEstimate};
 use limits::{check_memory, expected_arrivals};
 use node::{Action, Actions, Node};
 use pipe::Pipe;
-use port::{Admit, Port, PortAcc};
+use port::{Admit, Next, Port, PortAcc};
 use receiver::Receiver;
 use records::FlowAcc;
 use route::{Hop, Pkt, RouteTable};
@@ -204,7 +203,8 @@ impl PacketEngine {
                     f.rtt_s,
                     hint,
                 )
-                .with_abc_limit(ack_every),
+                .with_abc_limit(ack_every)
+                .with_ecn(ect_of(f), f.cc.ecn()),
                 receiver: Receiver::new(hint).with_ack_every(ack_every),
                 data_route: routes.start(i, false),
                 ack_route: routes.start(i, true),
@@ -528,7 +528,7 @@ impl PacketEngine {
     /// A data packet reaches the end of its route.
     #[inline(always)]
     fn at_receiver(&mut self, pkt: &Pkt) {
-        self.deliver(pkt.flow as usize, pkt.seq, pkt.stamp_ps, pkt.feedback_pkts);
+        self.deliver(pkt);
     }
 
     /// What an ACK packet tells its sender, and the sender's flow.
@@ -570,40 +570,52 @@ impl PacketEngine {
     /// A packet reaches port `p`: queued, or dropped (a data drop is logged and clustered).
     #[inline(never)]
     fn arrive(&mut self, p: usize, class: u32, pkt: Pkt) {
-        let now = self.now_ps;
-        match self.ports[p].admit(now, pkt, class) {
+        let (admit, pushed_out) = self.ports[p].admit(self.now_ps, pkt, class);
+        if let Some(victim) = pushed_out {
+            self.dropped(p, victim);
+        }
+        match admit {
             Admit::Queued => {}
-            Admit::Serving(t) => self.queue.push(now + t, Event::ServiceDone(p as u32)),
-            Admit::Dropped if pkt.is_ack => self.gone(pkt.flow as usize),
-            Admit::Dropped => self.on_drop(Some(p), pkt.flow as usize),
+            Admit::Idle => self.serve_next(p),
+            Admit::Dropped => self.dropped(p, pkt),
         }
     }
 
-    /// Port `p` has serialized its head: it leaves (or the discipline drops it at dequeue) and
-    /// the next one, if any, starts.
+    /// A packet dropped at port `p`: a data drop is logged and clustered.
+    fn dropped(&mut self, p: usize, pkt: Pkt) {
+        if pkt.is_ack {
+            self.gone(pkt.flow as usize);
+        } else {
+            self.on_drop(Some(p), pkt.flow as usize);
+        }
+    }
+
+    /// Idle port `p` starts its next packet, if any (the discipline may drop some first).
+    fn serve_next(&mut self, p: usize) {
+        let now = self.now_ps;
+        loop {
+            match self.ports[p].next(now) {
+                Next::Idle => return,
+                Next::Dropped(pkt) => self.dropped(p, pkt),
+                Next::Serve(pkt) => {
+                    let Hop::Queue { class, .. } = self.routes.hop(&pkt) else {
+                        unreachable!("a queued packet is at a queue hop")
+                    };
+                    let t = self.ports[p].start_next(class);
+                    return self.queue.push(now + t, Event::ServiceDone(p as u32));
+                }
+            }
+        }
+    }
+
+    /// Port `p` has serialized its packet: it leaves, and the next one, if any, starts.
     fn on_service_done(&mut self, p: usize) {
         let now = self.now_ps;
-        let port = &mut self.ports[p];
-        let (pkt, verdict) = port.depart(now);
-        if let Some(head) = port.head() {
-            let Hop::Queue { class, .. } = self.routes.hop(head) else {
-                unreachable!("a queued packet is at a queue hop")
-            };
-            let t = port.start_next(class);
-            self.queue.push(now + t, Event::ServiceDone(p as u32));
-        }
-        if verdict != Verdict::Queued {
-            if !pkt.is_ack {
-                self.on_drop(Some(p), pkt.flow as usize);
-            } else {
-                self.gone(pkt.flow as usize);
-            }
-            return;
-        }
+        let pkt = self.ports[p].depart(now);
+        self.serve_next(p);
         // The receiver right behind a port (the dumbbell's) gets the packet without a call.
         if let Hop::Receiver = self.routes.hop_at(pkt.at + 1) {
-            let (f, fb) = (pkt.flow as usize, pkt.feedback_pkts);
-            return self.deliver_inline(f, pkt.seq, pkt.stamp_ps, fb);
+            return self.deliver_inline(&pkt);
         }
         self.forward(pkt, now);
     }

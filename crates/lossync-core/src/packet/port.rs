@@ -10,7 +10,8 @@
 use super::event::{Serializer, SimTime};
 use super::ring::Ring;
 use super::route::Pkt;
-use crate::queue::{self, Arrival, Buffer, Discipline, LinkContext, Verdict};
+use crate::metrics::sojourn::SojournHistogram;
+use crate::queue::{Arrival, Buffer, Departure, Discipline, DropReason, Ecn, LinkContext, Verdict};
 use crate::rng::Rng;
 use crate::scenario::Link;
 
@@ -20,7 +21,13 @@ use crate::scenario::Link;
 pub struct PortAcc {
     pub arrived: u64,
     pub departed: u64,
+    /// Every data drop; of them, the discipline's early (AQM) drops and its overflow drops (the
+    /// rest are the wire's random losses).
     pub dropped: u64,
+    pub dropped_early: u64,
+    pub dropped_overflow: u64,
+    /// Data packets the discipline marked CE.
+    pub marked: u64,
     pub acks_departed: u64,
     pub acks_dropped: u64,
     /// ∫ queue dt in packet·picoseconds, exact (data and ACKs).
@@ -36,8 +43,26 @@ pub struct PortAcc {
 pub enum Admit {
     Dropped,
     Queued,
-    /// Queued into an idle port: its service ends after this many picoseconds.
-    Serving(SimTime),
+    /// Queued into an idle port: the caller starts its service ([`Port::next`]).
+    Idle,
+}
+
+/// What the port does next, when a transmission ends or a packet reaches it idle.
+#[derive(Debug, Clone, Copy)]
+pub enum Next {
+    /// Nothing waits.
+    Idle,
+    /// This packet is now in service: the caller starts it ([`Port::start_next`]).
+    Serve(Pkt),
+    /// The discipline dropped this packet at dequeue; ask again.
+    Dropped(Pkt),
+}
+
+/// A packet waiting in a sub-queue, with the time it arrived.
+#[derive(Debug, Clone, Copy, Default)]
+struct Waiting {
+    pkt: Pkt,
+    enqueued_ps: SimTime,
 }
 
 pub struct Port {
@@ -47,14 +72,17 @@ pub struct Port {
     classes: Vec<Serializer>,
     /// Nominal service time of a data packet.
     pub service_ps: SimTime,
-    queue: Ring<Pkt>,
+    /// The discipline's sub-queues (one for a FIFO), and the packet on the wire.
+    waiting: Vec<Ring<Waiting>>,
+    waiting_len: usize,
+    serving: Option<Pkt>,
     discipline: Box<dyn Discipline>,
+    /// Sojourn times of the data packets that left for the wire since the window began.
+    pub sojourn: SojournHistogram,
     random_loss: f64,
     rng: Rng,
     pub acc: PortAcc,
     queue_changed_ps: SimTime,
-    /// Whether the packet in service (the head) is a data packet.
-    serving_data: bool,
     /// Largest occupancy since the statistics started.
     pub q_max: usize,
     /// Data packets held when the measurement window began (its accounting starts from them).
@@ -88,32 +116,42 @@ impl Port {
             capacity_pps: link.capacity_pps,
             service_ps: data_service.nominal_ps(),
             classes: vec![data_service],
-            queue: Ring::with_capacity(buffer.slots.min(presize)),
+            waiting: (0..discipline.queues())
+                .map(|k| Ring::with_capacity(if k == 0 { buffer.slots.min(presize) } else { 1 }))
+                .collect(),
+            waiting_len: 0,
+            serving: None,
             discipline,
+            sojourn: SojournHistogram::default(),
             random_loss: link.loss_rate,
             // Stream 3000 + link: the packet engine's per-link randomness (random loss, RED).
             rng: Rng::new(seed, 3000 + index as u64),
             acc: PortAcc::default(),
             queue_changed_ps: 0,
-            serving_data: false,
             q_max: 0,
             data_len_at_measuring: 0,
             started_flows: 0,
         }
     }
 
+    /// Packets held, the one on the wire included.
     pub fn len(&self) -> usize {
-        self.queue.len()
+        self.waiting_len + self.serving.is_some() as usize
     }
 
     /// Data packets queued (ACKs excluded): the term of the data-packet accounting
     /// arrivals = departures + drops + queued, whose counters count data only.
     pub fn data_len(&self) -> usize {
-        self.queue.iter().filter(|p| !p.is_ack).count()
+        let waiting: usize = self
+            .waiting
+            .iter()
+            .map(|q| q.iter().filter(|w| !w.pkt.is_ack).count())
+            .sum();
+        waiting + self.serving.is_some_and(|p| !p.is_ack) as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.queue.is_empty()
+        self.len() == 0
     }
 
     /// A serializer class for packets of another size (an ACK route's); returns its number.
@@ -135,97 +173,196 @@ impl Port {
     /// change.
     pub fn integrate(&mut self, now_ps: SimTime) {
         let dt = now_ps - self.queue_changed_ps;
-        self.acc.queue_area += self.queue.len() as u128 * dt as u128;
-        if self.serving_data {
+        self.acc.queue_area += self.len() as u128 * dt as u128;
+        if self.serving.is_some_and(|p| !p.is_ack) {
             self.acc.data_busy_ps += dt;
         }
         self.queue_changed_ps = now_ps;
     }
 
+    /// A packet's size in data packets of this link (ACK classes are smaller).
+    fn size_pkts(&self, is_ack: bool, class: u32) -> f64 {
+        if is_ack {
+            self.classes[class as usize].nominal_ps() as f64 / self.service_ps as f64
+        } else {
+            1.0
+        }
+    }
+
     /// A packet of serializer class `class` arrives at route position `hop` (stored with it).
     /// Random loss applies to data only (a property of the wire, before the queue); the
-    /// discipline decides the rest.
-    pub fn admit(&mut self, now_ps: SimTime, pkt: Pkt, class: u32) -> Admit {
-        let q = self.queue.len();
+    /// discipline decides the rest. Returns what became of it, and a packet the discipline
+    /// pushed out of a full buffer to make room (flow queuing drops from the fattest queue).
+    pub fn admit(&mut self, now_ps: SimTime, pkt: Pkt, class: u32) -> (Admit, Option<Pkt>) {
+        let q = self.len();
         let mut pkt = pkt;
+        let ecn = pkt.ecn();
+        let size_pkts = self.size_pkts(pkt.is_ack, class);
+        let sub = self.discipline.classify(pkt.flow, pkt.is_ack, ecn);
         let verdict = if pkt.is_ack {
-            let size_pkts =
-                self.classes[class as usize].nominal_ps() as f64 / self.service_ps as f64;
-            let arrival = Arrival::Ack { size_pkts };
+            let arrival = Arrival {
+                flow: pkt.flow,
+                sub,
+                ecn,
+                size_pkts,
+                header: None,
+            };
             self.discipline.enqueue(now_ps, q, arrival, &mut self.rng)
         } else {
             self.acc.arrived += 1;
             if self.random_loss > 0.0 && self.rng.uniform() < self.random_loss {
-                Verdict::Dropped(queue::DropReason::Early)
+                Verdict::Dropped(DropReason::Wire)
             } else {
                 let mut header = pkt.header();
-                let verdict =
-                    self.discipline
-                        .enqueue(now_ps, q, Arrival::Data(&mut header), &mut self.rng);
+                let arrival = Arrival {
+                    flow: pkt.flow,
+                    sub,
+                    ecn,
+                    size_pkts,
+                    header: Some(&mut header),
+                };
+                let verdict = self.discipline.enqueue(now_ps, q, arrival, &mut self.rng);
                 if header.feedback_pkts.to_bits() != pkt.feedback_pkts.to_bits() {
                     pkt.feedback_pkts = header.feedback_pkts; // an XCP router's feedback
                 }
                 verdict
             }
         };
-        if let Verdict::Dropped(_) = verdict {
-            if pkt.is_ack {
-                self.acc.acks_dropped += 1;
-            } else {
-                self.acc.dropped += 1;
+        match verdict {
+            Verdict::Dropped(reason) => {
+                self.count_drop(pkt.is_ack, reason);
+                return (Admit::Dropped, None);
             }
-            return Admit::Dropped;
+            Verdict::Marked => self.mark(&mut pkt),
+            Verdict::Queued => {}
         }
         self.integrate(now_ps);
-        self.queue.push_back(pkt);
+        self.waiting[sub].push_back(Waiting {
+            pkt,
+            enqueued_ps: now_ps,
+        });
+        self.waiting_len += 1;
         self.q_max = self.q_max.max(q + 1);
-        if q == 0 {
-            self.serving_data = !pkt.is_ack;
-            Admit::Serving(self.classes[class as usize].next_ps())
+        // A discipline with sub-queues takes the arrival, then drops from the queue it names.
+        let mut pushed = None;
+        if self.waiting.len() > 1 && self.len() > self.discipline.buffer().slots {
+            let k = self.discipline.overflow_victim();
+            if let Some(w) = self.waiting[k].pop_front() {
+                self.waiting_len -= 1;
+                self.integrate(now_ps);
+                self.discipline
+                    .pushed_out(k, self.size_pkts(w.pkt.is_ack, 0));
+                self.count_drop(w.pkt.is_ack, DropReason::Overflow);
+                pushed = Some(w.pkt);
+            }
+        }
+        let admit = if self.serving.is_none() {
+            Admit::Idle
         } else {
             Admit::Queued
+        };
+        (admit, pushed)
+    }
+
+    fn count_drop(&mut self, is_ack: bool, reason: DropReason) {
+        if is_ack {
+            self.acc.acks_dropped += 1;
+            return;
+        }
+        self.acc.dropped += 1;
+        match reason {
+            DropReason::Early => self.acc.dropped_early += 1,
+            DropReason::Overflow => self.acc.dropped_overflow += 1,
+            DropReason::Wire => {}
         }
     }
 
-    /// The packet in service leaves and is returned, or dropped by the discipline at dequeue
-    /// (`None`); if another waits, the caller starts it with [`Port::start_next`].
-    pub fn depart(&mut self, now_ps: SimTime) -> (Pkt, Verdict) {
+    fn mark(&mut self, pkt: &mut Pkt) {
+        if !pkt.is_ack && pkt.ecn() != Ecn::Ce {
+            self.acc.marked += 1;
+        }
+        pkt.set_ecn(Ecn::Ce);
+    }
+
+    /// The packet on the wire has been serialized: it leaves (the caller then asks for the
+    /// next with [`Port::next`]).
+    pub fn depart(&mut self, now_ps: SimTime) -> Pkt {
         self.integrate(now_ps);
-        let pkt = self.queue.pop_front().expect("a packet in service");
-        // The next one, if any, starts now (the caller's `start_next`).
-        self.serving_data = self.queue.front().is_some_and(|h| !h.is_ack);
-        let verdict = self.discipline.dequeue(now_ps, self.queue.len());
-        match (pkt.is_ack, verdict) {
-            (true, Verdict::Queued) => self.acc.acks_departed += 1,
-            (true, Verdict::Dropped(_)) => self.acc.acks_dropped += 1,
-            (false, Verdict::Queued) => self.acc.departed += 1,
-            (false, Verdict::Dropped(_)) => self.acc.dropped += 1,
+        let pkt = self.serving.take().expect("a packet in service");
+        if pkt.is_ack {
+            self.acc.acks_departed += 1;
+        } else {
+            self.acc.departed += 1;
         }
-        (pkt, verdict)
+        self.discipline.departed(now_ps, self.len());
+        pkt
     }
 
-    /// Asks for the head's cache line: it leaves soon.
+    /// The idle port takes its next packet from the sub-queue the discipline chooses, which
+    /// may still drop it (then it takes no time on the wire) or mark it.
+    pub fn next(&mut self, now_ps: SimTime) -> Next {
+        debug_assert!(self.serving.is_none(), "the wire is free");
+        if self.waiting_len == 0 {
+            return Next::Idle;
+        }
+        let k = if self.waiting.len() == 1 {
+            0
+        } else {
+            let waiting = &self.waiting;
+            let head = |k: usize| waiting[k].front().map(|w| w.enqueued_ps);
+            self.discipline.next_queue(now_ps, &head)
+        };
+        let Some(w) = self.waiting[k].pop_front() else {
+            unreachable!("the discipline chose an empty sub-queue")
+        };
+        self.integrate(now_ps);
+        self.waiting_len -= 1;
+        let mut pkt = w.pkt;
+        let sojourn_ps = now_ps - w.enqueued_ps;
+        let departure = Departure {
+            flow: pkt.flow,
+            sub: k,
+            ecn: pkt.ecn(),
+            size_pkts: if pkt.is_ack { 0.0 } else { 1.0 },
+            is_ack: pkt.is_ack,
+            sojourn_ps,
+        };
+        match self
+            .discipline
+            .dequeue(now_ps, self.waiting_len, &departure, &mut self.rng)
+        {
+            Verdict::Dropped(reason) => {
+                self.count_drop(pkt.is_ack, reason);
+                return Next::Dropped(pkt);
+            }
+            Verdict::Marked => self.mark(&mut pkt),
+            Verdict::Queued => {}
+        }
+        if !pkt.is_ack {
+            self.sojourn.record(sojourn_ps);
+        }
+        self.serving = Some(pkt);
+        Next::Serve(pkt)
+    }
+
+    /// Asks for the next packet's cache line: it leaves soon.
     #[inline]
     pub fn prefetch_head(&self) {
-        self.queue.prefetch_front();
+        self.waiting[0].prefetch_front();
     }
 
-    /// The packet now at the head, if any (its route's hop names its serializer class).
-    pub fn head(&self) -> Option<&Pkt> {
-        self.queue.front()
-    }
-
-    /// Starts serving the head, of serializer class `class`; returns its service time.
+    /// Starts serving the packet [`Port::next`] gave, of serializer class `class`; returns its
+    /// service time.
     #[inline]
     pub fn start_next(&mut self, class: u32) -> SimTime {
-        debug_assert!(!self.queue.is_empty(), "a packet to serve");
+        debug_assert!(self.serving.is_some(), "a packet to serve");
         self.classes[class as usize].next_ps()
     }
 
     /// A feedback router's control interval ends now; returns the next one's length (`None`
     /// without one).
     pub fn end_interval(&mut self) -> Option<f64> {
-        self.discipline.end_interval(self.queue.len())
+        self.discipline.end_interval(self.len())
     }
 
     pub fn has_feedback(&self) -> bool {

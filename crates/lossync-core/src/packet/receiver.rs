@@ -30,6 +30,13 @@ pub struct Receiver {
     pending_last: u64,
     /// XCP: the feedback of the latest packet, for the delayed ACK that echoes it.
     pending_feedback: f32,
+    /// ECN feedback: ECE is set from a CE arrival until a packet with CWR (RFC 3168 §6.1.3);
+    /// the CE-marked packets since the last ACK are counted for it (RFC 8257 §3.2's information:
+    /// the sender of a scalable law learns exactly how many packets were marked).
+    ece: bool,
+    ce_unacked: u8,
+    /// CE-marked data packets received since the start.
+    ce_received: u64,
 }
 
 impl Receiver {
@@ -49,6 +56,9 @@ impl Receiver {
             pending_echo_ps: 0,
             pending_last: 0,
             pending_feedback: 0.0,
+            ece: false,
+            ce_unacked: 0,
+            ce_received: 0,
         }
     }
 
@@ -62,6 +72,26 @@ impl Receiver {
         self.pending_echo_ps = 0;
         self.pending_last = 0;
         self.pending_feedback = 0.0;
+        self.ece = false;
+        self.ce_unacked = 0;
+    }
+
+    /// The ECN field and CWR flag of the data packet about to be [received](Receiver::receive).
+    #[inline]
+    pub fn on_ecn(&mut self, ce: bool, cwr: bool) {
+        if cwr {
+            self.ece = false;
+        }
+        if ce {
+            self.ece = true;
+            self.ce_unacked = self.ce_unacked.saturating_add(1);
+            self.ce_received += 1;
+        }
+    }
+
+    /// The ECN feedback of the ACK sent now.
+    fn take_ecn(&mut self) -> (bool, u8) {
+        (self.ece, std::mem::take(&mut self.ce_unacked))
     }
 
     /// Delays ACKs: one per `n` in-order packets (the caller runs the timeout).
@@ -93,11 +123,14 @@ impl Receiver {
             sent_ps
         };
         self.pending = 0;
+        let (ece, ce_pkts) = self.take_ecn();
         Some(Ack {
             cum,
             sacked: seq,
             echo_ps,
             feedback_pkts,
+            ece,
+            ce_pkts,
         })
     }
 
@@ -112,12 +145,19 @@ impl Receiver {
             return None;
         }
         self.pending = 0;
+        let (ece, ce_pkts) = self.take_ecn();
         Some(Ack {
             cum: self.rcv_nxt,
             sacked: self.pending_last,
             echo_ps: self.pending_echo_ps,
             feedback_pkts: self.pending_feedback,
+            ece,
+            ce_pkts,
         })
+    }
+
+    pub fn ce_received(&self) -> u64 {
+        self.ce_received
     }
 
     pub fn delivered_pkts(&self) -> u64 {

@@ -16,6 +16,7 @@ pub(super) struct FlowAcc {
     delivered: u64,
     dropped: u64,
     reductions: u64,
+    marked: u64,
     cwnd_integral_pkt_s: f64,
 }
 
@@ -53,6 +54,7 @@ impl PacketEngine {
             delivered: fl.receiver.first_arrivals_pkts(),
             dropped: fl.dropped,
             reductions: st.reductions,
+            marked: fl.receiver.ce_received(),
             cwnd_integral_pkt_s: st.cwnd_integral_pkt_s,
         }
     }
@@ -65,6 +67,7 @@ impl PacketEngine {
             port.integrate(now);
             port.q_max = port.len();
             port.data_len_at_measuring = port.data_len();
+            port.sojourn.clear();
             self.start_ports[i] = port.acc;
         }
         for f in 0..self.flows.len() {
@@ -162,6 +165,10 @@ impl PacketEngine {
                     departures_pkts: (a.departed - s.departed) as f64,
                     queue_start_pkts: port.data_len_at_measuring as f64,
                     queue_end_pkts: port.data_len() as f64,
+                    dropped_early_pkts: (a.dropped_early - s.dropped_early) as f64,
+                    dropped_overflow_pkts: (a.dropped_overflow - s.dropped_overflow) as f64,
+                    marked_pkts: (a.marked - s.marked) as f64,
+                    sojourn: Some(port.sojourn.clone()),
                 }
             })
             .collect();
@@ -183,6 +190,7 @@ impl PacketEngine {
                 dropped_pkts: (a.dropped - s.dropped) as f64,
                 cwnd_integral_pkt_s: a.cwnd_integral_pkt_s - s.cwnd_integral_pkt_s,
                 reductions: (a.reductions - s.reductions) as f64,
+                marked_pkts: (a.marked - s.marked) as f64,
             })
             .collect();
         // Flows acknowledged whose last packets are still in the network.

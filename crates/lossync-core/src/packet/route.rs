@@ -7,7 +7,7 @@
 use super::event::SimTime;
 use super::sender::Ack;
 use crate::error::{Error, Result};
-use crate::queue::Header;
+use crate::queue::{Ecn, Header};
 
 /// A packet on the network: data, or an ACK on its way back. 40 bytes: the one field that
 /// means different things for data and ACKs keeps it there (pipes and queues hold many).
@@ -28,7 +28,13 @@ pub struct Pkt {
     aux: u64,
     /// XCP's feedback: lowered by the routers on data, echoed by the ACK.
     pub feedback_pkts: f32,
+    /// Data: the IP header's ECN field (bits 0–1, [`Ecn`]) and TCP's CWR flag (bit 2). ACK: the
+    /// ECN feedback, ECE (bit 7) and the CE-marked packets it newly acknowledges (bits 0–6).
+    ecn: u8,
 }
+
+const CWR: u8 = 1 << 2;
+const ECE: u8 = 1 << 7;
 
 impl Pkt {
     /// A data packet of `flow` at route position `at`, sent at `stamp_ps` with XCP's `header`.
@@ -43,7 +49,44 @@ impl Pkt {
             stamp_ps,
             aux,
             feedback_pkts: header.feedback_pkts,
+            ecn: 0,
         }
+    }
+
+    /// Data: the ECN codepoint.
+    #[inline]
+    pub fn ecn(&self) -> Ecn {
+        if self.is_ack {
+            // Pure ACKs are sent Not-ECT (RFC 3168 §6.1.4).
+            return Ecn::NotEct;
+        }
+        Ecn::from_bits(self.ecn)
+    }
+
+    /// Data: sets the ECN codepoint (a sender's ECT, a router's CE).
+    #[inline]
+    pub fn set_ecn(&mut self, ecn: Ecn) {
+        if !self.is_ack {
+            self.ecn = (self.ecn & !3) | ecn as u8;
+        }
+    }
+
+    /// Data: whether TCP's CWR flag is set (RFC 3168 §6.1.2: the sender reduced its window).
+    #[inline]
+    pub fn cwr(&self) -> bool {
+        !self.is_ack && self.ecn & CWR != 0
+    }
+
+    /// Data: sets TCP's CWR flag.
+    #[inline]
+    pub fn set_cwr(&mut self) {
+        self.ecn |= CWR;
+    }
+
+    /// ACK: its ECN feedback, ECE and the CE-marked packets it newly acknowledges.
+    #[inline]
+    pub fn ecn_echo(&self) -> (bool, u8) {
+        (self.ecn & ECE != 0, self.ecn & !ECE)
     }
 
     /// The ACK packet carrying `ack` back to `flow`'s sender, at route position `at`.
@@ -57,6 +100,7 @@ impl Pkt {
             stamp_ps: ack.echo_ps,
             aux: ack.sacked,
             feedback_pkts: ack.feedback_pkts,
+            ecn: (ack.ece as u8) << 7 | ack.ce_pkts.min(127),
         }
     }
 
@@ -92,6 +136,8 @@ impl Pkt {
             sacked: self.sacked(),
             echo_ps: self.stamp_ps,
             feedback_pkts: self.feedback_pkts,
+            ece: self.ecn & ECE != 0,
+            ce_pkts: self.ecn & !ECE,
         }
     }
 }

@@ -26,6 +26,13 @@
 //! - no pacing, no delayed ACK, no PRR (RFC 6937): in recovery the sender waits until the pipe
 //!   falls below the halved window, as RFC 6675 §5 says.
 //!
+//! ECN (flows with `ecn`): new data is sent ECT (ECT(1) for an L4S law, RFC 9331; ECT(0)
+//! otherwise), retransmissions Not-ECT (RFC 3168 §6.1.5) except for scalable laws, which Linux
+//! sends all ECT (`INET_ECN_xmit` in tcp_dctcp.c). An ECN echo (a classic law: the ACK's ECE; a
+//! scalable law: CE-marked packets counted in the ACK) reduces the window through the law's
+//! `on_ecn` once per window of data and not during loss recovery (RFC 3168 §6.1.2), and the next
+//! new packet carries CWR; a scalable law also sees every ACK's counts (RFC 8257 §3.3).
+//!
 //! Model-based laws (BBR; [`CongestionControl::wants_rate_samples`]): the sender estimates the
 //! delivery rate as draft-cheng-iccrg-delivery-rate-estimation §3 (Linux's tcp_rate.c) does:
 //! each transmission is stamped with the flow's delivered count, the time of the latest delivery
@@ -48,7 +55,8 @@ mod recovery;
 mod rtt;
 
 use super::event::{s_from_ps, SimTime};
-use crate::cc::{self, CcContext, CongestionControl};
+use crate::cc::{self, CcContext, CongestionControl, EcnUse};
+use crate::queue::Ecn;
 pub use rate::TX_STAMP_BYTES;
 use rate::{RateState, TxStamp};
 use std::collections::VecDeque;
@@ -65,7 +73,7 @@ pub const RTO_MAX_PS: SimTime = 60_000_000_000_000;
 pub const MIN_SSTHRESH_PKTS: f64 = 2.0;
 
 /// What the receiver sends back for every data packet.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Ack {
     /// Cumulative ACK: every packet below this has arrived.
     pub cum: u64,
@@ -75,6 +83,11 @@ pub struct Ack {
     pub echo_ps: SimTime,
     /// XCP: the feedback of the packet's congestion header, echoed (packets of window).
     pub feedback_pkts: f32,
+    /// ECN-Echo (RFC 3168 §6.1.3: set from a CE arrival until the sender's CWR).
+    pub ece: bool,
+    /// The CE-marked data packets this ACK newly acknowledges (RFC 8257 §3.2's per-packet
+    /// feedback, as a count).
+    pub ce_pkts: u8,
 }
 
 /// A packet the sender puts on the wire.
@@ -82,6 +95,9 @@ pub struct Ack {
 pub struct Segment {
     pub seq: u64,
     pub retransmission: bool,
+    /// Its ECN codepoint, and TCP's CWR flag.
+    pub ecn: Ecn,
+    pub cwr: bool,
 }
 
 /// Loss-recovery state.
@@ -121,8 +137,10 @@ pub struct SenderStats {
     pub retransmitted_pkts: u64,
     pub fast_recoveries: u64,
     pub timeouts: u64,
-    /// Window reductions (calls to the law's `on_loss`).
+    /// Window reductions (calls to the law's `on_loss` or `on_ecn`), and of them those for an
+    /// ECN echo.
     pub reductions: u64,
+    pub ecn_reductions: u64,
     /// ∫ cwnd dt, in packet·seconds.
     pub cwnd_integral_pkt_s: f64,
 }
@@ -179,6 +197,12 @@ pub struct Sender {
     /// `model`).
     stamps: Vec<TxStamp>,
     rate: RateState,
+    /// ECN: the codepoint of new data (Not-ECT: off), whether the law counts marks, the end of
+    /// the window of the last ECN reduction, and whether the next new packet carries CWR.
+    ect: Ecn,
+    scalable: bool,
+    cwr_point: u64,
+    cwr_pending: bool,
 }
 
 impl Sender {
@@ -266,6 +290,10 @@ impl Sender {
                 min_rtt_ps: SimTime::MAX,
                 ..RateState::default()
             },
+            ect: Ecn::NotEct,
+            scalable: false,
+            cwr_point: 0,
+            cwr_pending: false,
         }
     }
 
@@ -287,10 +315,13 @@ impl Sender {
             retx_fifo: std::mem::take(&mut self.retx_fifo),
             stamps: std::mem::take(&mut self.stamps),
         };
-        let (stats, abc_limit) = (self.stats, self.abc_limit);
+        let (stats, abc_limit, ect, scalable) =
+            (self.stats, self.abc_limit, self.ect, self.scalable);
         *self = Sender {
             stats,
             abc_limit,
+            ect,
+            scalable,
             limit_pkts: size_pkts,
             ..Self::with_buffers(
                 cc,
@@ -313,6 +344,14 @@ impl Sender {
     /// The receiver ACKs every `n` packets: each ACK may count for up to `n` (RFC 3465 L).
     pub fn with_abc_limit(mut self, n: u32) -> Self {
         self.abc_limit = n.max(1) as f64;
+        self
+    }
+
+    /// ECN-capable transport with codepoint `ect` (Not-ECT: off) for a law that uses ECN as
+    /// `use_`.
+    pub fn with_ecn(mut self, ect: Ecn, use_: EcnUse) -> Self {
+        self.ect = ect;
+        self.scalable = matches!(use_, EcnUse::Scalable { .. });
         self
     }
 
@@ -427,9 +466,11 @@ impl Sender {
         }
 
         // The SACK: the packet that triggered this ACK has arrived.
+        let mut delivered = 0u64;
         if ack.sacked >= self.snd_una && ack.sacked < self.snd_nxt {
             let st = self.state(ack.sacked);
             if st != SACKED {
+                delivered += 1;
                 if st == IN_FLIGHT || st == RETX {
                     self.pipe_pkts -= 1;
                 }
@@ -450,8 +491,11 @@ impl Sender {
                 if st == IN_FLIGHT || st == RETX {
                     self.pipe_pkts -= 1;
                 }
-                if self.model && st != SACKED {
-                    self.rate_delivered(s, now_ps);
+                if st != SACKED {
+                    delivered += 1;
+                    if self.model {
+                        self.rate_delivered(s, now_ps);
+                    }
                 }
                 self.set_state(s, IN_FLIGHT);
             }
@@ -494,6 +538,10 @@ impl Sender {
             self.stats.reductions += 1;
         }
 
+        if self.ect != Ecn::NotEct {
+            self.on_ecn_echo(now_ps, &ack, delivered);
+        }
+
         if self.model {
             // A model-based law sets the window on every ACK, in recovery too.
             return self.model_update(now_ps, prior_inflight, newly_lost + lost_again);
@@ -512,6 +560,27 @@ impl Sender {
                 self.abc_limit,
                 self.rwnd_pkts,
             );
+        }
+    }
+
+    /// ECN feedback on an ACK that newly delivered `delivered` packets (see the module doc).
+    fn on_ecn_echo(&mut self, now_ps: SimTime, ack: &Ack, delivered: u64) {
+        let ctx = self.ctx(now_ps);
+        let echo = if self.scalable {
+            self.cc
+                .on_ce_counts(&ctx, self.cwnd_pkts, delivered as f64, ack.ce_pkts as f64);
+            ack.ce_pkts > 0
+        } else {
+            ack.ece
+        };
+        if echo && self.recovery == Recovery::Open && self.snd_una >= self.cwr_point {
+            let w = self.cc.on_ecn(&ctx, self.cwnd_pkts).max(MIN_SSTHRESH_PKTS);
+            self.ssthresh_pkts = w;
+            self.cwnd_pkts = w.min(self.rwnd_pkts);
+            self.cwr_point = self.snd_nxt;
+            self.cwr_pending = true;
+            self.stats.reductions += 1;
+            self.stats.ecn_reductions += 1;
         }
     }
 
@@ -550,6 +619,8 @@ impl Sender {
             return Some(Segment {
                 seq: s,
                 retransmission: true,
+                ecn: if self.scalable { self.ect } else { Ecn::NotEct },
+                cwr: false,
             });
         }
         self.force_retx = false;
@@ -582,6 +653,8 @@ impl Sender {
         Some(Segment {
             seq,
             retransmission: false,
+            ecn: self.ect,
+            cwr: std::mem::take(&mut self.cwr_pending),
         })
     }
 

@@ -56,6 +56,7 @@ impl Discipline for DropTail {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::queue::DropReason;
 
     #[test]
     fn full_buffer_drops_and_zero_buffer_still_holds_the_packet_in_service() {

@@ -1,7 +1,10 @@
 //! Queue disciplines, one abstraction for both engines. A discipline owns a link direction's
 //! buffer and decides what becomes of traffic:
-//! - packet face: each arrival gets a [`Verdict`] ([`Discipline::enqueue`]), and a departure may
-//!   still be dropped ([`Discipline::dequeue`], room for sojourn-time disciplines such as CoDel);
+//! - packet face: each arrival gets a [`Verdict`] ([`Discipline::enqueue`]: queue, mark CE or
+//!   drop), and so does each packet as it leaves the queue for the wire, told how long it waited
+//!   ([`Discipline::dequeue`]: CoDel's sojourn time); a discipline may keep several sub-queues in
+//!   the port and choose which one is served next ([`Discipline::classify`],
+//!   [`Discipline::next_queue`]: flow queuing, DualPI2's two queues);
 //! - fluid face: a probability of early drop for the next step
 //!   ([`Discipline::early_drop_probability`]); the fluid engine tail-drops what overflows
 //!   [`Discipline::buffer`];
@@ -21,20 +24,67 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Why a discipline dropped a packet.
+/// Why a packet was dropped at a port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DropReason {
     /// The buffer was full.
     Overflow,
-    /// An active queue management drop before the buffer was full (RED).
+    /// Active queue management: the discipline dropped it with room left (RED, CoDel, PIE).
     Early,
+    /// The link's random loss, before the queue (not the discipline's).
+    Wire,
 }
 
-/// What becomes of a packet offered to a discipline.
+/// What becomes of a packet offered to a discipline, at enqueue or at dequeue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Queued,
+    /// Forwarded with its codepoint set to CE (only ever given to an ECN-capable packet).
+    Marked,
     Dropped(DropReason),
+}
+
+/// The ECN field of a packet's IP header (RFC 3168 §5): not ECN-capable, ECT(1) (the L4S
+/// identifier, RFC 9331 §4), ECT(0), or CE (congestion experienced). The values are the bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Ecn {
+    #[default]
+    NotEct = 0,
+    Ect1 = 1,
+    Ect0 = 2,
+    Ce = 3,
+}
+
+impl Ecn {
+    pub fn from_bits(bits: u8) -> Ecn {
+        match bits & 3 {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// Whether a router may mark it instead of dropping it (RFC 3168 §5: ECT or already CE).
+    pub fn capable(self) -> bool {
+        self != Ecn::NotEct
+    }
+
+    /// Whether it belongs in an L4S queue: ECT(1) or CE (RFC 9331 §5.1).
+    pub fn l4s(self) -> bool {
+        matches!(self, Ecn::Ect1 | Ecn::Ce)
+    }
+}
+
+/// An AQM's congestion signal to one packet: a CE mark if the discipline marks (`ecn`) and the
+/// packet is ECN-capable, a drop otherwise (RFC 3168 §7; RFC 8289 §5; RFC 8033 §5.1).
+pub fn signal(ecn: bool, packet: Ecn) -> Verdict {
+    if ecn && packet.capable() {
+        Verdict::Marked
+    } else {
+        Verdict::Dropped(DropReason::Early)
+    }
 }
 
 /// A link direction's buffer: `pkts` as the scenario sizes it (the fluid engine's limit), and
@@ -75,11 +125,40 @@ pub struct Header {
 
 /// A packet offered to a discipline.
 #[derive(Debug)]
-pub enum Arrival<'a> {
-    /// A data packet; a router may cut the feedback in its header.
-    Data(&'a mut Header),
-    /// An ACK, of this many data packets' worth of bytes.
-    Ack { size_pkts: f64 },
+pub struct Arrival<'a> {
+    pub flow: u32,
+    /// The sub-queue [`Discipline::classify`] chose for it.
+    pub sub: usize,
+    pub ecn: Ecn,
+    /// Its size in packets of the link's size (1 for data; an ACK's bytes over a data packet's).
+    pub size_pkts: f64,
+    /// A data packet's XCP header, which a router may cut; `None` for an ACK.
+    pub header: Option<&'a mut Header>,
+}
+
+impl Arrival<'_> {
+    /// An ACK of `flow`, in sub-queue 0 (for tests).
+    pub fn ack(flow: u32, size_pkts: f64) -> Arrival<'static> {
+        Arrival {
+            flow,
+            sub: 0,
+            ecn: Ecn::NotEct,
+            size_pkts,
+            header: None,
+        }
+    }
+}
+
+/// A packet leaving its sub-queue for the wire.
+#[derive(Debug, Clone, Copy)]
+pub struct Departure {
+    pub flow: u32,
+    pub sub: usize,
+    pub ecn: Ecn,
+    pub size_pkts: f64,
+    pub is_ack: bool,
+    /// How long it waited, from its enqueue to now (RFC 8289 §4.2's sojourn time).
+    pub sojourn_ps: u64,
 }
 
 /// The link a discipline serves.
@@ -114,8 +193,20 @@ impl Feedback {
 pub trait Discipline: Send + Sync + std::fmt::Debug {
     fn buffer(&self) -> Buffer;
 
+    /// Packet face: the sub-queues the port keeps for this discipline (1: one FIFO).
+    fn queues(&self) -> usize {
+        1
+    }
+
+    /// Packet face: the sub-queue a packet of `flow` (`is_ack`, codepoint `ecn`) joins.
+    fn classify(&mut self, _flow: u32, _is_ack: bool, _ecn: Ecn) -> usize {
+        0
+    }
+
     /// Packet face: a packet arrives at `now_ps` to a queue of `backlog` packets (the one in
-    /// service included). `rng` is the link's random stream.
+    /// service included). `rng` is the link's random stream. A discipline with one sub-queue
+    /// refuses an arrival to a full buffer ([`tail`]); one with several is asked for a
+    /// [victim](Discipline::overflow_victim) instead.
     fn enqueue(
         &mut self,
         now_ps: u64,
@@ -124,11 +215,42 @@ pub trait Discipline: Send + Sync + std::fmt::Debug {
         rng: &mut Rng,
     ) -> Verdict;
 
-    /// Packet face: the head packet leaves at `now_ps`, `backlog` packets remain. A discipline
-    /// may drop it here instead of forwarding it.
-    fn dequeue(&mut self, _now_ps: u64, _backlog: usize) -> Verdict {
+    /// Packet face, several sub-queues: the buffer overflowed after an arrival; the sub-queue
+    /// whose head is dropped (RFC 8290 §4.1: the fattest).
+    fn overflow_victim(&mut self) -> usize {
+        0
+    }
+
+    /// Packet face: which non-empty sub-queue sends next; `head_enqueued_ps(k)` is when the head
+    /// of sub-queue `k` arrived (`None`: empty).
+    fn next_queue(
+        &mut self,
+        _now_ps: u64,
+        _head_enqueued_ps: &dyn Fn(usize) -> Option<u64>,
+    ) -> usize {
+        0
+    }
+
+    /// Packet face: a packet leaves its sub-queue for the wire at `now_ps`, `backlog` packets
+    /// remain queued (not counting it). The discipline may still drop it (it then takes no
+    /// time on the wire) or mark it.
+    fn dequeue(
+        &mut self,
+        _now_ps: u64,
+        _backlog: usize,
+        _d: &Departure,
+        _rng: &mut Rng,
+    ) -> Verdict {
         Verdict::Queued
     }
+
+    /// Packet face: a packet of `sub`, dropped from the queue ([`Discipline::overflow_victim`])
+    /// after it was accepted, is gone: a discipline counting its sub-queues forgets it.
+    fn pushed_out(&mut self, _sub: usize, _size_pkts: f64) {}
+
+    /// Packet face: a transmission ends at `now_ps` with `backlog` packets left, the one
+    /// starting next included.
+    fn departed(&mut self, _now_ps: u64, _backlog: usize) {}
 
     /// Fluid face: probability that fluid arriving during the next `dt` seconds is dropped
     /// before the buffer, given the backlog `q_pkts` now.
@@ -253,6 +375,7 @@ registry! {
     Droptail(droptail::DropTailParams),
     Red(red::RedParams),
     Xcp(xcp::XcpParams),
+    Codel(codel::CodelParams),
 }
 
 /// The registry's first discipline (drop-tail) with its defaults: a link's queue when the

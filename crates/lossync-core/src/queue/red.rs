@@ -9,7 +9,9 @@
 //! Jacobson 1993 §4), and each arrival is dropped independently with the probability at that
 //! average, without the count-based spacing of the original.
 
-use super::{tail, Arrival, Buffer, Discipline, DropReason, LinkContext, QueueParams, Site, Verdict};
+use super::{
+    signal, tail, Arrival, Buffer, Discipline, DropReason, LinkContext, QueueParams, Site, Verdict,
+};
 use crate::error::{Error, Result};
 use crate::params::Params;
 use crate::rng::Rng;
@@ -24,6 +26,9 @@ pub struct RedParams {
     pub max_p: f64,
     pub weight: f64,
     pub gentle: bool,
+    /// Mark ECN-capable packets CE instead of dropping them early (RFC 3168 §7), as Linux's
+    /// `red ... ecn` does, above max_th too (no `harddrop`); a full buffer still drops.
+    pub ecn: bool,
 }
 
 impl QueueParams for RedParams {
@@ -51,6 +56,7 @@ impl QueueParams for RedParams {
             max_p: p.f64("max_p", 0.1, |v| (0.0..=1.0).contains(&v), "in [0, 1]")?,
             weight: p.f64("weight", 0.002, |v| v > 0.0 && v <= 1.0, "in (0, 1]")?,
             gentle: p.bool("gentle", true)?,
+            ecn: p.bool("ecn", false)?,
         })
     }
 
@@ -61,8 +67,11 @@ impl QueueParams for RedParams {
             max_p,
             weight,
             gentle,
+            ecn,
         } = *self;
-        Box::new(Red::new(min_th, max_th, max_p, weight, gentle, link))
+        let mut red = Red::new(min_th, max_th, max_p, weight, gentle, link);
+        red.ecn = ecn;
+        Box::new(red)
     }
 }
 
@@ -73,6 +82,7 @@ pub struct Red {
     max_p: f64,
     weight: f64,
     gentle: bool,
+    ecn: bool,
     avg: f64,
     buffer: Buffer,
     packet_time_ps: u64,
@@ -95,6 +105,7 @@ impl Red {
             max_p,
             weight,
             gentle,
+            ecn: false,
             avg: 0.0,
             buffer: link.buffer,
             packet_time_ps: link.packet_time_ps,
@@ -125,7 +136,7 @@ impl Discipline for Red {
         self.buffer
     }
 
-    fn enqueue(&mut self, now_ps: u64, backlog: usize, _a: Arrival<'_>, rng: &mut Rng) -> Verdict {
+    fn enqueue(&mut self, now_ps: u64, backlog: usize, a: Arrival<'_>, rng: &mut Rng) -> Verdict {
         if backlog == 0 {
             let m = (now_ps - self.idle_since_ps) as f64 / self.packet_time_ps as f64;
             self.avg *= (1.0 - self.weight).powf(m);
@@ -134,16 +145,23 @@ impl Discipline for Red {
         }
         let p = self.probability(self.avg);
         if p > 0.0 && rng.uniform() < p {
-            return Verdict::Dropped(DropReason::Early);
+            let verdict = signal(self.ecn, a.ecn);
+            if verdict == Verdict::Dropped(DropReason::Early) {
+                return verdict;
+            }
+            // A mark still needs room in the buffer.
+            return match tail(backlog, self.buffer) {
+                Verdict::Queued => verdict,
+                full => full,
+            };
         }
         tail(backlog, self.buffer)
     }
 
-    fn dequeue(&mut self, now_ps: u64, backlog: usize) -> Verdict {
+    fn departed(&mut self, now_ps: u64, backlog: usize) {
         if backlog == 0 {
             self.idle_since_ps = now_ps;
         }
-        Verdict::Queued
     }
 
     fn early_drop_probability(&mut self, q: f64, dt: f64, capacity_pps: f64) -> f64 {
@@ -196,12 +214,12 @@ mod tests {
         };
         let mut r = Red::new(50.0, 60.0, 0.1, 0.5, false, ctx);
         let mut rng = Rng::new(1, 0);
-        let ack = || Arrival::Ack { size_pkts: 0.05 };
+        let ack = || Arrival::ack(0, 0.05);
         assert_eq!(r.enqueue(0, 4, ack(), &mut rng), Verdict::Queued);
         assert_eq!(r.average(), 2.0);
         // Empty from t = 100; an arrival at t = 120 finds it idle for 2 packet times:
         // avg = 2·(1/2)² = 0.5 (Floyd & Jacobson 1993 §4).
-        r.dequeue(100, 0);
+        r.departed(100, 0);
         r.enqueue(120, 0, ack(), &mut rng);
         assert_eq!(r.average(), 0.5);
         // Past 2·max_th without gentle: every arrival is dropped early, even with room.

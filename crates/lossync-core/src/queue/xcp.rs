@@ -184,13 +184,13 @@ impl Discipline for Xcp {
         if verdict != Verdict::Queued {
             return verdict;
         }
-        match a {
-            Arrival::Ack { size_pkts } => {
+        match a.header {
+            None => {
                 if self.params.count_acks {
-                    self.totals.input_pkts += size_pkts;
+                    self.totals.input_pkts += a.size_pkts;
                 }
             }
-            Arrival::Data(h) => {
+            Some(h) => {
                 let (w, r) = (h.cwnd_pkts as f64, h.rtt_s as f64);
                 self.totals.add(1.0, r, w);
                 self.q_min_pkts = self.q_min_pkts.min(backlog);

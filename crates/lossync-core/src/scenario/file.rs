@@ -195,6 +195,9 @@ pub struct FlowGroupSpec {
     pub slow_start: Option<bool>,
     pub initial_window: Option<f64>,
     pub pacing: Option<PacingSpec>,
+    /// ECN-capable transport (RFC 3168): on by default for laws whose signal it is (DCTCP,
+    /// Prague), off otherwise.
+    pub ecn: Option<bool>,
     /// "forward" (default) or "reverse": the flows send along the reverse direction of their
     /// path's links (two-way traffic).
     pub direction: Option<String>,

@@ -236,6 +236,10 @@ pub struct Flow {
     /// Packet engine: pace sending at ratio × cwnd / srtt (slow start, congestion avoidance).
     /// The fluid engine is paced by nature and ignores it.
     pub pacing: Option<Pacing>,
+    /// Packet engine: the flow's packets are ECN-capable (ECT(1) for an L4S law, ECT(0)
+    /// otherwise) and its sender answers ECN echoes ([`crate::cc::EcnUse`]).
+    #[serde(default)]
+    pub ecn: bool,
     /// Packet engine: each packet waits a random time, uniform in [0, send_jitter_s], before it
     /// enters the access link (ns-2's TCP `overhead_`; Floyd & Jacobson 1992 add such a random
     /// processing time to break phase effects). A fluid has no phases and ignores it.

@@ -235,6 +235,7 @@ fn same_group((a, na): Logical, (b, nb): Logical) -> bool {
         && a.slow_start == b.slow_start
         && a.initial_window_pkts.to_bits() == b.initial_window_pkts.to_bits()
         && a.pacing == b.pacing
+        && a.ecn == b.ecn
         && a.send_jitter_s.to_bits() == b.send_jitter_s.to_bits()
         && a.arrivals == b.arrivals
 }
@@ -291,6 +292,7 @@ fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
     }
     line(o, "slow_start", &f.slow_start.to_string());
     line(o, "initial_window", &num(f.initial_window_pkts));
+    line(o, "ecn", &f.ecn.to_string());
     match f.pacing {
         None => line(o, "pacing", "false"),
         Some(p) => line(

@@ -173,6 +173,7 @@ mod tests {
                     sacked: seg.seq,
                     echo_ps: sent_ps,
                     feedback_pkts: 0.0,
+                    ..Ack::default()
                 },
             );
             if before == Recovery::Open && matches!(s.recovery(), Recovery::Fast { .. }) {
@@ -264,7 +265,9 @@ mod tests {
             again,
             vec![Segment {
                 seq: 0,
-                retransmission: true
+                retransmission: true,
+                ecn: crate::queue::Ecn::NotEct,
+                cwr: false,
             }]
         );
         // RFC 6298 (5.5): the RTO doubled.
@@ -279,6 +282,7 @@ mod tests {
                 sacked: 0,
                 echo_ps: deadline,
                 feedback_pkts: 0.0,
+                ..Ack::default()
             },
         );
         assert_eq!(s.cwnd_pkts(), 2.0);

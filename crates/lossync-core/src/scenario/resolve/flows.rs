@@ -2,7 +2,7 @@
 //! ACKs, dynamic arrivals and parallel connections, and the checks of flows against links.
 
 use super::validate::*;
-use crate::cc::{self, CcParams};
+use crate::cc::{self, CcParams, EcnUse};
 use crate::error::{Error, Result};
 use crate::scenario::file::*;
 use crate::scenario::limits::*;
@@ -48,7 +48,15 @@ pub(super) fn resolve_flows(
             fs.initial_window.unwrap_or(10.0),
             packet_size,
         )?;
-        let pacing = flow_pacing(fs.pacing.as_ref(), &field)?;
+        let ecn = flow_ecn(fs.ecn, &cc, &field)?;
+        // An L4S sender paces (draft-briscoe-iccrg-prague-congestion-control-04), at Linux's
+        // ratios unless the group says otherwise.
+        let l4s_default = matches!(cc.ecn(), EcnUse::Scalable { l4s: true }) && fs.pacing.is_none();
+        let pacing = if l4s_default {
+            flow_pacing(Some(&BoolOr::Bool(true)), &field)?
+        } else {
+            flow_pacing(fs.pacing.as_ref(), &field)?
+        };
         let reverse = flow_direction(fs.direction.as_deref(), &field)?;
         let delayed_ack = flow_delayed_ack(fs.delayed_ack.as_ref(), &field)?;
         let ack_size_bytes = flow_ack_size(fs.ack_size, packet_size, &field)?;
@@ -88,6 +96,7 @@ pub(super) fn resolve_flows(
                 slow_start,
                 initial_window_pkts,
                 pacing,
+                ecn,
                 ack_path: Vec::new(),
                 reverse,
                 delayed_ack,
@@ -384,6 +393,18 @@ fn flow_path(
         links.push(l);
     }
     Ok(links)
+}
+
+/// Whether the group's flows are ECN-capable: by default when ECN is the law's signal.
+fn flow_ecn(ecn: Option<bool>, cc: &CcParams, field: &str) -> Result<bool> {
+    match (ecn, cc.ecn()) {
+        (Some(true), EcnUse::Incapable) => Err(Error::field(
+            format!("{field}.ecn"),
+            format!("{} does not use ECN (its packets are Not-ECT)", cc.name()),
+        )),
+        (Some(on), _) => Ok(on),
+        (None, use_) => Ok(matches!(use_, EcnUse::Scalable { .. })),
+    }
 }
 
 /// Linux's pacing ratios by default: `tcp_pacing_ss_ratio = 200`, `tcp_pacing_ca_ratio = 120`.
