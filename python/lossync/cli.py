@@ -378,9 +378,10 @@ HEADLINE = ["utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queueing
 @click.option("--metric", "metrics", multiple=True, help="Metrics to summarize (repeatable; default: the headline ones).")
 @click.option("--all", "show_all", is_flag=True, help="Every metric, with mean, std, n and ci95 columns.")
 @click.option("--csv", "csv_out", type=_Path(dir_okay=False, path_type=Path),
-              help="Also write a tidy CSV: the axes, metric, mean, std, n, ci95; one row per point and metric.")
+              help="Also write a tidy CSV: the axes, metric, mean, std, n, ci95, warned_runs; one row per point and metric.")
 def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: Path | None) -> None:
-    """Means and 95% confidence intervals across seeds, per point of a sweep."""
+    """Means and 95% confidence intervals across seeds, per point of a sweep; ⚠ marks a point
+    whose runs include some that warned."""
     import pandas as pd
 
     from .stats import LINK_METRICS, METRICS
@@ -402,10 +403,31 @@ def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: 
             shown = pd.DataFrame({m: [_mean_ci(a, b) for a, b in zip(table[("mean", m)], table[("ci95", m)])] for m in chosen},
                                  index=table.index)
             shown.insert(0, "seeds", table[("n", chosen[0])].astype(int))
+            warned = table.get(("warned_runs", chosen[0]))  # None for rows of a sweep from before warnings
+            if warned is not None and warned.any():
+                shown["warned"] = [f"{k} ⚠" if k else "" for k in table[("warned_runs", chosen[0])]]
             click.echo(shown.to_string())
     if csv_out is not None:
         tidy = table.stack(level=1, future_stack=True).rename_axis([*table.index.names, "metric"]).reset_index()
         atomic_write(csv_out, lambda p: tidy.to_csv(p, index=False))
+    if ("warned_runs", chosen[0]) in table.columns:  # last: a CSV that cannot be written is the one error line
+        _say_warned(frame, table[("warned_runs", chosen[0])])
+
+
+def _say_warned(frame, warned) -> None:
+    """On stderr: how many points average runs that warned, and the distinct warnings (the first few)."""
+    if not warned.any():
+        return
+    counts: dict[str, int] = {}
+    for ws in frame.loc[frame["status"] == "ok", "warnings"]:
+        for w in dict.fromkeys(ws):
+            counts[w] = counts.get(w, 0) + 1
+    click.echo(f"lossync: warning: {(warned > 0).sum()} of {len(warned)} points average runs that warned (⚠: how many); "
+               "their numbers may be wrong:", err=True)
+    for w, k in list(counts.items())[:5]:
+        click.echo(f"  {k} run{'s' if k > 1 else ''}: {w}", err=True)
+    if len(counts) > 5:
+        click.echo(f"  and {len(counts) - 5} other warnings: the rows' warnings column (lossync.load_results)", err=True)
 
 
 def _mean_ci(mean: float, ci: float) -> str:
