@@ -253,7 +253,7 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
             _writable_dir(option, f.parent)
     started = time.perf_counter()
     try:
-        result = run_scenario(scenario, overrides, force=force)
+        result = run_scenario(scenario, overrides, force=force, warn=False)  # printed below
     except Interrupted as stop:
         # Ctrl-C: the part simulated, marked partial (or whole, if the simulation had ended), is
         # written if --out was given.
@@ -722,7 +722,7 @@ def bench(engines: str, duration: float | None, names: str, losses: str, step: f
                 # The loss model replaces the scenario's, keeping its drop policy for `sync`.
                 doc["loss"] = {**FLUID_MODELS[m], **({"policy": doc["loss"]["policy"]} if m.startswith("sync") else {})}
                 t0 = time.perf_counter()
-                r = run_scenario(doc, progress=False)
+                r = run_scenario(doc, progress=False, warn=False)
                 wall = time.perf_counter() - t0
                 s = r.summary
                 click.echo(f"{name:<12}{m:<14}{s['duration_s']:>8.0f}{wall:>9.3f}{s['flow_updates'] / wall:>17.3e}"
@@ -743,7 +743,7 @@ def _bench_packet_level(capacities: list[str], duration: float, packet: bool, ns
 
     def packet_run(doc: dict, capacity: str, label: str) -> float:
         t0 = time.perf_counter()
-        r = run_scenario(dict(doc, engine="packet"), progress=False)
+        r = run_scenario(dict(doc, engine="packet"), progress=False, warn=False)
         wall = time.perf_counter() - t0
         s = r.summary
         pkts = s["links"][0]["arrivals_pkts"]
