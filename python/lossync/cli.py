@@ -441,32 +441,27 @@ def _mean_ci(mean: float, ci: float) -> str:
 @click.option("--x", "x", required=True, help="Axis on the horizontal axis (a swept field).")
 @click.option("--y", "y", default="utilization", show_default=True, help="Metric.")
 @click.option("--hue", default=None, help="Axis drawn as separate lines.")
+@click.option("--col", default=None, help="Axis drawn as panels side by side (default: the one swept axis --x and --hue leave).")
+@click.option("--row", default=None, help="Axis drawn as panels one above the other.")
+@click.option("--logx/--linx", default=None, help="Log scale on the horizontal axis (default: if the sweep spaced --x so).")
+@click.option("--logy", is_flag=True, help="Log scale on the vertical axis.")
 @click.option("--output", type=_Path(dir_okay=False, path_type=Path), help="Figure file; .png, .pdf or .svg (default: RESULTS/Y-vs-X.png).")
-def plot(results: Path, x: str, y: str, hue: str | None, output: Path | None) -> None:
-    """Line figure of a sweep's metric against an axis, with 95% confidence intervals."""
-    import pandas as pd
-
-    from .plot import sweep_figure
+def plot(results: Path, x: str, y: str, hue: str | None, col: str | None, row: str | None, logx: bool | None, logy: bool,
+         output: Path | None) -> None:
+    """Line figure of a sweep's metric against an axis: means and 95% confidence intervals across
+    seeds. Every swept axis is drawn: one that --x and --hue leave becomes panels; more are refused."""
+    from .plot import facets, log_spaced, sweep_figure
     from .sweeps import load_results
 
     frame = load_results(results)
-    for option, name in (("--x", x), ("--hue", hue)):
-        if name is not None and name not in frame.columns:
-            raise ScenarioError(option, f"{name!r} is not an axis of this sweep")
-    if y not in frame.columns:
-        raise ScenarioError("--y", f"{y!r} is not a column of these results")
-    if not pd.api.types.is_numeric_dtype(frame[y]) or pd.api.types.is_bool_dtype(frame[y]):
-        raise ScenarioError("--y", f"{y!r} is not a numeric metric (its mean cannot be drawn)")
-    for option, name in (("--x", x), ("--hue", hue)):
-        if name == y:
-            raise ScenarioError(option, f"{name!r} is the metric --y draws, not an axis")
-    if hue is not None and hue == x:
-        raise ScenarioError("--hue", f"{hue!r} is already the horizontal axis (--x)")
+    col, row, note = facets(frame, x, y, hue, col, row)
     output = output or results / f"{y}-vs-{x}.png"
     fmt = output.suffix.lower().lstrip(".")
     if fmt not in ("png", "pdf", "svg"):
         raise ScenarioError("--output", f"{output.name}: the extension names the format: .png, .pdf or .svg")
-    fig = sweep_figure(frame, x, y, hue)
+    fig = sweep_figure(frame, x, y, hue, col, row, logx=log_spaced(results, x) if logx is None else logx, logy=logy)
+    if note is not None:
+        click.echo(f"lossync: {note}", err=True)
     atomic_write(output, lambda p: fig.savefig(p, dpi=120, format=fmt))
     click.echo(f"wrote {output}")
 
