@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -181,3 +182,22 @@ def test_ctrl_c_stops_within_a_second_and_keeps_the_part_simulated(tmp_path):
     assert summary["partial"] is True and 0 < summary["duration_s"] < 3000
     assert any(w.startswith("interrupted:") for w in summary["warnings"])
     assert "Traceback" not in err
+
+
+#: Two Reno flows of 20 ms at 10 Gb/s need minutes to fill their window: in 20 s they see no
+#: congestion event, and the summary warns so. At 100 Mb/s the same flows congest at once.
+UNCONGESTED = {"dumbbell": {"capacity": "10Gbps", "buffer": {"bdp_fraction": 0.1}},
+               "flows": [{"count": 2, "cc": "reno", "rtt": "20ms"}], "run": {"duration": "20s"}}
+
+
+def test_a_run_that_warns_emits_lossync_warnings_as_well_as_result_warnings():
+    with pytest.warns(lossync.LossyncWarning, match="no congestion event") as caught:
+        r = lossync.run(UNCONGESTED)
+    assert r.warnings and [str(w.message) for w in caught] == r.warnings == r.summary["warnings"]
+    assert issubclass(lossync.LossyncWarning, UserWarning)
+    assert {w.filename for w in caught} == {__file__}  # blamed on the caller's line, not lossync's
+    with warnings.catch_warnings(record=True) as quiet:
+        warnings.simplefilter("always")
+        assert lossync.run(UNCONGESTED, warn=False).warnings == r.warnings  # for callers that report them themselves
+        assert lossync.run(UNCONGESTED, ["dumbbell.capacity=100Mbps"]).warnings == []
+    assert quiet == []

@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import lossync as lossync_api  # `lossync` below is the command
+
 BASE = """
 [dumbbell]
 capacity = "100Mbps"
@@ -130,6 +132,7 @@ def test_run_prints_the_summary_warnings_on_stderr(tmp_path):
     r = subprocess.run([sys.executable, "-m", "lossync", "run", str(doc), "--json"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "lossync: warning: links[0].buffer: 5.0% of the BDP with unequal RTTs" in r.stderr
+    assert r.stderr.count("links[0].buffer: 5.0%") == 1, r.stderr  # not again as a Python warning
     assert json.loads(r.stdout)["warnings"]
     equal = subprocess.run([sys.executable, "-m", "lossync", "run", str(doc), "--set", "flows.0.rtt=50ms"], capture_output=True, text=True)
     assert equal.returncode == 0 and "links[0].buffer" not in equal.stderr, equal.stderr
@@ -143,13 +146,34 @@ def test_summarize_shows_headline_means_with_ci_and_writes_tidy_csv(tmp_path, ex
     r = lossync("summarize", str(tmp_path / "res"), "--csv", str(tmp_path / "t.csv"))
     assert r.returncode == 0, r.stderr
     header = r.stdout.splitlines()[0].split()
-    assert header == ["seeds", "utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queueing_delay_s"]
+    # dumbbell-reno imposes synchronization (loss.model = "sync"), and its runs say so: both points warned.
+    assert header == ["seeds", "utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queueing_delay_s", "warned"]
+    assert [line.endswith("2 ⚠") for line in r.stdout.splitlines()[2:]] == [True, True], r.stdout
     assert "±" in r.stdout and max(len(line) for line in r.stdout.splitlines()) < 160
     tidy = pd.read_csv(tmp_path / "t.csv")
-    assert list(tidy.columns) == ["dumbbell.buffer.bdp_fraction", "metric", "mean", "std", "n", "ci95"]
+    assert list(tidy.columns) == ["dumbbell.buffer.bdp_fraction", "metric", "mean", "std", "n", "ci95", "warned_runs"]
     assert len(tidy) == 2 * 5 and set(tidy[tidy["metric"] == "utilization"]["n"]) == {2}
     every = lossync("summarize", str(tmp_path / "res"), "--all")
     assert "congestion_events" in every.stdout and "ci95" in every.stdout
+
+
+def test_summarize_marks_the_points_whose_runs_warned(tmp_path):
+    # Reno at 10 Gb/s sees no congestion event in 20 s (a warning); at 100 Mb/s it congests at once.
+    spec = tmp_path / "sweep.toml"
+    spec.write_text('seeds = 2\n[base]\ndumbbell = { capacity = "10Gbps", buffer = { bdp_fraction = 0.1 } }\n'
+                    'flows = [{ count = 2, cc = "reno", rtt = "20ms" }]\nrun = { duration = "20s" }\n'
+                    '[axes]\n"dumbbell.capacity" = ["10Gbps", "100Mbps"]\n')
+    assert lossync("sweep", str(spec), "--out", str(tmp_path / "res"), "--workers", "2").returncode == 0
+    r = lossync("summarize", str(tmp_path / "res"))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split()[-1] == "warned"
+    assert [line.split()[0] for line in lines if line.endswith("2 ⚠")] == ["10Gbps"], r.stdout
+    assert "⚠" not in next(line for line in lines if line.startswith("100Mbps")), r.stdout
+    assert r.stderr.startswith("lossync: warning: 1 of 2 points average runs that warned"), r.stderr
+    assert "2 runs: run.duration: no congestion event" in r.stderr, r.stderr
+    table = lossync_api.summarize(lossync_api.load_results(tmp_path / "res"), ["utilization"])
+    assert table[("warned_runs", "utilization")].to_dict() == {"100Mbps": 0, "10Gbps": 2}
 
 
 def test_version_and_shell_completion():

@@ -14,6 +14,7 @@ from ._core import __version__ as __version__
 _PUBLIC = {
     "InputFileError": "errors",
     "LossyncError": "errors",
+    "LossyncWarning": "errors",
     "Result": "results",
     "calibrate": "calibrate",
     "ScenarioError": "errors",

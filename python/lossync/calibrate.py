@@ -53,7 +53,7 @@ def seed_means(doc: dict[str, Any], seeds: list[int], base_dir: str | None) -> t
     """Mean utilization and mean synchronization rate (share of a link's flows that lose per
     congestion event) over `seeds`; the rate's mean is over the runs that saw an event (a summary
     without one has none), NaN if none did."""
-    summaries = [run({**doc, "run": {**doc["run"], "seed": s}}, progress=False, base_dir=base_dir).summary for s in seeds]
+    summaries = [run({**doc, "run": {**doc["run"], "seed": s}}, progress=False, base_dir=base_dir, warn=False).summary for s in seeds]
     rates = [x["sync_rate_mean"] for x in summaries if x["sync_rate_mean"] is not None]
     return sum(x["utilization"] for x in summaries) / len(summaries), sum(rates) / len(rates) if rates else math.nan
 

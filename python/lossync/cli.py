@@ -253,7 +253,7 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
             _writable_dir(option, f.parent)
     started = time.perf_counter()
     try:
-        result = run_scenario(scenario, overrides, force=force)
+        result = run_scenario(scenario, overrides, force=force, warn=False)  # printed below
     except Interrupted as stop:
         # Ctrl-C: the part simulated, marked partial (or whole, if the simulation had ended), is
         # written if --out was given.
@@ -378,9 +378,10 @@ HEADLINE = ["utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queueing
 @click.option("--metric", "metrics", multiple=True, help="Metrics to summarize (repeatable; default: the headline ones).")
 @click.option("--all", "show_all", is_flag=True, help="Every metric, with mean, std, n and ci95 columns.")
 @click.option("--csv", "csv_out", type=_Path(dir_okay=False, path_type=Path),
-              help="Also write a tidy CSV: the axes, metric, mean, std, n, ci95; one row per point and metric.")
+              help="Also write a tidy CSV: the axes, metric, mean, std, n, ci95, warned_runs; one row per point and metric.")
 def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: Path | None) -> None:
-    """Means and 95% confidence intervals across seeds, per point of a sweep."""
+    """Means and 95% confidence intervals across seeds, per point of a sweep; ⚠ marks a point
+    whose runs include some that warned."""
     import pandas as pd
 
     from .stats import LINK_METRICS, METRICS
@@ -402,10 +403,31 @@ def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: 
             shown = pd.DataFrame({m: [_mean_ci(a, b) for a, b in zip(table[("mean", m)], table[("ci95", m)])] for m in chosen},
                                  index=table.index)
             shown.insert(0, "seeds", table[("n", chosen[0])].astype(int))
+            warned = table.get(("warned_runs", chosen[0]))  # None for rows of a sweep from before warnings
+            if warned is not None and warned.any():
+                shown["warned"] = [f"{k} ⚠" if k else "" for k in table[("warned_runs", chosen[0])]]
             click.echo(shown.to_string())
     if csv_out is not None:
         tidy = table.stack(level=1, future_stack=True).rename_axis([*table.index.names, "metric"]).reset_index()
         atomic_write(csv_out, lambda p: tidy.to_csv(p, index=False))
+    if ("warned_runs", chosen[0]) in table.columns:  # last: a CSV that cannot be written is the one error line
+        _say_warned(frame, table[("warned_runs", chosen[0])])
+
+
+def _say_warned(frame, warned) -> None:
+    """On stderr: how many points average runs that warned, and the distinct warnings (the first few)."""
+    if not warned.any():
+        return
+    counts: dict[str, int] = {}
+    for ws in frame.loc[frame["status"] == "ok", "warnings"]:
+        for w in dict.fromkeys(ws):
+            counts[w] = counts.get(w, 0) + 1
+    click.echo(f"lossync: warning: {(warned > 0).sum()} of {len(warned)} points average runs that warned (⚠: how many); "
+               "their numbers may be wrong:", err=True)
+    for w, k in list(counts.items())[:5]:
+        click.echo(f"  {k} run{'s' if k > 1 else ''}: {w}", err=True)
+    if len(counts) > 5:
+        click.echo(f"  and {len(counts) - 5} other warnings: the rows' warnings column (lossync.load_results)", err=True)
 
 
 def _mean_ci(mean: float, ci: float) -> str:
@@ -419,32 +441,27 @@ def _mean_ci(mean: float, ci: float) -> str:
 @click.option("--x", "x", required=True, help="Axis on the horizontal axis (a swept field).")
 @click.option("--y", "y", default="utilization", show_default=True, help="Metric.")
 @click.option("--hue", default=None, help="Axis drawn as separate lines.")
+@click.option("--col", default=None, help="Axis drawn as panels side by side (default: the one swept axis --x and --hue leave).")
+@click.option("--row", default=None, help="Axis drawn as panels one above the other.")
+@click.option("--logx/--linx", default=None, help="Log scale on the horizontal axis (default: if the sweep spaced --x so).")
+@click.option("--logy", is_flag=True, help="Log scale on the vertical axis.")
 @click.option("--output", type=_Path(dir_okay=False, path_type=Path), help="Figure file; .png, .pdf or .svg (default: RESULTS/Y-vs-X.png).")
-def plot(results: Path, x: str, y: str, hue: str | None, output: Path | None) -> None:
-    """Line figure of a sweep's metric against an axis, with 95% confidence intervals."""
-    import pandas as pd
-
-    from .plot import sweep_figure
+def plot(results: Path, x: str, y: str, hue: str | None, col: str | None, row: str | None, logx: bool | None, logy: bool,
+         output: Path | None) -> None:
+    """Line figure of a sweep's metric against an axis: means and 95% confidence intervals across
+    seeds. Every swept axis is drawn: one that --x and --hue leave becomes panels; more are refused."""
+    from .plot import facets, log_spaced, sweep_figure
     from .sweeps import load_results
 
     frame = load_results(results)
-    for option, name in (("--x", x), ("--hue", hue)):
-        if name is not None and name not in frame.columns:
-            raise ScenarioError(option, f"{name!r} is not an axis of this sweep")
-    if y not in frame.columns:
-        raise ScenarioError("--y", f"{y!r} is not a column of these results")
-    if not pd.api.types.is_numeric_dtype(frame[y]) or pd.api.types.is_bool_dtype(frame[y]):
-        raise ScenarioError("--y", f"{y!r} is not a numeric metric (its mean cannot be drawn)")
-    for option, name in (("--x", x), ("--hue", hue)):
-        if name == y:
-            raise ScenarioError(option, f"{name!r} is the metric --y draws, not an axis")
-    if hue is not None and hue == x:
-        raise ScenarioError("--hue", f"{hue!r} is already the horizontal axis (--x)")
+    col, row, note = facets(frame, x, y, hue, col, row)
     output = output or results / f"{y}-vs-{x}.png"
     fmt = output.suffix.lower().lstrip(".")
     if fmt not in ("png", "pdf", "svg"):
         raise ScenarioError("--output", f"{output.name}: the extension names the format: .png, .pdf or .svg")
-    fig = sweep_figure(frame, x, y, hue)
+    fig = sweep_figure(frame, x, y, hue, col, row, logx=log_spaced(results, x) if logx is None else logx, logy=logy)
+    if note is not None:
+        click.echo(f"lossync: {note}", err=True)
     atomic_write(output, lambda p: fig.savefig(p, dpi=120, format=fmt))
     click.echo(f"wrote {output}")
 
@@ -700,7 +717,7 @@ def bench(engines: str, duration: float | None, names: str, losses: str, step: f
                 # The loss model replaces the scenario's, keeping its drop policy for `sync`.
                 doc["loss"] = {**FLUID_MODELS[m], **({"policy": doc["loss"]["policy"]} if m.startswith("sync") else {})}
                 t0 = time.perf_counter()
-                r = run_scenario(doc, progress=False)
+                r = run_scenario(doc, progress=False, warn=False)
                 wall = time.perf_counter() - t0
                 s = r.summary
                 click.echo(f"{name:<12}{m:<14}{s['duration_s']:>8.0f}{wall:>9.3f}{s['flow_updates'] / wall:>17.3e}"
@@ -721,7 +738,7 @@ def _bench_packet_level(capacities: list[str], duration: float, packet: bool, ns
 
     def packet_run(doc: dict, capacity: str, label: str) -> float:
         t0 = time.perf_counter()
-        r = run_scenario(dict(doc, engine="packet"), progress=False)
+        r = run_scenario(dict(doc, engine="packet"), progress=False, warn=False)
         wall = time.perf_counter() - t0
         s = r.summary
         pkts = s["links"][0]["arrivals_pkts"]

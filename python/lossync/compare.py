@@ -116,7 +116,7 @@ def compare(
             d, more = with_send_jitter(d, overrides, base_dir), []
         elif model:
             d["loss"] = FLUID_MODELS[model]
-        r = run(d, more, progress=False, base_dir=base_dir)
+        r = run(d, more, progress=False, base_dir=base_dir, warn=False)
         rows.append(_row(name, r.summary))
     df = pd.DataFrame(rows).set_index("engine")
     for c in [c for c in df.columns if c in COMPARED or c.startswith("share.")]:

@@ -6,6 +6,9 @@ a `ValueError`. `InputFileError` is a file that cannot be read (`.filename` is i
 the scenario field that names it, or the path itself when nothing does) and is also an
 `OSError`. The core raises these same classes, so `except lossync.ScenarioError` catches an
 error found in Rust or in Python alike.
+
+`LossyncWarning` is not an error: a run finished, but its numbers may be wrong (outside the
+validated region, no congestion seen, ...). `lossync.run` emits one per `Result.warnings`.
 """
 
 from __future__ import annotations
@@ -44,4 +47,9 @@ class InputFileError(_core.InputFileError, OSError):
         return type(self), (self.field, self.reason, self.filename)
 
 
-__all__ = ["InputFileError", "LossyncError", "ScenarioError"]
+class LossyncWarning(UserWarning):
+    """Why a run's numbers may be wrong; emitted by `lossync.run`, so that it is seen by a caller
+    who never reads `Result.warnings` (filter it as any warning category)."""
+
+
+__all__ = ["InputFileError", "LossyncError", "LossyncWarning", "ScenarioError"]

@@ -1,15 +1,23 @@
-"""Figures: a run's windows, queue and utilization against time."""
+"""Figures: a run's windows, queue and utilization against time; a sweep's metric against an axis,
+a line per `hue` value and a panel per facet value, never averaged over a swept value it does not
+show (sweep_figure)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import matplotlib
+import numpy as np
+import pandas as pd
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter
 
-from .stats import summarize
+from .errors import ScenarioError
+from .stats import axes_of, summarize
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -58,22 +66,217 @@ def figure(result: Result, max_flows: int = 20) -> Figure:
     return fig
 
 
-def sweep_figure(results, x: str, y: str, hue: str | None = None) -> Figure:
-    """A line per `hue` value of the mean of `y` across seeds against `x`, with 95% confidence
-    intervals as error bars."""
-    table = summarize(results, [y])
-    flat = table.reset_index()
-    flat.columns = ["/".join(c for c in col if c) if isinstance(col, tuple) else col for col in flat.columns]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    groups = [(None, flat)] if hue is None else list(flat.groupby(hue, sort=True))
-    for name, g in groups:
-        g = g.groupby(x, sort=True).mean(numeric_only=True).reset_index()
-        ax.errorbar(g[x], g[f"mean/{y}"], yerr=g[f"ci95/{y}"], marker="o", ms=3, capsize=3,
-                    label=None if name is None else f"{hue} = {name}")
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    ax.grid(alpha=0.3)
-    if hue is not None:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+#: The metrics of a sweep row in words, with their units (stats.METRICS, stats.LINK_METRICS).
+METRIC_LABELS = {
+    "utilization": "utilization (fraction of capacity)",
+    "jain": "Jain's fairness index",
+    "loss_rate": "loss rate (drops / arrivals)",
+    "congestion_events": "congestion events",
+    "sync_rate_mean": "synchronization rate (share of flows losing per event)",
+    "mean_queue_pkts": "mean queue (packets)",
+    "mean_queueing_delay_s": "mean queueing delay (s)",
+    "measured_from_s": "statistics from (s)",
+    "max_queue_pkts": "largest queue (packets)",
+    "drops_pkts": "drops (packets)",
+    "wall_s": "wall time (s)",
+}
+#: Scenario fields by their last name, in words, with what a bare number means (docs/scenario.md).
+FIELD_LABELS = {
+    "bdp_fraction": ("buffer", "fraction of the BDP"),
+    "packets": ("buffer", "packets"),
+    "bytes": ("buffer", "bytes"),
+    "capacity": ("capacity", "bit/s"),
+    "packet_size": ("packet size", "bytes"),
+    "x": ("synchronization X", "least share of flows losing per event"),
+    "m": ("flows losing per event (m)", None),
+    "count": ("flow count", None),
+    "cc": ("congestion control", None),
+    "rtt": ("base RTT", "s"),
+    "delay": ("one-way delay", "s"),
+    "duration": ("duration", "s"),
+    "warmup": ("warm-up", "s"),
+    "seed": ("seed", None),
+}
+#: Units that column names end with.
+SUFFIXES = {"_pkts": "packets", "_bps": "bit/s", "_bytes": "bytes", "_s": "s"}
+
+
+def label(column: str, numeric: bool = True) -> str:
+    """A column in words, with its unit; a field given as text ("10Gbps", numeric=False) carries its
+    unit in its values."""
+    if column in METRIC_LABELS:
+        return METRIC_LABELS[column]
+    parts = column.split(".")
+    name, unit = FIELD_LABELS.get(parts[-1], (None, None))
+    if name is None:
+        name = parts[-1]
+        for suffix, u in SUFFIXES.items():
+            if name.endswith(suffix):
+                name, unit = name.removesuffix(suffix), u
+                break
+        name = name.replace("_", " ")
+    if len(parts) > 2 and parts[0] in ("flows", "links") and parts[1].isdigit():  # which group or link
+        name = f"{name}, {parts[0]}[{parts[1]}]"
+    return f"{name} ({unit})" if unit and numeric else name
+
+
+def check_axes(results: pd.DataFrame, x: str, y: str, hue: str | None = None, col: str | None = None, row: str | None = None) -> None:
+    """Refuses (ScenarioError naming the option) a column the results lack, a metric that is not a
+    number, or a column drawn twice."""
+    chosen = [("--x", x), ("--hue", hue), ("--col", col), ("--row", row)]
+    for option, name in chosen:
+        if name is not None and name not in results.columns:
+            raise ScenarioError(option, f"{name!r} is not an axis of this sweep")
+    if y not in results.columns:
+        raise ScenarioError("--y", f"{y!r} is not a column of these results")
+    if not pd.api.types.is_numeric_dtype(results[y]) or pd.api.types.is_bool_dtype(results[y]):
+        raise ScenarioError("--y", f"{y!r} is not a numeric metric (its mean cannot be drawn)")
+    seen: dict[str, str] = {}
+    for option, name in chosen:
+        if name == y:
+            raise ScenarioError(option, f"{name!r} is the metric --y draws, not an axis")
+        if name is not None and name in seen:
+            raise ScenarioError(option, f"{name!r} is drawn by {seen[name]} already")
+        if name is not None:
+            seen[name] = option
+
+
+def hidden_axes(results: pd.DataFrame, y: str, shown: list[str]) -> list[str]:
+    """The swept columns that a figure keyed by `shown` would average over: those taking more than
+    one value within one drawn point. An axis that follows the shown ones (a zipped sweep's) is
+    not hidden."""
+    ok = results[results["status"] == "ok"]
+    others = [c for c in axes_of(ok) if c not in shown and c != y
+              and not ok[c].map(lambda v: isinstance(v, (list, dict, np.ndarray))).any()]  # a study's extra columns
+    if ok.empty or not others:
+        return []
+    within = ok.groupby(shown, dropna=False)[others].nunique(dropna=False).max()
+    return [c for c in others if within[c] > 1]
+
+
+def _refuse_hidden(hidden: list[str]) -> ScenarioError:
+    return ScenarioError("--col/--row", f"these results also vary along {', '.join(hidden)}, which the figure would average away: "
+                                        "draw each as --hue, --col or --row")
+
+
+def facets(results: pd.DataFrame, x: str, y: str, hue: str | None = None, col: str | None = None,
+           row: str | None = None) -> tuple[str | None, str | None, str | None]:
+    """The panels to draw, (col, row, note): as given, or, when exactly one swept column would be
+    averaged away and a panel option is free, panels of that column, and a line saying so. More
+    than one is refused (ScenarioError naming them): a mean over them is no point of the sweep."""
+    check_axes(results, x, y, hue, col, row)
+    hidden = hidden_axes(results, y, [a for a in (x, hue, col, row) if a is not None])
+    if not hidden:
+        return col, row, None
+    if len(hidden) > 1 or (col is not None and row is not None):
+        raise _refuse_hidden(hidden)
+    option = "--col" if col is None else "--row"
+    note = f"one panel per {hidden[0]} ({option}): otherwise each point drawn would average over its values"
+    return (hidden[0], row, note) if col is None else (col, hidden[0], note)
+
+
+def log_spaced(results_dir: str | Path, axis: str) -> bool:
+    """Whether the sweep whose results are in `results_dir` spaced `axis` logarithmically."""
+    try:
+        spec = json.loads((Path(results_dir) / "sweep.json").read_text())["spec"]
+        return spec["axes"][axis]["scale"] == "log"
+    except (OSError, ValueError, KeyError, TypeError):  # no such file, or a list of values
+        return False
+
+
+#: The legend entry of the rings around points some of whose runs warned.
+WARNED = "includes runs that warned"
+
+
+def _is(column: pd.Series, value) -> pd.Series:
+    return column.isna() if pd.isna(value) else column == value
+
+
+def _levels(points: pd.DataFrame, key: str | None) -> list:
+    return [None] if key is None else list(pd.unique(points[key]))
+
+
+def sweep_figure(results: pd.DataFrame, x: str, y: str, hue: str | None = None, col: str | None = None,
+                 row: str | None = None, logx: bool = False, logy: bool = False) -> Figure:
+    """The mean of `y` across seeds against `x` with 95% confidence intervals (Student t), a line
+    per `hue` value, a panel per (`row`, `col`) value; a ring marks a point some of whose runs
+    warned. Each point is one combination of the swept values: a swept column not drawn is refused
+    (`facets` chooses panels for one)."""
+    check_axes(results, x, y, hue, col, row)
+    shown = [a for a in (row, col, hue, x) if a is not None]
+    hidden = hidden_axes(results, y, shown)
+    if hidden:
+        raise _refuse_hidden(hidden)
+    table = summarize(results, [y], axes=shown)
+    points = table.index.to_frame(index=False)
+    for stat in ("mean", "ci95", "n", "warned_runs"):
+        points[stat] = table[(stat, y)].to_numpy() if (stat, y) in table.columns else 0
+    numeric_x = pd.api.types.is_numeric_dtype(points[x]) and not pd.api.types.is_bool_dtype(points[x])
+    if logx and (not numeric_x or (points[x] <= 0).any()):
+        raise ScenarioError("--logx", f"{x!r} has values that are not positive numbers, which a log axis cannot place")
+    if logy and (points["mean"] <= 0).any():
+        raise ScenarioError("--logy", f"{(points['mean'] <= 0).sum()} points have a mean {y} of 0 or less, which a log axis cannot place")
+    rows, cols, hues = _levels(points, row), _levels(points, col), _levels(points, hue)
+    colours = plt.get_cmap("tab10").colors if len(hues) <= 10 else plt.get_cmap("viridis")(np.linspace(0, 0.95, len(hues)))
+    fig, axes = plt.subplots(len(rows), len(cols), figsize=(1.5 + 4.5 * len(cols), 1.0 + 3.4 * len(rows)), sharex=True, sharey=True,
+                             squeeze=False, layout="constrained")
+    for (i, r), (j, c) in ((a, b) for a in enumerate(rows) for b in enumerate(cols)):
+        ax = axes[i][j]
+        mask = pd.Series(True, index=points.index)
+        for key, value in ((row, r), (col, c)):
+            if key is not None:
+                mask &= _is(points[key], value)
+        panel = points[mask]
+        for h, colour in zip(hues, colours):
+            line = panel[_is(panel[hue], h)] if hue else panel
+            assert not line[x].duplicated().any(), "one point per x"  # never a mean over swept values
+            if line.empty:
+                continue
+            ax.errorbar(line[x], line["mean"], yerr=line["ci95"], marker="o", ms=3, capsize=3, color=colour,
+                        label="all runs" if hue is None else str(h))
+            warned = line[line["warned_runs"] > 0]
+            if not warned.empty:
+                ax.scatter(warned[x], warned["mean"], s=90, facecolors="none", edgecolors="red", linewidths=1.2, label=WARNED, zorder=3)
+        ax.set_title(", ".join(f"{label(k, False)} = {v}" for k, v in ((row, r), (col, c)) if k), fontsize=9)
+        ax.grid(alpha=0.3)
+        if logx:
+            ax.set_xscale("log")
+            xs = sorted(pd.unique(points[x]))
+            if len(xs) <= 12:  # the swept values themselves, not crowded minor-tick labels
+                ax.set_xticks(xs, [f"{v:.3g}" for v in xs])
+                ax.xaxis.set_minor_formatter(NullFormatter())
+        if logy:
+            ax.set_yscale("log")
+        if i == len(rows) - 1:
+            ax.set_xlabel(label(x, numeric_x))
+        if j == 0:
+            ax.set_ylabel(label(y))
+    handles: dict[str, object] = {}
+    for ax in axes.flat:
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(text, handle)
+    if WARNED in handles:  # last, after the lines
+        handles[WARNED] = handles.pop(WARNED)
+    if hue is not None or WARNED in handles:
+        fig.legend(handles.values(), handles.keys(), title=None if hue is None else label(hue, False), loc="outside right center", fontsize=8)
+    fig.suptitle(_caption(points, y), fontsize=10)
     return fig
+
+
+def _caption(points: pd.DataFrame, y: str) -> str:
+    """What the error bars are, over how many seeds; points left out or doubtful."""
+    n = points["n"][points["n"] > 0]
+    seeds = f"{n.min()}" if len(n) and n.min() == n.max() else f"{n.min()}–{n.max()}"
+    if not len(n):
+        text = f"no run measured {y}"
+    elif n.max() == 1:
+        text = "mean of one seed per point: no confidence interval"
+    else:
+        text = f"mean ± 95% CI (Student t) over {seeds} seeds per point" + ("; no bar where one seed" if (n == 1).any() else "")
+    missing = int((points["n"] == 0).sum())
+    if missing:
+        text += f"; {missing} point{'s' if missing > 1 else ''} with no value not drawn"
+    warned = int((points["warned_runs"] > 0).sum())
+    if warned:
+        text += f"\n{warned} point{'s' if warned > 1 else ''} (ringed) include runs that warned: lossync summarize lists why"
+    return text

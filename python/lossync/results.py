@@ -72,6 +72,12 @@ class Result:
         return pd.DataFrame([{"m": m, "count": n} for m, n in enumerate(hist) if m >= 1 and n > 0], columns=["m", "count"])
 
     @property
+    def warnings(self) -> list[str]:
+        """Why the numbers may be wrong (outside the validated region, no congestion seen, ...):
+        `summary["warnings"]`; `lossync.run` also emits each as a `LossyncWarning`."""
+        return list(self.summary.get("warnings", []))
+
+    @property
     def flows(self) -> pd.DataFrame:
         """Per-flow metrics, one row per flow."""
         return pd.DataFrame(self.summary["flows"]).set_index("flow")

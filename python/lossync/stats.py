@@ -42,11 +42,14 @@ def t975(df: int) -> float:
     return z + (z**3 + z) / (4 * df)
 
 
-def summarize(results: pd.DataFrame, metrics: list[str] | None = None) -> pd.DataFrame:
-    """Mean, standard deviation, count and 95% confidence half-width across seeds, per point."""
+def summarize(results: pd.DataFrame, metrics: list[str] | None = None, axes: list[str] | None = None) -> pd.DataFrame:
+    """Mean, standard deviation, count and 95% confidence half-width across seeds, per point;
+    and `warned_runs`, how many of the point's runs warned (their numbers may be wrong: the rows'
+    `warnings` say why), where the rows carry warnings.
+    axes: the columns a point is keyed by (default: every swept field, `axes_of`)."""
     metrics = metrics or METRICS
     ok = results[results["status"] == "ok"]
-    axes = axes_of(results)
+    axes = axes_of(results) if axes is None else axes
     if ok.empty:
         raise LossyncError("no successful runs to summarize")
     grouped = ok.groupby(axes, dropna=False, sort=True)[metrics]
@@ -55,6 +58,12 @@ def summarize(results: pd.DataFrame, metrics: list[str] | None = None) -> pd.Dat
     for m in metrics:
         half = [t975(int(k) - 1) * s / math.sqrt(k) if k > 1 else math.nan for s, k in zip(std[m], n[m])]
         table[("ci95", m)] = half
+    if "warnings" in ok.columns:
+        # A mean over runs of which some warned is as doubtful as they are: counted per point.
+        warned = ok["warnings"].map(lambda w: w is not None and len(w) > 0).rename("warned_runs")
+        counts = warned.groupby([ok[a] for a in axes], dropna=False, sort=True).sum()
+        for m in metrics:
+            table[("warned_runs", m)] = counts.to_numpy().astype(int)
     return table
 
 

@@ -10,10 +10,11 @@ is a folder here with an `ENGINE`, and one line below.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
-from ..errors import ScenarioError
+from ..errors import LossyncWarning, ScenarioError
 from ..results import Result
 from ..scenario import ScenarioLike, in_user_terms, resolve, to_core
 from . import kernel, ns3
@@ -41,6 +42,7 @@ def run(
     progress: bool | None = None,
     base_dir: str | Path | None = None,
     force: bool = False,
+    warn: bool = True,
 ) -> Result:
     """Runs a scenario (a TOML file name or a dict) and returns its Result.
 
@@ -49,14 +51,21 @@ def run(
     base_dir: where relative file names in a dict scenario resolve (default: the working directory).
     force: run a kernel-engine capacity above this machine's clean limit (docs/kernel.md; the
     summary warns); the other engines have no such limit.
+    warn: also emit each of `Result.warnings` as a `LossyncWarning`, so that a caller who reads
+    only the numbers still hears why they may be wrong. Callers that report the warnings
+    themselves (the command line, sweep rows, `compare`) turn it off.
     """
     text, _ = to_core(scenario, overrides, base_dir)
     doc = json.loads(text)
     engine = _named(doc) or ENGINES["fluid"]  # a bad name's type: the core says so
     try:
-        return engine.run(scenario, overrides, base_dir, progress, force)
+        result = engine.run(scenario, overrides, base_dir, progress, force)
     except ScenarioError as e:  # engines name resolved links; say what the user wrote
         raise in_user_terms(e, doc) from None
+    if warn:
+        for w in result.warnings:
+            warnings.warn(w, LossyncWarning, stacklevel=2)  # blamed on the caller's line
+    return result
 
 
 def check(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), force: bool = False) -> dict[str, Any]:

@@ -54,7 +54,7 @@ def _pair_runner(flows: list[dict], extra_set: list[str] | None = None):
         results = {}
         for label, sync in [("full synchronization", FULL), ("highest-rate flow only", ONE)]:
             doc = deep_merge(TWO_FLOWS, {"flows": flows, "loss": {"sync": sync}, "engine": engine})
-            r = run(doc, extra_set or [], progress=False)
+            r = run(doc, extra_set or [], progress=False, warn=False)
             results[label] = r
             tag = "full" if sync is FULL else "one"
             atomic_write(out / f"series-{tag}.parquet", lambda p, r=r: r.series.to_parquet(p, index=False))

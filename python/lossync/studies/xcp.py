@@ -73,7 +73,7 @@ def run_stability(out: Path, quick: bool, engine: str) -> dict:
             doc["dumbbell"]["queue"]["count_acks"] = False
         if quick:
             doc["run"].update(duration="30s")
-        r = run(dict(doc, engine=engine), progress=False)
+        r = run(dict(doc, engine=engine), progress=False, warn=False)
         fwd = r.summary["links"][0]
         rows.append({"config": label, "utilization": fwd["utilization"], "drops": fwd["drops_pkts"],
                      "loss_rate": fwd["loss_rate"], "max_queue_pkts": fwd["max_queue_pkts"],

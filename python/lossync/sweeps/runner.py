@@ -68,7 +68,7 @@ def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict
     row: dict[str, Any] = {**point, "seed": seed}
     started = time.perf_counter()
     try:
-        result = run(point_document(base, fixed, point, seed), progress=False, base_dir=base_dir)
+        result = run(point_document(base, fixed, point, seed), progress=False, base_dir=base_dir, warn=False)
         s = result.summary
         row.update({m: s[m] for m in METRICS})
         headline = next(l for l in s["links"] if l["name"] == s["bottleneck"])

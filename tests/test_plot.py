@@ -1,0 +1,174 @@
+"""`lossync plot`: every swept value it averages over is drawn or refused, labels in words and units,
+error bars that say what they are, log axes, and points of runs that warned marked."""
+
+import json
+import subprocess
+import sys
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+
+from lossync.errors import ScenarioError
+from lossync.plot import facets, label, log_spaced, sweep_figure
+
+BUFFER, X, CC = "dumbbell.buffer.bdp_fraction", "loss.sync.x", "flows.0.cc"
+METRICS = ["jain", "loss_rate", "congestion_events", "sync_rate_mean", "mean_queue_pkts", "mean_queueing_delay_s",
+           "measured_from_s", "max_queue_pkts", "drops_pkts"]
+
+
+def rows(seeds=(1, 2, 3), **more_axes):
+    """A buffer × X × {reno, cubic} sweep's rows, as issue 32 found them: Reno near 0.1 and CUBIC
+    near 0.9, so that a mean over the variants (about 0.5) is no cell's. Every cell's mean differs
+    from every other's; Reno's runs at the largest buffer warned; no run lost a packet."""
+    out = []
+    for buffer in (0.01, 0.1, 1.0):
+        for x in (0.3, 1.0):
+            for cc, level in (("reno", 0.1), ("cubic", 0.9)):
+                for seed in seeds:
+                    row = {BUFFER: buffer, X: x, CC: cc, "seed": seed, "status": "ok", "error": "",
+                           "utilization": level + 0.05 * buffer + 0.02 * x + 0.001 * seed,
+                           "warnings": ["run.duration: no congestion event"] if cc == "reno" and buffer == 1.0 else []}
+                    out.append({**row, **dict.fromkeys(METRICS, 0.5), "loss_rate": 0.0})
+    frame = pd.DataFrame(out)
+    for axis, values in more_axes.items():  # crossed with every row above
+        frame = pd.concat([frame.assign(**{axis: v}) for v in values], ignore_index=True)
+    return frame
+
+
+def write_results(frame, out):
+    (out / "runs").mkdir(parents=True)
+    frame.to_parquet(out / "runs" / "synthetic.parquet", index=False)
+    return out
+
+
+def cell_means(frame, axes):
+    return frame.groupby(axes)["utilization"].mean()
+
+
+def plotted(fig):
+    """Every (x, y) point the figure draws as a mean, by panel title and line label."""
+    points = []
+    for ax in fig.axes:
+        for container in ax.containers:  # one ErrorbarContainer per line
+            line = container.lines[0]
+            points += [(ax.get_title(), container.get_label(), x, y) for x, y in line.get_xydata()]
+    return points
+
+
+def lossync(*args):
+    return subprocess.run([sys.executable, "-m", "lossync", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_a_variant_axis_left_out_by_x_and_hue_becomes_panels_and_no_point_averages_swept_values(tmp_path):
+    # On main this drew 6 points near 0.5: each the mean of Reno's and CUBIC's cells.
+    frame = rows()
+    col, row, note = facets(frame, BUFFER, "utilization", X)
+    assert (col, row) == (CC, None) and CC in note
+    fig = sweep_figure(frame, BUFFER, "utilization", X, col, row)
+    points = plotted(fig)
+    cells = cell_means(frame, [BUFFER, X, CC])
+    assert len(points) == len(cells) == 12
+    # Each point is the mean over seeds of exactly one cell: its panel's variant, its line's X.
+    for title, hue, x, y in points:
+        cc = title.rsplit("= ", 1)[1]
+        assert y == pytest.approx(cells[(x, float(hue), cc)]), (title, hue, x)
+    plt.close(fig)
+    # The command line says which panels it chose, and draws them.
+    res = write_results(frame, tmp_path / "res")
+    r = lossync("plot", str(res), "--x", BUFFER, "--hue", X)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == f"lossync: one panel per {CC} (--col): otherwise each point drawn would average over its values\n"
+    assert (res / f"utilization-vs-{BUFFER}.png").stat().st_size > 0
+
+
+def test_more_swept_axes_than_the_figure_draws_are_refused_naming_them(tmp_path):
+    frame = rows(**{"flows.0.count": [2, 10]})
+    res = write_results(frame, tmp_path / "res")
+    r = lossync("plot", str(res), "--x", BUFFER, "--hue", X)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("lossync: error: --col/--row: ")
+    assert CC in r.stderr and "flows.0.count" in r.stderr and f"{BUFFER}," not in r.stderr
+    assert not (res / f"utilization-vs-{BUFFER}.png").exists()
+    # One left when both panel options are taken: refused too, in Python as well.
+    with pytest.raises(ScenarioError, match="flows.0.count") as e:
+        facets(frame, BUFFER, "utilization", X, col=CC, row="seed")
+    assert e.value.field == "--col/--row"
+    with pytest.raises(ScenarioError, match=CC):
+        sweep_figure(rows(), BUFFER, "utilization", X)  # never averages, even called directly
+    # Every axis drawn: a grid of panels, each point one cell.
+    fig = sweep_figure(frame, BUFFER, "utilization", X, col=CC, row="flows.0.count")
+    assert len(plotted(fig)) == 24 and len(fig.axes) == 4
+    plt.close(fig)
+
+
+def test_an_axis_that_follows_the_drawn_ones_is_not_averaged_and_not_refused():
+    # A zipped sweep: the capacity moves with the buffer, so each x is one capacity.
+    frame = rows()
+    frame["dumbbell.capacity"] = frame[BUFFER].map({0.01: "1Gbps", 0.1: "10Gbps", 1.0: "100Gbps"})
+    assert facets(frame, BUFFER, "utilization", X, col=CC) == (CC, None, None)
+
+
+def test_labels_say_the_field_and_its_unit_and_error_bars_say_what_they_are():
+    assert label(BUFFER) == "buffer (fraction of the BDP)"
+    assert label("utilization") == "utilization (fraction of capacity)"
+    assert label("mean_queueing_delay_s") == "mean queueing delay (s)"
+    assert label("links.1.buffer.packets") == "buffer, links[1] (packets)"
+    assert label("dumbbell.capacity", numeric=False) == "capacity"  # "10Gbps": the values carry it
+    assert label("dumbbell.capacity") == "capacity (bit/s)"
+    fig = sweep_figure(rows(), BUFFER, "utilization", X, col=CC)
+    assert {ax.get_xlabel() for ax in fig.axes} == {"buffer (fraction of the BDP)"}
+    assert fig.axes[0].get_ylabel() == "utilization (fraction of capacity)"
+    caption = fig.get_suptitle()
+    assert caption.startswith("mean ± 95% CI (Student t) over 3 seeds per point"), caption
+    assert fig.legends[0].get_title().get_text() == "synchronization X"
+    plt.close(fig)
+    # One seed per point: no interval, and the figure says so rather than drawing none silently.
+    fig = sweep_figure(rows(seeds=(1,)), BUFFER, "utilization", X, col=CC)
+    assert fig.get_suptitle().startswith("mean of one seed per point: no confidence interval")
+    plt.close(fig)
+
+
+def test_points_of_runs_that_warned_are_ringed():
+    fig = sweep_figure(rows(), BUFFER, "utilization", X, col=CC)
+    rings = [c for ax in fig.axes for c in ax.collections if c.get_label() == "includes runs that warned"]
+    # Reno at the largest buffer, both X values: two points.
+    assert sum(len(c.get_offsets()) for c in rings) == 2
+    assert {float(x) for c in rings for x, _ in c.get_offsets()} == {1.0}
+    assert "2 points (ringed) include runs that warned" in fig.get_suptitle()
+    plt.close(fig)
+
+
+def test_log_axes_on_request_and_for_a_log_spaced_sweep(tmp_path):
+    frame = rows()
+    fig = sweep_figure(frame, BUFFER, "utilization", X, col=CC, logx=True, logy=True)
+    assert {(ax.get_xscale(), ax.get_yscale()) for ax in fig.axes} == {("log", "log")}
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["0.01", "0.1", "1"]  # the swept values
+    plt.close(fig)
+    res = write_results(frame, tmp_path / "res")
+    assert not log_spaced(res, BUFFER)
+    (res / "sweep.json").write_text(json.dumps({"spec": {"axes": {BUFFER: {"from": 0.01, "to": 1.0, "num": 3, "scale": "log"},
+                                                                  X: [0.3, 1.0]}}}))
+    assert log_spaced(res, BUFFER) and not log_spaced(res, X)
+    # A log axis cannot place 0: refused, not dropped from the figure.
+    r = lossync("plot", str(res), "--x", BUFFER, "--hue", X, "--col", CC, "--y", "loss_rate", "--logy")
+    assert r.returncode == 2 and r.stderr.startswith("lossync: error: --logy: ") and len(r.stderr.splitlines()) == 1, r.stderr
+    r = lossync("plot", str(res), "--x", CC, "--hue", X, "--col", BUFFER, "--logx")
+    assert r.returncode == 2 and r.stderr.startswith("lossync: error: --logx: "), r.stderr
+    assert lossync("plot", str(res), "--x", BUFFER, "--hue", X, "--col", CC, "--linx").returncode == 0
+
+
+def test_a_sweep_of_one_axis_is_one_panel_of_one_line():
+    frame = rows()
+    frame = frame[(frame[CC] == "cubic") & (frame[X] == 1.0)].drop(columns=[CC, X])
+    assert facets(frame, BUFFER, "utilization") == (None, None, None)
+    fig = sweep_figure(frame, BUFFER, "utilization")
+    assert len(fig.axes) == 1 and fig.legends == []  # one line: nothing to tell apart
+    assert [y for *_, y in plotted(fig)] == pytest.approx(list(cell_means(frame, [BUFFER])))
+    plt.close(fig)
+
+
+def test_an_axis_drawn_twice_is_refused_naming_the_option():
+    with pytest.raises(ScenarioError) as e:
+        facets(rows(), BUFFER, "utilization", X, col=X)
+    assert e.value.field == "--col"
