@@ -376,6 +376,7 @@ registry! {
     Red(red::RedParams),
     Xcp(xcp::XcpParams),
     Codel(codel::CodelParams),
+    Step(step::StepParams),
 }
 
 /// The registry's first discipline (drop-tail) with its defaults: a link's queue when the
