@@ -376,6 +376,7 @@ registry! {
     Red(red::RedParams),
     Xcp(xcp::XcpParams),
     Codel(codel::CodelParams),
+    Pie(pie::PieParams),
 }
 
 /// The registry's first discipline (drop-tail) with its defaults: a link's queue when the
