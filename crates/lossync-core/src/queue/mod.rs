@@ -376,6 +376,7 @@ registry! {
     Red(red::RedParams),
     Xcp(xcp::XcpParams),
     Codel(codel::CodelParams),
+    Pie(pie::PieParams),
     Step(step::StepParams),
 }
 
