@@ -376,6 +376,7 @@ registry! {
     Red(red::RedParams),
     Xcp(xcp::XcpParams),
     Codel(codel::CodelParams),
+    DualPi2(dualpi2::DualPi2Params),
 }
 
 /// The registry's first discipline (drop-tail) with its defaults: a link's queue when the
