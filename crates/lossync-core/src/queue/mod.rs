@@ -380,6 +380,7 @@ registry! {
     Red(red::RedParams),
     Xcp(xcp::XcpParams),
     Codel(codel::CodelParams),
+    FqCodel(fq_codel::FqCodelParams),
 }
 
 /// The registry's first discipline (drop-tail) with its defaults: a link's queue when the
