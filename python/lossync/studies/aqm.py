@@ -407,7 +407,7 @@ def _setup() -> str:
         "CoDel and PIE also 4 BDP; RED with Reno and CUBIC; Reno at RTT mixes 10..200 ms and 50 ms against drop-tail "
         "and FQ-CoDel; 100 Reno flows behind drop-tail, CoDel and FQ-CoDel at 0.1 and 1 BDP), 10 Gb/s (10 s, 4 s "
         "warm-up; CUBIC behind drop-tail, CoDel, PIE, FQ-CoDel, and DCTCP; buffers 2% to 2 BDP: shorter than a CUBIC "
-        "cycle there), 100 Gb/s (3 s, 1.5 s: CUBIC behind CoDel, DCTCP at K = C·RTT/7; 1 BDP). "
+        "cycle there), 100 Gb/s (3 s, 1.5 s: CUBIC behind CoDel at 1 and 4 BDP, DCTCP at K = C·RTT/7 and 1 BDP). "
         + (f"**Not in this build of the core, so not run:** {', '.join(absent)}." if absent else
            "Every discipline of the study is registered in this build.")
     )
