@@ -76,9 +76,9 @@ def headline(path: Path, engine: str, extra: list[str]) -> dict:
         from lossync.compare import with_send_jitter
 
         doc = with_send_jitter(lossync.load_scenario(path), [*extra, 'engine="packet"'], path.parent)
-        r = lossync.run(doc, base_dir=path.parent)
+        r = lossync.run(doc, base_dir=path.parent, warn=False)  # warnings are in the table
     else:
-        r = lossync.run(path, [*extra, f'engine="{engine}"'])
+        r = lossync.run(path, [*extra, f'engine="{engine}"'], warn=False)
     out: dict = {}
     _flatten(r.summary, "", out)
     for name, frame in (("series", r.series), ("events", r.events)):
