@@ -28,6 +28,14 @@ SCENARIO_CASES = [
     ("a field drop-tail does not take", None, ['dumbbell.queue={discipline="droptail", max_th=5}'], "dumbbell.queue.max_th"),
     ("NaN RED threshold", None, ['dumbbell.queue={discipline="red", min_th=nan, max_th=15}'], "dumbbell.queue.min_th"),
     ("zero packet size", None, ["dumbbell.packet_size=0"], "dumbbell.packet_size"),
+    # Queue disciplines (issue 35): an unknown one, parameters out of range, ECN where it cannot be.
+    ("unknown discipline", None, ['dumbbell.queue={discipline="cake"}'], "dumbbell.queue.discipline"),
+    ("CoDel target above its interval", None, ['dumbbell.queue={discipline="codel", target="150ms"}'], "dumbbell.queue.target"),
+    ("PIE gain out of range", None, ['dumbbell.queue={discipline="pie", alpha=-1}'], "dumbbell.queue.alpha"),
+    ("FQ-CoDel without queues", None, ['dumbbell.queue={discipline="fq_codel", flows=0}'], "dumbbell.queue.flows"),
+    ("DualPI2 coupling out of range", None, ['dumbbell.queue={discipline="dualpi2", k=-2}'], "dumbbell.queue.k"),
+    ("ECN asked of drop-tail", None, ['dumbbell.queue={discipline="droptail", ecn=true}'], "dumbbell.queue.ecn"),
+    ("ECN asked of BBR", None, ['flows.0.cc="bbr"', "flows.0.ecn=true"], "flows[0].ecn"),
     ("fractional m", None, ['loss.sync={kind="fixed", m=2.5}'], "loss.sync.m"),
     # serde's messages, in the words of TOML (not "expected i64", "expected struct LinkSpec").
     ("fractional count", None, ["flows.0.count=2.5"], "flows[0].count"),
@@ -519,3 +527,13 @@ def test_a_new_engine_is_one_registration():
             lossync.engines.check(parking, ['engine="toy"'])
     finally:
         del ENGINES["toy"]
+
+
+@pytest.mark.parametrize(("engine", "words"), [("fluid", "the fluid engine has no \"codel\" queue"),
+                                               ("kernel", "this machine's kernel has no codel qdisc")])
+def test_an_aqm_on_an_engine_that_lacks_it_is_one_line_naming_the_queue(tmp_path, engine, words):
+    # No engine runs drop-tail in its place: the queue is refused by name, pointing to one that has it.
+    path = _scenario(tmp_path, None)
+    r = cli("validate", str(path), "--set", 'dumbbell.queue={discipline="codel"}', "--set", f'engine="{engine}"')
+    _one_line_naming(r, "dumbbell.queue")
+    assert words in r.stderr and 'runs in the packet engine' in r.stderr, r.stderr

@@ -45,6 +45,10 @@ pub struct Capabilities {
     /// ECN end to end: ECN-capable flows (`ecn`), CE marks and their echo.
     #[serde(default)]
     pub ecn: bool,
+    /// Why a queue discipline it lacks is missing, where that is the machine's and not the
+    /// engine's (the kernel engine: "this machine's kernel has no codel qdisc").
+    #[serde(default)]
+    pub missing_queues: std::collections::BTreeMap<String, String>,
 }
 
 /// An engine as the registry lists it: its name (the scenario's `engine`), one line about it,
@@ -167,12 +171,13 @@ pub fn refuse_beyond(name: &str, registry: &[EngineInfo], sc: &Scenario) -> Resu
         let q = queue_name(&l.queue);
         if !caps.queues.iter().any(|c| c == q) {
             let others = only(&|c| c.queues.iter().any(|c| c == q));
+            let why = match caps.missing_queues.get(q) {
+                Some(why) => format!(": {why}"),
+                None => format!(" (it runs: {})", caps.queues.join(", ")),
+            };
             return Err(Error::field(
                 format!("links[{i}].queue"),
-                format!(
-                    "the {name} engine has no {q:?} queue (it runs: {}); {q} {others}",
-                    caps.queues.join(", ")
-                ),
+                format!("the {name} engine has no {q:?} queue{why}; {q} {others}"),
             ));
         }
     }

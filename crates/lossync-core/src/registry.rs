@@ -32,6 +32,7 @@ pub fn engines() -> Vec<EngineInfo> {
                 wavelength_contention: false,
                 max_burst: false,
                 ecn: false,
+                missing_queues: Default::default(),
             },
         },
         EngineInfo {
@@ -49,6 +50,7 @@ pub fn engines() -> Vec<EngineInfo> {
                 wavelength_contention: true,
                 max_burst: true,
                 ecn: true,
+                missing_queues: Default::default(),
             },
         },
     ]

@@ -202,3 +202,30 @@ fn ecn_is_refused_where_it_cannot_work() {
         "{err}"
     );
 }
+
+#[test]
+fn prague_behind_a_classic_queue_runs_as_classic_ecn_and_says_so() {
+    // RFC 9331 §4.3: an L4S sender behind a queue that is not L4S-aware falls back to classic
+    // ECN. Behind CoDel with ECN it halves per marked window, and the run warns; behind step
+    // marking (L4S-aware) it keeps DCTCP's α/2 and does not warn.
+    let prague = |q: &str| {
+        let text = dumbbell("100Mbps", 500, q, r#"cc = "prague""#, "20ms", (30, 10));
+        run(&text).summary
+    };
+    let classic = prague(r#"{ discipline = "codel", ecn = true }"#);
+    assert!(
+        classic
+            .warnings
+            .iter()
+            .any(|w| w
+                .starts_with("flows[0].ecn: prague sends ECT(1) but crosses no L4S-aware queue")),
+        "{:?}",
+        classic.warnings
+    );
+    assert!(classic.links[0].mark_rate > 0.0 && classic.loss_rate == 0.0);
+    let l4s = prague(r#"{ discipline = "step", threshold = 20 }"#);
+    assert!(l4s.warnings.is_empty(), "{:?}", l4s.warnings);
+    // Scalable marking: many more marks than the classic fall-back sees, and a full link.
+    assert!(l4s.links[0].mark_rate > 10.0 * classic.links[0].mark_rate);
+    assert!(l4s.utilization > 0.99, "{}", l4s.utilization);
+}

@@ -432,6 +432,20 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
              Jain's index is undefined (NaN) and the throughputs describe no transfer"
         ));
     }
+    let mut fell_back: Vec<&crate::scenario::Flow> = Vec::new();
+    for f in sc.flows.iter().filter(|f| sc.l4s_falls_back(f)) {
+        if !fell_back.iter().any(|g| g.group == f.group) {
+            fell_back.push(f);
+        }
+    }
+    for f in fell_back {
+        warnings.push(format!(
+            "flows[{}].ecn: {} sends ECT(1) but crosses no L4S-aware queue (dualpi2, step), so it \
+             answers marks as classic ECN, one reduction per window as for a loss (RFC 9331 §4.3)",
+            f.group,
+            f.cc.name()
+        ));
+    }
     for a in arrivals.iter().filter(|a| a.refused > 0) {
         warnings.push(format!(
             "flows[{}].arrivals.max_active: {} of {} arrivals found no free slot and were \

@@ -574,7 +574,14 @@ impl Sender {
             ack.ece
         };
         if echo && self.recovery == Recovery::Open && self.snd_una >= self.cwr_point {
-            let w = self.cc.on_ecn(&ctx, self.cwnd_pkts).max(MIN_SSTHRESH_PKTS);
+            // A classic echo is a loss event for the window (RFC 3168 §6.1.2), also for an L4S
+            // law that fell back (RFC 9331 §4.3); a scalable law reduces by its measure.
+            let w = if self.scalable {
+                self.cc.on_ecn(&ctx, self.cwnd_pkts)
+            } else {
+                self.cc.on_loss(&ctx, self.cwnd_pkts, 1.0)
+            };
+            let w = w.max(MIN_SSTHRESH_PKTS);
             self.ssthresh_pkts = w;
             self.cwnd_pkts = w.min(self.rwnd_pkts);
             self.cwr_point = self.snd_nxt;

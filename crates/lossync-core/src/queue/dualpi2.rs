@@ -108,6 +108,7 @@ impl QueueParams for DualPi2Params {
     const ABOUT: &'static str = "DualPI2 (RFC 9332): L4S and classic queues, PI on 15 ms coupled as k·p' and p'², L step at 1 ms";
     // No fluid law: the fluid engine refuses it by name.
     const FLUID: bool = false;
+    const L4S: bool = true;
 
     fn read(p: &mut Params, _site: Site) -> Result<Self> {
         Ok(DualPi2Params {

@@ -304,6 +304,9 @@ pub trait QueueParams: Clone + PartialEq + std::fmt::Debug + Serialize + Send + 
     /// Whether the fluid engine has a law for it (its fluid face,
     /// [`Discipline::early_drop_probability`]); the fluid engine refuses the others by name.
     const FLUID: bool;
+    /// Whether it is L4S-aware (RFC 9331 §5): it gives ECT(1) packets the immediate, frequent
+    /// marks a scalable sender expects. Behind none, an L4S sender falls back to classic ECN.
+    const L4S: bool = false;
     /// Reads the parameters a scenario gives: a missing one takes its default, a given one is
     /// checked against its range and the `site`.
     fn read(p: &mut Params, site: Site) -> Result<Self>;
@@ -348,6 +351,13 @@ macro_rules! registry {
             pub fn name(&self) -> &'static str {
                 match self {
                     $(Queue::$case(_) => <$ty as QueueParams>::NAME),*
+                }
+            }
+
+            /// Whether it is L4S-aware ([`QueueParams::L4S`]).
+            pub fn l4s(&self) -> bool {
+                match self {
+                    $(Queue::$case(_) => <$ty as QueueParams>::L4S),*
                 }
             }
 

@@ -24,6 +24,8 @@ impl QueueParams for StepParams {
     const ABOUT: &'static str =
         "DCTCP's step marking (Alizadeh et al. 2010): CE above K packets of instantaneous queue";
     const FLUID: bool = false;
+    // RFC 9331 §5.2: immediate marking on a shallow threshold is what an L4S queue does.
+    const L4S: bool = true;
 
     fn read(p: &mut Params, site: Site) -> Result<Self> {
         let threshold = p.required_f64("threshold", |v| v >= 1.0, "at least 1 packet")?;

@@ -75,6 +75,15 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Whether flow `f` is an L4S sender (ECT(1)) that crosses no L4S-aware queue: it then
+    /// answers marks as classic ECN, as RFC 9331 §4.3 asks of an L4S sender behind a classic
+    /// bottleneck, and the run says so. One definition for every engine and the metrics.
+    pub fn l4s_falls_back(&self, f: &Flow) -> bool {
+        f.ecn
+            && matches!(f.cc.ecn(), crate::cc::EcnUse::Scalable { l4s: true })
+            && !f.path.iter().any(|&l| self.links[l].queue.l4s())
+    }
+
     /// The mean base RTT of the flows whose data cross link `link` (of every flow if none does):
     /// a link's time scale, one definition for every engine. It is the link's congestion-event
     /// window τ (`metrics::events::event_window_s`, docs/model.md §5.3) and XCP's first control

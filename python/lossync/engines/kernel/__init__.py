@@ -270,8 +270,11 @@ def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force) ->
     return run_kernel(scenario, overrides, base_dir, force)
 
 
-#: Its queue is a pfifo: drop-tail only.
+#: Its queue is a pfifo: drop-tail only. The AQMs are missing from this machine's kernel itself
+#: (no sch_codel, sch_pie, sch_fq_codel or sch_dualpi2 module), so the refusal says so.
+_NO_QDISC = {name: f"this machine's kernel has no {qdisc} qdisc" for name, qdisc in
+             (("codel", "codel"), ("pie", "pie"), ("fq_codel", "fq_codel"), ("dualpi2", "dualpi2"))}
 ENGINE = Engine(
     name="kernel", about="real Linux TCP in network namespaces (as root; docs/kernel.md)",
-    capabilities=DUMBBELL_ONLY, run=_engine_run, check=_engine_check,
+    capabilities={**DUMBBELL_ONLY, "missing_queues": _NO_QDISC}, run=_engine_run, check=_engine_check,
 )
