@@ -82,8 +82,10 @@ fn classic_ecn_behind_codel_marks_instead_of_dropping() {
     let l = &r.summary.links[0];
     assert!(l.mark_rate > 0.0, "{l:?}");
     assert_eq!(l.drops_pkts, 0.0, "every AQM signal is a mark");
+    // ns-3 3.44's CoDelQueueDisc with UseEcn on the same scenario (30 s runs): 6.86 ms mean
+    // sojourn (docs/validation.md, the AQM grid); within 20%.
     assert!(
-        (l.sojourn_mean_s - 0.005).abs() <= 0.002,
+        (l.sojourn_mean_s / 0.00686 - 1.0).abs() <= 0.2,
         "{}",
         l.sojourn_mean_s
     );
@@ -100,7 +102,7 @@ fn classic_ecn_behind_codel_marks_instead_of_dropping() {
 #[test]
 fn dctcp_fills_the_link_once_k_reaches_a_seventh_of_the_bdp() {
     // 1 Gb/s, RTT 1 ms: C·RTT = 83.3 packets, C·RTT/7 = 11.9. 10 DCTCP flows behind step
-    // marking at K: U ≥ 0.99 for K ≥ 12, clearly lower at K = 2; the queue stays near K.
+    // marking at K: U ≥ 0.99 for K ≥ 12, lower below; the queue stays near K.
     let at = |k: u32| {
         let q = format!(r#"{{ discipline = "step", threshold = {k} }}"#);
         run(&dumbbell(
@@ -123,8 +125,15 @@ fn dctcp_fills_the_link_once_k_reaches_a_seventh_of_the_bdp() {
             "K = {k}: mean queue {q}"
         );
     }
-    let low = at(2);
-    assert!(low.utilization < 0.95, "K = 2: U = {}", low.utilization);
+    // Below the rule the queue underflows: U falls short of 0.99 at a quarter of C·RTT/7 and
+    // collapses at one packet.
+    let (quarter, one) = (at(3), at(1));
+    assert!(
+        quarter.utilization < 0.985,
+        "K = 3: U = {}",
+        quarter.utilization
+    );
+    assert!(one.utilization < 0.9, "K = 1: U = {}", one.utilization);
 }
 
 #[test]

@@ -97,11 +97,16 @@ def link_columns(result) -> dict[str, Any]:
     CUBIC: the total ratio and the range of the ratios of flows of equal RTT)."""
     s = result.summary
     link = next(l for l in s["links"] if l["name"] == s["bottleneck"])
-    out = {k: float(link.get(k, math.nan)) for k in ("mark_rate", "early_drop_rate", "overflow_drop_rate",
-                                                     "sojourn_mean_s", "sojourn_p50_s", "sojourn_p99_s")}
-    # DualPI2's L queue (ECT(1) and CE packets), where the core's summary has it.
-    out["l4s_sojourn_mean_s"] = float(link.get("sojourn_l4s_mean_s", math.nan))
-    out["l4s_sojourn_p99_s"] = float(link.get("sojourn_l4s_p99_s", math.nan))
+    # An undefined figure (no L4S packets, so no L-queue sojourn) is NaN, null in the summary.
+    def num(k: str) -> float:
+        v = link.get(k)
+        return math.nan if v is None else float(v)
+
+    out = {k: num(k) for k in ("mark_rate", "early_drop_rate", "overflow_drop_rate",
+                               "sojourn_mean_s", "sojourn_p50_s", "sojourn_p99_s")}
+    # DualPI2's L queue (ECT(1) and CE packets).
+    out["l4s_sojourn_mean_s"] = num("sojourn_l4s_mean_s")
+    out["l4s_sojourn_p99_s"] = num("sojourn_l4s_p99_s")
     thr: dict[str, float] = {}
     by_rtt: dict[tuple[float, str], float] = {}
     for f in s["flows"]:

@@ -197,11 +197,13 @@ pub struct Sender {
     /// `model`).
     stamps: Vec<TxStamp>,
     rate: RateState,
-    /// ECN: the codepoint of new data (Not-ECT: off), whether the law counts marks, the end of
-    /// the window of the last ECN reduction, and whether the next new packet carries CWR.
+    /// ECN: the codepoint of new data (Not-ECT: off), whether the law counts marks, `snd_nxt`
+    /// at the last ECN reduction (no other until the ACKs pass it: those up to it were sent
+    /// before the receiver saw CWR and may still echo ECE; Linux's `high_seq`), and whether the
+    /// next new packet carries CWR.
     ect: Ecn,
     scalable: bool,
-    cwr_point: u64,
+    cwr_point: Option<u64>,
     cwr_pending: bool,
 }
 
@@ -292,7 +294,7 @@ impl Sender {
             },
             ect: Ecn::NotEct,
             scalable: false,
-            cwr_point: 0,
+            cwr_point: None,
             cwr_pending: false,
         }
     }
@@ -573,7 +575,8 @@ impl Sender {
         } else {
             ack.ece
         };
-        if echo && self.recovery == Recovery::Open && self.snd_una >= self.cwr_point {
+        let window_done = self.cwr_point.is_none_or(|p| self.snd_una > p);
+        if echo && self.recovery == Recovery::Open && window_done {
             // A classic echo is a loss event for the window (RFC 3168 §6.1.2), also for an L4S
             // law that fell back (RFC 9331 §4.3); a scalable law reduces by its measure.
             let w = if self.scalable {
@@ -584,7 +587,7 @@ impl Sender {
             let w = w.max(MIN_SSTHRESH_PKTS);
             self.ssthresh_pkts = w;
             self.cwnd_pkts = w.min(self.rwnd_pkts);
-            self.cwr_point = self.snd_nxt;
+            self.cwr_point = Some(self.snd_nxt);
             self.cwr_pending = true;
             self.stats.reductions += 1;
             self.stats.ecn_reductions += 1;

@@ -288,4 +288,39 @@ mod tests {
         assert_eq!(s.cwnd_pkts(), 2.0);
         assert_eq!(seqs(&drain(&mut s, deadline + RTT_PS)), vec![1, 2]);
     }
+
+    /// RFC 3168 §6.1.2: one reduction per window for ECN echoes. The ACKs of the window that was
+    /// in flight when the sender reduced still carry ECE (the receiver keeps it set until the
+    /// packet with CWR arrives), the one acknowledging its last packet included: none of them
+    /// may reduce again (the defect: `snd_una >= cwr_point` let that last one through; Linux
+    /// waits until snd_una is past high_seq).
+    #[test]
+    fn an_echo_reduces_once_per_window_until_the_cwr_packet_is_acknowledged() {
+        let law = cc::build("reno", &BTreeMap::new(), "cc").unwrap();
+        let mut s = Sender::new(law, 10.0, f64::INFINITY, false, 0.1, 64)
+            .with_ecn(crate::queue::Ecn::Ect0, cc::EcnUse::Classic);
+        s.start(0);
+        assert_eq!(seqs(&drain(&mut s, 0)), (0..10).collect::<Vec<_>>());
+        let ack = |cum: u64, ece: bool| Ack {
+            cum,
+            sacked: cum - 1,
+            echo_ps: 0,
+            ece,
+            ..Ack::default()
+        };
+        s.on_ack(RTT_PS, ack(1, true));
+        assert_eq!(s.ssthresh_pkts(), 5.0);
+        // The rest of the window, ECE still set: no second reduction, the last ACK included.
+        for cum in 2..=10 {
+            s.on_ack(RTT_PS, ack(cum, true));
+        }
+        assert_eq!(s.ssthresh_pkts(), 5.0);
+        // The first new packet after the reduction carries CWR.
+        let next = drain(&mut s, RTT_PS);
+        assert!(next[0].cwr && next[0].seq == 10 && next.iter().skip(1).all(|g| !g.cwr));
+        // A new echo once that packet is acknowledged: a new reduction.
+        let before = s.cwnd_pkts();
+        s.on_ack(2 * RTT_PS, ack(11, true));
+        assert_eq!(s.ssthresh_pkts(), before / 2.0);
+    }
 }
