@@ -101,6 +101,13 @@ Known differences from the packet engine (they explain most gaps in docs/validat
   clamped to [0.5, 0.8], only when the throughput between losses rose (by less than 100%, an
   integer division), otherwise 0.5 (Linux: 0.5 when it moved by more than 20% either way).
 - CUBIC: ns-3's integer cnt-based growth (Linux's), HyStart off here.
+- RED: ns-3's is ns-2's, with count-based spacing and `Wait` (its default, kept: no early
+  drop or mark until count x p_b >= 1, then p_b/(2 - count x p_b)), so drops or marks come about
+  every 1.5/p_b arrivals; the packet engine drops or marks each arrival independently with p_b.
+  At the same average queue ns-3 signals about 2/3 as often: it settles at a longer queue
+  (delay about +25% in the RED-ECN grid), or, with DCTCP, at about half the mark rate.
+- CoDel, PIE: ns-3 measures the sojourn in its own queue disc, without the one-packet device
+  queue behind it (at most one packet time less than the sojourn reported here).
 """
 
 from __future__ import annotations
