@@ -181,6 +181,15 @@ def summary_table(summary: dict) -> str:
             f"{link['max_queue_pkts']:>10.1f}{link['congestion_events']:>8}{_fmt(link['sync_rate_mean'], 3):>7}"
         )
     for link in s["links"]:
+        # The queue's signals and how long packets waited (a packet-level engine sees each one).
+        soj = link.get("sojourn_mean_s")
+        if soj is not None and soj == soj:  # not NaN
+            lines.append(
+                f"  {link['name']:<{w}}sojourn mean {soj * 1e3:.2f} ms, p50 {link['sojourn_p50_s'] * 1e3:.2f} ms, "
+                f"p99 {link['sojourn_p99_s'] * 1e3:.2f} ms; marks {link['mark_rate']:.2e}, "
+                f"AQM drops {link['early_drop_rate']:.2e}, overflow drops {link['overflow_drop_rate']:.2e}"
+            )
+    for link in s["links"]:
         b = link.get("bursts")
         if b:  # an optical burst assembler
             # The per-burst histograms are the packet engine's (the fluid's bursts hold fluid).
@@ -667,6 +676,14 @@ def list_variants() -> None:
     """List the congestion-control variants."""
     for name, about in variants():
         click.echo(f"{name:<12}{about}")
+
+
+@main.command(name="disciplines")
+def list_disciplines() -> None:
+    """List the queue disciplines (`queue = { discipline = NAME, ... }`) and the engines that run each."""
+    for name, about in _core.disciplines():
+        runs = [e.name for e in ENGINES.values() if name in e.capabilities.get("queues", [])]
+        click.echo(f"{name:<10}{about}\n{'':<10}engines: {', '.join(runs) or 'none'}")
 
 
 @main.command()

@@ -169,6 +169,15 @@ fn variants() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
+/// The queue disciplines: (name, description), in registry order.
+#[pyfunction]
+fn disciplines() -> Vec<(&'static str, &'static str)> {
+    lossync_core::queue::DISCIPLINES
+        .iter()
+        .map(|d| (d.name, d.about))
+        .collect()
+}
+
 /// The core's engines, as a JSON list of `{name, about, capabilities}` (the Python registry
 /// lists them beside its own).
 #[pyfunction]
@@ -350,6 +359,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputFileError", m.py().get_type::<InputFileError>())?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(variants, m)?)?;
+    m.add_function(wrap_pyfunction!(disciplines, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_toml, m)?)?;
     m.add_function(wrap_pyfunction!(burst_headroom_pkts, m)?)?;
     m.add_function(wrap_pyfunction!(variant_defaults, m)?)?;

@@ -376,6 +376,8 @@ registry! {
     Red(red::RedParams),
     Xcp(xcp::XcpParams),
     Codel(codel::CodelParams),
+    Pie(pie::PieParams),
+    Step(step::StepParams),
 }
 
 /// The registry's first discipline (drop-tail) with its defaults: a link's queue when the

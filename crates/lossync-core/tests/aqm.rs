@@ -1,0 +1,204 @@
+//! Active queue management and ECN in the packet engine against numbers from outside the code:
+//! CoDel holds its 5 ms target (RFC 8289 §4.3), DCTCP fills the link once its marking threshold
+//! K reaches C·RTT/7 and keeps the queue near K (Alizadeh et al., SIGCOMM 2010, §3.3), classic
+//! ECN replaces drops by marks (RFC 3168), and the fluid engine refuses what it has no law for,
+//! by name. (PIE, FQ-CoDel and DualPI2 have files of their own.)
+
+mod common;
+
+use common::{run, scenario_error};
+
+/// `count` flows of `cc` (slow start on) over a dumbbell with `queue`.
+fn dumbbell(
+    capacity: &str,
+    buffer: u32,
+    queue: &str,
+    cc: &str,
+    rtt: &str,
+    run_s: (u32, u32),
+) -> String {
+    format!(
+        r#"
+engine = "packet"
+[dumbbell]
+capacity = "{capacity}"
+buffer = {{ packets = {buffer} }}
+queue = {queue}
+[[flows]]
+count = 10
+{cc}
+rtt = "{rtt}"
+slow_start = true
+[run]
+duration = "{}s"
+warmup = "{}s"
+"#,
+        run_s.0, run_s.1
+    )
+}
+
+#[test]
+fn codel_holds_the_standing_sojourn_time_at_its_target() {
+    // 10 long Reno flows, RTTs 20–100 ms, a buffer far above what CoDel lets stand: the mean
+    // sojourn time is CoDel's 5 ms target within 2 ms, at 100 Mb/s and at 1 Gb/s, with the link
+    // full. (Drop-tail with the same buffer would hold a queue of hundreds of milliseconds.)
+    for (capacity, buffer) in [("100Mbps", 2000), ("1Gbps", 20000)] {
+        let r = run(&dumbbell(
+            capacity,
+            buffer,
+            r#"{ discipline = "codel" }"#,
+            r#"cc = "reno""#,
+            "20ms..100ms",
+            (60, 10),
+        ));
+        let l = &r.summary.links[0];
+        assert!(
+            (l.sojourn_mean_s - 0.005).abs() <= 0.002,
+            "{capacity}: mean sojourn {} s",
+            l.sojourn_mean_s
+        );
+        assert!(
+            r.summary.utilization > 0.98,
+            "{capacity}: {}",
+            r.summary.utilization
+        );
+        assert!(
+            l.early_drop_rate > 0.0 && l.overflow_drop_rate == 0.0,
+            "{l:?}"
+        );
+    }
+}
+
+#[test]
+fn classic_ecn_behind_codel_marks_instead_of_dropping() {
+    let r = run(&dumbbell(
+        "100Mbps",
+        2000,
+        r#"{ discipline = "codel", ecn = true }"#,
+        "cc = \"reno\"\necn = true",
+        "20ms..100ms",
+        (60, 10),
+    ));
+    let l = &r.summary.links[0];
+    assert!(l.mark_rate > 0.0, "{l:?}");
+    assert_eq!(l.drops_pkts, 0.0, "every AQM signal is a mark");
+    assert!(
+        (l.sojourn_mean_s - 0.005).abs() <= 0.002,
+        "{}",
+        l.sojourn_mean_s
+    );
+    assert!(r.summary.utilization > 0.97);
+    // A mark reduces the window once per RTT, as a loss would: flows do back off.
+    assert!(r
+        .summary
+        .flows
+        .iter()
+        .all(|f| f.reductions > 0.0 && f.mark_rate > 0.0));
+    assert!(r.summary.warnings.is_empty(), "{:?}", r.summary.warnings);
+}
+
+#[test]
+fn dctcp_fills_the_link_once_k_reaches_a_seventh_of_the_bdp() {
+    // 1 Gb/s, RTT 1 ms: C·RTT = 83.3 packets, C·RTT/7 = 11.9. 10 DCTCP flows behind step
+    // marking at K: U ≥ 0.99 for K ≥ 12, clearly lower at K = 2; the queue stays near K.
+    let at = |k: u32| {
+        let q = format!(r#"{{ discipline = "step", threshold = {k} }}"#);
+        run(&dumbbell(
+            "1Gbps",
+            500,
+            &q,
+            r#"cc = "dctcp""#,
+            "1ms",
+            (5, 1),
+        ))
+        .summary
+    };
+    for k in [12, 20, 40] {
+        let s = at(k);
+        assert!(s.utilization >= 0.99, "K = {k}: U = {}", s.utilization);
+        assert!(s.loss_rate == 0.0 && s.links[0].mark_rate > 0.0);
+        let q = s.mean_queue_pkts;
+        assert!(
+            q > 0.5 * k as f64 && q < 1.2 * k as f64,
+            "K = {k}: mean queue {q}"
+        );
+    }
+    let low = at(2);
+    assert!(low.utilization < 0.95, "K = 2: U = {}", low.utilization);
+}
+
+#[test]
+fn the_fluid_engine_refuses_what_it_has_no_law_for_by_name() {
+    let fluid = |q: &str, cc: &str| {
+        let text = dumbbell("100Mbps", 200, q, cc, "50ms", (10, 1))
+            .replace("engine = \"packet\"", "engine = \"fluid\"");
+        let sc = lossync_core::scenario::from_toml(&text, std::path::Path::new(".")).unwrap();
+        lossync_core::run(&sc).unwrap_err().to_string()
+    };
+    let err = fluid(r#"{ discipline = "codel" }"#, r#"cc = "reno""#);
+    assert!(
+        err.starts_with("links[0].queue: the fluid engine has no \"codel\" queue")
+            && err.contains("runs in the packet engine only"),
+        "{err}"
+    );
+    let err = fluid(
+        r#"{ discipline = "red", min_th = 20, max_th = 80, ecn = true }"#,
+        "cc = \"reno\"\necn = true",
+    );
+    assert!(err.starts_with("flows[0].ecn: ECN"), "{err}");
+    // DCTCP is ECN-capable by default: the fluid engine says so rather than run it on drops.
+    let err = fluid(r#"{ discipline = "droptail" }"#, r#"cc = "dctcp""#);
+    assert!(err.starts_with("flows[0].ecn: ECN"), "{err}");
+}
+
+#[test]
+fn ecn_is_refused_where_it_cannot_work() {
+    let err = scenario_error(&dumbbell(
+        "100Mbps",
+        200,
+        r#"{ discipline = "droptail" }"#,
+        "cc = \"bbr\"\necn = true",
+        "50ms",
+        (10, 1),
+    ));
+    assert!(
+        err.starts_with("flows[0].ecn: bbr does not use ECN"),
+        "{err}"
+    );
+    let err = scenario_error(&dumbbell(
+        "100Mbps",
+        200,
+        r#"{ discipline = "droptail", ecn = true }"#,
+        r#"cc = "reno""#,
+        "50ms",
+        (10, 1),
+    ));
+    assert!(
+        err.starts_with("dumbbell.queue.ecn: unknown parameter (this discipline takes none)"),
+        "{err}"
+    );
+    let err = scenario_error(&dumbbell(
+        "100Mbps",
+        200,
+        r#"{ discipline = "codel", target = "200ms" }"#,
+        r#"cc = "reno""#,
+        "50ms",
+        (10, 1),
+    ));
+    assert!(
+        err.starts_with("dumbbell.queue.target: must be below the interval"),
+        "{err}"
+    );
+    let err = scenario_error(&dumbbell(
+        "100Mbps",
+        200,
+        r#"{ discipline = "step", threshold = 500 }"#,
+        r#"cc = "dctcp""#,
+        "50ms",
+        (10, 1),
+    ));
+    assert!(
+        err.starts_with("dumbbell.queue.threshold: must not exceed the buffer"),
+        "{err}"
+    );
+}
