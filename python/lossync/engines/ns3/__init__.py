@@ -33,7 +33,7 @@ What is modelled (the packet engine's dumbbell, docs/packet.md):
   timestamps; ns-3's defaults for the rest: cap-drop adjustment on, no derandomization);
   fq_codel -> FqCoDelQueueDisc (flows -> Flows, quantum -> SetQuantum, target, interval, ecn ->
   UseEcn; ns-3's DropBatchSize of 64 on overflow, Linux's). A parameter of these with no ns-3
-  counterpart is refused naming it; other disciplines (xcp, dualpi2, ...) are refused naming
+  counterpart is refused naming it; other disciplines (xcp, step, dualpi2, ...) are refused naming
   `links[0].queue` (ns-3 3.44 has no such queue disc).
 - Drops, marks and sojourns at the bottleneck: the queue disc's drop reasons sort its drops into
   early (RED's unforced and forced drops, CoDel's target-exceeded, PIE's unforced) and overflow
