@@ -96,6 +96,7 @@ impl FluidEngine {
                 // The fluid disciplines drop; none marks (ECN is refused here).
                 marked_pkts: 0.0,
                 sojourn: None,
+                sojourn_l4s: None,
             })
             .collect();
         let flows = self

@@ -167,6 +167,11 @@ pub struct LinkSummary {
     pub sojourn_mean_s: f64,
     pub sojourn_p50_s: f64,
     pub sojourn_p99_s: f64,
+    /// The same for the data packets that left their queue with an L4S codepoint (ECT(1) or
+    /// CE, RFC 9331 §5.1: DualPI2's L queue): mean and 99th percentile, in seconds; NaN where
+    /// the engine has no packets or none was L4S.
+    pub sojourn_l4s_mean_s: f64,
+    pub sojourn_l4s_p99_s: f64,
     /// The bursts of the link's assembler (optical burst switching; absent without one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bursts: Option<BurstSummary>,
@@ -330,6 +335,11 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
                 sojourn_mean_s: l.sojourn.as_ref().map_or(f64::NAN, |h| h.mean_s()),
                 sojourn_p50_s: l.sojourn.as_ref().map_or(f64::NAN, |h| h.quantile_s(0.5)),
                 sojourn_p99_s: l.sojourn.as_ref().map_or(f64::NAN, |h| h.quantile_s(0.99)),
+                sojourn_l4s_mean_s: l.sojourn_l4s.as_ref().map_or(f64::NAN, |h| h.mean_s()),
+                sojourn_l4s_p99_s: l
+                    .sojourn_l4s
+                    .as_ref()
+                    .map_or(f64::NAN, |h| h.quantile_s(0.99)),
                 bursts: burst.map(BurstSummary::of),
             }
         })

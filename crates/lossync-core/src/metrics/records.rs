@@ -218,6 +218,10 @@ pub struct LinkRecord {
     /// engine does not see packets, as the fluid one).
     #[serde(default)]
     pub sojourn: Option<SojournHistogram>,
+    /// Of them, those that left their queue with an L4S codepoint (ECT(1) or CE, RFC 9331
+    /// §5.1): DualPI2's L queue.
+    #[serde(default)]
+    pub sojourn_l4s: Option<SojournHistogram>,
 }
 
 /// A connection's totals over the measurement window.

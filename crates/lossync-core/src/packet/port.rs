@@ -77,8 +77,11 @@ pub struct Port {
     waiting_len: usize,
     serving: Option<Pkt>,
     discipline: Box<dyn Discipline>,
-    /// Sojourn times of the data packets that left for the wire since the window began.
+    /// Sojourn times of the data packets that left for the wire since the window began, and of
+    /// those of them that left with an L4S codepoint (ECT(1) or CE, RFC 9331 §5.1: DualPI2's
+    /// L queue).
     pub sojourn: SojournHistogram,
+    pub sojourn_l4s: SojournHistogram,
     random_loss: f64,
     rng: Rng,
     pub acc: PortAcc,
@@ -123,6 +126,7 @@ impl Port {
             serving: None,
             discipline,
             sojourn: SojournHistogram::default(),
+            sojourn_l4s: SojournHistogram::default(),
             random_loss: link.loss_rate,
             // Stream 3000 + link: the packet engine's per-link randomness (random loss, RED).
             rng: Rng::new(seed, 3000 + index as u64),
@@ -340,6 +344,11 @@ impl Port {
         }
         if !pkt.is_ack {
             self.sojourn.record(sojourn_ps);
+            // Its codepoint as it left its queue, before this port's verdict (a classic packet
+            // marked CE here stays classic).
+            if departure.ecn.l4s() {
+                self.sojourn_l4s.record(sojourn_ps);
+            }
         }
         self.serving = Some(pkt);
         Next::Serve(pkt)

@@ -68,6 +68,7 @@ impl PacketEngine {
             port.q_max = port.len();
             port.data_len_at_measuring = port.data_len();
             port.sojourn.clear();
+            port.sojourn_l4s.clear();
             self.start_ports[i] = port.acc;
         }
         for f in 0..self.flows.len() {
@@ -169,6 +170,7 @@ impl PacketEngine {
                     dropped_overflow_pkts: (a.dropped_overflow - s.dropped_overflow) as f64,
                     marked_pkts: (a.marked - s.marked) as f64,
                     sojourn: Some(port.sojourn.clone()),
+                    sojourn_l4s: Some(port.sojourn_l4s.clone()),
                 }
             })
             .collect();

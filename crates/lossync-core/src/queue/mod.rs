@@ -377,6 +377,7 @@ registry! {
     Xcp(xcp::XcpParams),
     Codel(codel::CodelParams),
     Pie(pie::PieParams),
+    DualPi2(dualpi2::DualPi2Params),
     Step(step::StepParams),
 }
 
