@@ -216,7 +216,8 @@ def test_queue_discs_translate_their_parameters():
     link["queue"] = {"discipline": "fq_codel", "flows": 1024, "quantum": 1514, "target": 0.005, "interval": 0.1, "ecn": False}
     type_id, attrs, defaults = _queue_disc(link, 100, 1500)
     assert type_id == "ns3::FqCoDelQueueDisc" and ("ns3::CoDelQueueDisc::MinBytes", "1500") in defaults
-    assert {("Flows", "1024"), ("@quantum", "1514"), ("Target", "0.005s"), ("Interval", "0.1s"), ("UseEcn", "false")} <= set(attrs)
+    assert {("Flows", "1024"), ("@quantum", "1514"), ("Target", "0.005s"), ("Interval", "0.1s"), ("UseEcn", "false"),
+            ("DropBatchSize", "1")} <= set(attrs)
     link["queue"] = {"discipline": "step", "threshold": 20, "ecn": True}
     type_id, attrs, _ = _queue_disc(link, 100, 1500)
     assert type_id == "ns3::RedQueueDisc"

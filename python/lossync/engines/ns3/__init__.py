@@ -32,7 +32,8 @@ What is modelled (the packet engine's dumbbell, docs/packet.md):
   mark_ecnth -> MarkEcnThreshold; UseDequeueRateEstimator = false: the queue delay from
   timestamps; ns-3's defaults for the rest: cap-drop adjustment on, no derandomization);
   fq_codel -> FqCoDelQueueDisc (flows -> Flows, quantum -> SetQuantum, target, interval, ecn ->
-  UseEcn; ns-3's DropBatchSize of 64 on overflow, Linux's). A parameter of these with no ns-3
+  UseEcn; DropBatchSize = 1: one packet of the fattest queue per overflowing arrival, RFC 8290's
+  rule and the packet engine's, where ns-3 and Linux drop a batch of up to 64). A parameter of these with no ns-3
   counterpart is refused naming it; step (DCTCP's marking at K) -> RedQueueDisc on the
   instantaneous queue (QW = 1, MinTh = MaxTh = K - 2, not gentle: every arrival finding K or more
   is marked, or dropped without ECN; K >= 4); other disciplines (xcp, dualpi2, ...) are refused
@@ -331,8 +332,10 @@ def _queue_disc(link: dict[str, Any], b: int, ps: int) -> tuple[str, list[tuple[
         }
     elif name == "fq_codel":
         type_id = "ns3::FqCoDelQueueDisc"
-        # The per-flow CoDel queue discs it creates take MinBytes from the defaults.
-        attrs = list(size)
+        # The per-flow CoDel queue discs it creates take MinBytes from the defaults. Overflow
+        # drops one packet from the fattest queue per overflowing arrival (RFC 8290 §4.1.3, as
+        # the packet engine; ns-3 and Linux default to a batch of up to 64).
+        attrs = size + [("DropBatchSize", "1")]
         defaults = [("ns3::CoDelQueueDisc::MinBytes", str(ps))]
         known = {
             "flows": lambda v: [("Flows", str(int(v)))],
