@@ -135,3 +135,33 @@ duration = "60s"
         "{allocations} allocations for {events} events"
     );
 }
+
+/// Flow queuing (FQ-CoDel: 1024 sub-queues, two lists of active queues, a CoDel per queue)
+/// allocates nothing per packet either: its lists are sized for every queue when it is built,
+/// and the port's sub-queue rings stop growing once each flow has had its largest backlog.
+#[test]
+fn flow_queuing_allocates_nothing_per_packet() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut e = packet_engine(
+        r#"
+engine = "packet"
+[dumbbell]
+capacity = "100Mbps"
+buffer = { bdp_fraction = 1.0 }
+queue = { discipline = "fq_codel" }
+[[flows]]
+count = 10
+cc = "reno"
+rtt = "10ms..200ms"
+slow_start = true
+[run]
+duration = "60s"
+"#,
+    );
+    let (events, allocations) = count_from_20_to_60_s(&mut e);
+    assert!(events > 500_000, "{events}");
+    assert!(
+        allocations < 100,
+        "{allocations} allocations for {events} events"
+    );
+}

@@ -1,9 +1,9 @@
 """The seed studies as one-line reproductions: `lossync reproduce NAME [--quick]`. The framework
 is in framework.py; each seed's studies are one module that registers them."""
 
-# The studies are listed in registration order: seeds 000, 001, 002, 003, 004, then BBR.
+# The studies are listed in registration order: seeds 000, 001, 002, 003, 004, then BBR, then the AQMs (issue 35).
 # isort: off
-from . import synchronization, testbed, obs, ghstcp, xcp, bbr  # noqa: F401
+from . import synchronization, testbed, obs, ghstcp, xcp, bbr, aqm  # noqa: F401
 # isort: on
 
 from .framework import STUDIES, Claim, Study, reproduce

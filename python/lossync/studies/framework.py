@@ -73,8 +73,11 @@ def fidelity_overrides(quick: bool, duration: float = 3000.0) -> tuple[int, list
 
 
 def run_sweep(out: Path, base: dict, axes: dict, seeds: int, fixed: list[str], engine: str,
-              columns: Callable[[Any], dict[str, Any]] | None = None, workers: int | None = None) -> pd.DataFrame:
-    rows = sweep({"base": base, "axes": axes, "seeds": seeds, "set": [*fixed, f'engine="{engine}"']},
+              columns: Callable[[Any], dict[str, Any]] | None = None, workers: int | None = None,
+              mode: str = "cross") -> pd.DataFrame:
+    """mode: "cross" (every combination of the axes) or "zip" (the axes side by side: one point per
+    index, for a study whose cells differ in several fields at once)."""
+    rows = sweep({"base": base, "axes": axes, "seeds": seeds, "mode": mode, "set": [*fixed, f'engine="{engine}"']},
                  out, workers=workers, resume=True, progress=None, columns=columns)
     failed = rows[rows["status"] != "ok"]
     if len(failed):

@@ -177,6 +177,7 @@ impl FluidEngine {
                     capacity_pps: l.capacity_pps,
                     // The fluid faces do not use it; it was 8·packet_size times too large.
                     packet_time_ps: l.packet_time_ps(),
+                    packet_size_bytes: l.packet_size_bytes,
                     first_interval_s: mean_rtt,
                 }),
                 members,

@@ -58,11 +58,13 @@ pub enum Next {
     Dropped(Pkt),
 }
 
-/// A packet waiting in a sub-queue, with the time it arrived.
+/// A packet waiting in a sub-queue, with the time it arrived and its serializer class (its size,
+/// which a discipline weighing sub-queues in bytes is told when it leaves or is pushed out).
 #[derive(Debug, Clone, Copy, Default)]
 struct Waiting {
     pkt: Pkt,
     enqueued_ps: SimTime,
+    class: u32,
 }
 
 pub struct Port {
@@ -112,6 +114,7 @@ impl Port {
             buffer,
             capacity_pps: link.capacity_pps,
             packet_time_ps: data_service.nominal_ps(),
+            packet_size_bytes: link.packet_size_bytes,
             first_interval_s,
         });
         Port {
@@ -244,6 +247,7 @@ impl Port {
         self.waiting[sub].push_back(Waiting {
             pkt,
             enqueued_ps: now_ps,
+            class,
         });
         self.waiting_len += 1;
         self.q_max = self.q_max.max(q + 1);
@@ -255,7 +259,7 @@ impl Port {
                 self.waiting_len -= 1;
                 self.integrate(now_ps);
                 self.discipline
-                    .pushed_out(k, self.size_pkts(w.pkt.is_ack, 0));
+                    .pushed_out(k, self.size_pkts(w.pkt.is_ack, w.class));
                 self.count_drop(w.pkt.is_ack, DropReason::Overflow);
                 pushed = Some(w.pkt);
             }
@@ -327,7 +331,7 @@ impl Port {
             flow: pkt.flow,
             sub: k,
             ecn: pkt.ecn(),
-            size_pkts: if pkt.is_ack { 0.0 } else { 1.0 },
+            size_pkts: self.size_pkts(pkt.is_ack, w.class),
             is_ack: pkt.is_ack,
             sojourn_ps,
         };

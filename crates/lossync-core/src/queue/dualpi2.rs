@@ -353,6 +353,7 @@ mod tests {
             buffer: Buffer::new(1000.0),
             capacity_pps: 8333.3,
             packet_time_ps: 120 * MS / 1000,
+            packet_size_bytes: 1500.0,
             first_interval_s: 0.1,
         }
     }

@@ -155,6 +155,7 @@ pub struct Departure {
     pub flow: u32,
     pub sub: usize,
     pub ecn: Ecn,
+    /// Its size in packets of the link's size, as it arrived ([`Arrival::size_pkts`]).
     pub size_pkts: f64,
     pub is_ack: bool,
     /// How long it waited, from its enqueue to now (RFC 8289 §4.2's sojourn time).
@@ -168,6 +169,9 @@ pub struct LinkContext {
     pub capacity_pps: f64,
     /// Nominal service time of a data packet, in picoseconds.
     pub packet_time_ps: u64,
+    /// A data packet's size in bytes: what a discipline counting bytes (FQ-CoDel's DRR quantum)
+    /// multiplies the packets' sizes in data packets ([`Arrival::size_pkts`]) by.
+    pub packet_size_bytes: f64,
     /// The first control interval of a router with feedback (later: measured).
     pub first_interval_s: f64,
 }
@@ -377,6 +381,7 @@ registry! {
     Xcp(xcp::XcpParams),
     Codel(codel::CodelParams),
     Pie(pie::PieParams),
+    FqCodel(fq_codel::FqCodelParams),
     DualPi2(dualpi2::DualPi2Params),
     Step(step::StepParams),
 }

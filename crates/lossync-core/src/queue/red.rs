@@ -181,6 +181,7 @@ mod tests {
             buffer: Buffer::new(100.0),
             capacity_pps: 100.0,
             packet_time_ps: 10_000_000_000,
+            packet_size_bytes: 1500.0,
             first_interval_s: 0.1,
         }
     }
