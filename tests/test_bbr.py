@@ -1,6 +1,6 @@
 """BBR v1 through the front end: the packet engine runs it (checked against the path's own
 numbers), the fluid engine's form of it agrees with the packet engine, `lossync variants` lists
-it, and the engines without it refuse it by field."""
+it, ns-3 takes it as its TcpBbr, and the engines without it refuse it by field."""
 
 import subprocess
 import sys
@@ -72,11 +72,15 @@ def test_fluid_bbr_against_the_packet_engine(flows, buffer_bdp):
         assert shares(f)[v] == pytest.approx(share, rel=0.25), (v, shares(f), shares(p))
 
 
-def test_the_ns3_engine_refuses_bbr():
-    from lossync.engines.ns3 import run_ns3
+def test_the_ns3_engine_translates_bbr_to_tcpbbr_where_it_has_knobs():
+    from lossync.engines.ns3 import _resolve
+    from lossync.engines.ns3 import translate as ns3_translate
 
-    with pytest.raises(lossync.ScenarioError, match=r"^flows\[0\]\.cc: "):
-        run_ns3(doc("ns3"))
+    params = ns3_translate(_resolve(doc("ns3"), (), None))
+    flow = next(line for line in params.splitlines() if line.startswith("flow "))
+    assert flow.startswith("flow ns3::TcpBbr ") and "HighGain=2.885" in flow and "BwWindowLength=10" in flow
+    with pytest.raises(lossync.ScenarioError, match=r"^flows\[0\]\.cc\.cwnd_gain: "):
+        ns3_translate(_resolve(doc("ns3", cc={"variant": "bbr", "cwnd_gain": 3}), (), None))
 
 
 def test_the_kernel_engine_takes_bbr_at_linux_defaults_only(monkeypatch):

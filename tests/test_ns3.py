@@ -2,6 +2,7 @@
 exactly B packets at the bottleneck, and refuses what it cannot translate. Skipped when the
 optional `ns3` wheel is not installed (pip install 'lossync[ns3]')."""
 
+import numpy as np
 import pytest
 
 pytest.importorskip("ns3")
@@ -129,3 +130,164 @@ def test_a_wall_time_limit_stops_the_run_and_reports_how_far_it_got():
     r, st = run_ns3_with_stats(reno({"packets": 20}, duration="100000s", warmup="0s"), wall_limit_s=2)
     assert 0 < st.sim_s < 100000 and st.wall_s < 60
     assert r.summary["duration_s"] == pytest.approx(st.sim_s)
+
+
+# --- AQM and ECN ----------------------------------------------------------------------------
+
+
+def aqm(queue, cc="reno", count=10, capacity="100Mbps", buffer=None, duration="20s", warmup="5s", **flow):
+    return {
+        "dumbbell": {"capacity": capacity, "buffer": buffer or {"bdp_fraction": 1.0}, "queue": queue},
+        "flows": [{"count": count, "cc": cc, "rtt": "20ms..100ms", "slow_start": True, **flow}],
+        "run": {"duration": duration, "warmup": warmup},
+    }
+
+
+def test_sojourn_bins_follow_the_core():
+    from lossync.engines.ns3 import sojourn_bins, sojourn_histogram
+
+    # metrics/sojourn.rs: exact below 32 ps, then 16 bins per octave; its bin_of(u64::MAX) is the
+    # last of 976 (2^63 - 1 is the largest int64: the octave below, sub-bin 15).
+    ps = np.array([0, 1, 31, 32, 33, 34, 63, 64, 100, 5_000_000_000, 2**40, 2**63 - 1])
+    assert sojourn_bins(ps).tolist() == [0, 1, 31, 32, 32, 33, 47, 48, 57, 32 + 27 * 16 + 2, 32 + 35 * 16, 975 - 16]
+
+    # Each bin's middle (mid_ps) is within 1/32 of every value in it.
+    def mid(i):
+        if i < 32:
+            return float(i)
+        e, sub = (i - 32) // 16 + 5, (i - 32) % 16
+        w = 2 ** (e - 4)
+        return (16 + sub) * w + w / 2
+
+    rng = np.random.default_rng(1)
+    xs = rng.integers(32, 10**13, 2000)
+    for x, b in zip(xs, sojourn_bins(xs)):
+        assert abs(mid(int(b)) - x) <= x / 32
+    h = sojourn_histogram(np.array([5, 5, 40]))
+    assert h == {"count": 3, "sum_ps": 50, "bins": [[5, 2], [36, 1]]}
+
+
+@pytest.mark.parametrize("discipline", ["codel", "pie", "fq_codel"])
+def test_aqm_sojourn_matches_the_packet_engine(discipline):
+    doc = aqm({"discipline": discipline})
+    try:
+        lossync.resolve(dict(doc, engine="packet"))
+    except lossync.ScenarioError:
+        pytest.skip(f"the core has no {discipline} yet")
+    r, stats = run_ns3_with_stats(doc)
+    packet = lossync.run(dict(doc, engine="packet")).summary
+    link = r.summary["links"][0]
+    assert stats.other_drops == 0 and link["max_queue_pkts"] <= link["buffer_pkts"]
+    # CoDel keeps the standing queue near its 5 ms target, PIE near 15 ms, FQ-CoDel (each flow
+    # in its own queue) lower, in both engines (measured, ns-3 and packet: CoDel 6.9 and 7.1 ms,
+    # PIE 17.4 and 17.1 ms; FQ-CoDel at 0.5 and 2 BDP 3.4 and 3.0 ms).
+    assert link["sojourn_mean_s"] == pytest.approx(packet["links"][0]["sojourn_mean_s"], abs=0.003)
+    assert link["sojourn_p50_s"] <= link["sojourn_p99_s"] < 0.1
+    assert link["early_drop_rate"] > 0 and link["mark_rate"] == 0
+    assert link["early_drop_rate"] + link["overflow_drop_rate"] == pytest.approx(link["loss_rate"], rel=1e-9)
+    assert r.summary["utilization"] == pytest.approx(packet["utilization"], abs=0.03)
+    # Packet conservation with drops after acceptance (CoDel drops at dequeue).
+    assert link["arrivals_pkts"] == link["departures_pkts"] + link["drops_pkts"] + link["queue_end_pkts"] - link["queue_start_pkts"]
+
+
+def test_dctcp_behind_red_ecn_is_marked_not_dropped():
+    # DCTCP's step marking (RFC 8257 §3.1): instantaneous queue (weight 1), K = 20 packets.
+    red = {"discipline": "red", "min_th": 20, "max_th": 21, "max_p": 1.0, "weight": 1.0, "gentle": False, "ecn": True}
+    doc = aqm(red, cc="dctcp", count=4, capacity="50Mbps", buffer={"packets": 200}, duration="10s", warmup="3s")
+    r, stats = run_ns3_with_stats(doc)
+    link, flows = r.summary["links"][0], r.summary["flows"]
+    assert stats.other_drops == 0
+    assert link["mark_rate"] > 0.01 and link["drops_pkts"] == 0
+    assert all(f["mark_rate"] > 0 for f in flows)
+    assert r.summary["utilization"] > 0.9
+    # The queue stays near K (the thresholds hold in the queue disc, 2 below the system's).
+    assert link["sojourn_mean_s"] < 30 * 1500 * 8 / 50e6
+
+
+def test_queue_discs_translate_their_parameters():
+    from lossync.engines.ns3 import _queue_disc
+
+    link = {"capacity_bps": 1e8, "queue": {"discipline": "pie", "target": 0.015, "t_update": 0.015, "alpha": 0.125,
+                                           "beta": 1.25, "max_burst": 0.15, "ecn": True, "mark_ecnth": 0.1}}
+    type_id, attrs, _ = _queue_disc(link, 100, 1500)
+    assert type_id == "ns3::PieQueueDisc"
+    assert ("MaxSize", "98p") in attrs and ("UseDequeueRateEstimator", "false") in attrs
+    assert {("QueueDelayReference", "0.015s"), ("Tupdate", "0.015s"), ("A", "0.125"), ("B", "1.25"),
+            ("MaxBurstAllowance", "0.15s"), ("UseEcn", "true"), ("MarkEcnThreshold", "0.1")} <= set(attrs)
+    link["queue"] = {"discipline": "fq_codel", "flows": 1024, "quantum": 1514, "target": 0.005, "interval": 0.1, "ecn": False}
+    type_id, attrs, defaults = _queue_disc(link, 100, 1500)
+    assert type_id == "ns3::FqCoDelQueueDisc" and ("ns3::CoDelQueueDisc::MinBytes", "1500") in defaults
+    assert {("Flows", "1024"), ("@quantum", "1514"), ("Target", "0.005s"), ("Interval", "0.1s"), ("UseEcn", "false"),
+            ("DropBatchSize", "1")} <= set(attrs)
+    link["queue"] = {"discipline": "step", "threshold": 20, "ecn": True}
+    type_id, attrs, _ = _queue_disc(link, 100, 1500)
+    assert type_id == "ns3::RedQueueDisc"
+    assert {("QW", "1.0"), ("MinTh", "18.0"), ("MaxTh", "18.0"), ("Gentle", "false"), ("UseEcn", "true"), ("UseHardDrop", "false")} <= set(attrs)
+    link["queue"] = {"discipline": "step", "threshold": 3, "ecn": True}
+    with pytest.raises(lossync.ScenarioError, match=r"^links\[0\]\.queue\.threshold: "):
+        _queue_disc(link, 100, 1500)
+    for q in ({"discipline": "dualpi2"}, {"discipline": "xcp"}):
+        link["queue"] = q
+        with pytest.raises(lossync.ScenarioError, match=r"^links\[0\]\.queue: .*ns-3 3\.44 has no such queue disc"):
+            _queue_disc(link, 100, 1500)
+    link["queue"] = {"discipline": "pie", "derandomize": True}
+    with pytest.raises(lossync.ScenarioError, match=r"^links\[0\]\.queue\.derandomize: "):
+        _queue_disc(link, 100, 1500)
+
+
+def test_dctcp_behind_step_marking_matches_the_packet_engine():
+    # Step marking at K = 20 (ns-3: RED on the instantaneous queue); measured: mark rate 0.118
+    # and 0.116, sojourn 3.0 and 3.1 ms (ns-3, packet).
+    doc = aqm({"discipline": "step", "threshold": 20}, cc="dctcp", count=4, capacity="50Mbps", buffer={"packets": 200},
+              duration="10s", warmup="3s")
+    r, stats = run_ns3_with_stats(doc)
+    packet = lossync.run(dict(doc, engine="packet")).summary
+    link, plink = r.summary["links"][0], packet["links"][0]
+    assert stats.other_drops == 0 and link["drops_pkts"] == 0
+    assert link["mark_rate"] == pytest.approx(plink["mark_rate"], rel=0.25)
+    assert link["sojourn_mean_s"] == pytest.approx(plink["sojourn_mean_s"], rel=0.2)
+    assert r.summary["utilization"] == pytest.approx(packet["utilization"], abs=0.03)
+
+
+@pytest.mark.parametrize("queue", [{"discipline": "dualpi2"}])
+def test_disciplines_ns3_lacks_are_refused_naming_the_queue(queue):
+    doc = aqm(queue, cc="prague", buffer={"packets": 100})
+    try:
+        lossync.resolve(dict(doc, engine="packet"))
+    except lossync.ScenarioError:
+        pytest.skip(f"the core has no {queue['discipline']} yet")
+    for run in (run_ns3, lambda d: lossync.run(dict(d, engine="ns3"))):
+        with pytest.raises(lossync.ScenarioError, match=r"^(links\[0\]|dumbbell)\.queue: the ns3 engine has no"):
+            run(doc)
+
+
+@pytest.mark.parametrize(
+    ("flow", "field"),
+    [
+        ({"cc": "prague"}, r"^flows\[0\]\.cc: .*no TCP Prague"),
+        ({"cc": "dctcp", "ecn": False}, r"^flows\[0\]\.ecn: "),
+        ({"cc": {"variant": "bbr", "cwnd_gain": 3}}, r"^flows\[0\]\.cc\.cwnd_gain: "),
+        ({"cc": {"variant": "bbr", "drain_gain": 0.5}}, r"^flows\[0\]\.cc\.drain_gain: "),
+    ],
+)
+def test_variants_ns3_lacks_are_refused(flow, field):
+    doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}, "queue": {"discipline": "codel"}},
+           "flows": [{"rtt": "100ms", **flow}]}
+    with pytest.raises(lossync.ScenarioError, match=field):
+        run_ns3(doc)
+
+
+def test_dctcp_and_bbr_translate():
+    from lossync.engines.ns3 import _resolve, translate
+
+    doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}, "queue": {"discipline": "codel", "ecn": True}},
+           "flows": [{"cc": {"variant": "dctcp", "g": 0.125}, "rtt": "100ms"},
+                     {"cc": {"variant": "bbr", "bw_window_rounds": 8}, "rtt": "100ms"},
+                     {"cc": "cubic", "rtt": "100ms", "ecn": True}]}
+    params = translate(_resolve(doc, (), None))
+    flows = [line for line in params.splitlines() if line.startswith("flow ")]
+    assert flows[0].startswith("flow ns3::TcpDctcp ") and "@ecn=On" in flows[0] and "DctcpShiftG=0.125" in flows[0]
+    assert flows[1].startswith("flow ns3::TcpBbr ") and "@ecn=Off" in flows[1] and "BwWindowLength=8" in flows[1]
+    assert " 1 200 120 " in flows[1]  # BBR paces
+    assert flows[2].startswith("flow ns3::TcpCubic ") and "@ecn=On" in flows[2]
+    assert "qdisc_type ns3::CoDelQueueDisc\n" in params and "qdisc_attr UseEcn true\n" in params

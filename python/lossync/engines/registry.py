@@ -32,7 +32,8 @@ class Engine:
     about: str
     #: The fields of the core's `Capabilities` (crates/lossync-core/src/capabilities.rs):
     #: topology, two_way, queues, loss_models, dynamic_traffic, burst_assembly,
-    #: wavelength_contention, max_burst.
+    #: wavelength_contention, max_burst, ecn (ECN-capable flows, CE marks and their echo;
+    #: false when left out).
     capabilities: dict[str, Any]
     run: EngineRun
     #: Its own refusals, beyond its capabilities (those are checked for every engine).

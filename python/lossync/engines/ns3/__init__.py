@@ -11,18 +11,41 @@ What is modelled (the packet engine's dumbbell, docs/packet.md):
 - One bottleneck of capacity C; per flow a sender node on an access link of 10 C whose
   propagation delay makes the empty-network RTT equal the flow's `rtt` (one access and one
   bottleneck serialization of a data packet and of a 52-byte ACK included). One receiver node
-  right behind the bottleneck, with a PacketSink per flow. ACKs return over the reverse
+  right behind the bottleneck, with a receiving socket per flow. ACKs return over the reverse
   directions of the same links, which never queue noticeably (ACKs are 52-72 bytes).
 - IP packets of `packet_size` bytes: segment size = packet_size - 52 (IPv4 20, TCP 20,
   timestamps 12), 1448 for 1500. Point-to-point devices add 2 bytes of PPP header, so device
   rates are scaled by (packet_size + 2)/packet_size: a packet takes exactly packet_size*8/C.
 - Exactly B = round(buffer) packets at the bottleneck, the one being serialized included (the
   packet engine's definition). Drop-tail: no queue disc and a device queue of B - 1 (a full,
-  stopped device queue makes the traffic-control layer drop the arrival). RED: a RedQueueDisc of
-  B - 2 plus a device queue of 1, thresholds lowered by 2 (RED sees only the queue disc).
-  (The notes' FifoQueueDisc of B - 1 plus a device queue of 1 holds B + 1 with the packet on
-  the wire.) Every other device has no queue disc and a queue no run fills; drops anywhere else
-  are counted (Ns3Stats.other_drops, 0 in every run so far).
+  stopped device queue makes the traffic-control layer drop the arrival). An AQM: its ns-3 queue
+  disc of B - 2 packets plus a device queue of 1. (The notes' FifoQueueDisc of B - 1 plus a
+  device queue of 1 holds B + 1 with the packet on the wire.) Every other device has no queue
+  disc and a queue no run fills; drops anywhere else are counted (Ns3Stats.other_drops, 0 in
+  every run so far).
+- Queue disciplines (`queue.discipline` -> ns-3 queue disc, parameters -> attributes):
+  red -> RedQueueDisc (min_th/max_th lowered by 2: RED sees only the queue disc; max_p ->
+  LInterm = 1/max_p, weight -> QW, gentle, ecn -> UseEcn with UseHardDrop = false, so marks
+  replace drops above max_th too, as the packet engine's RED); codel -> CoDelQueueDisc (target,
+  interval, ecn; MinBytes = one packet); pie -> PieQueueDisc (target -> QueueDelayReference,
+  t_update -> Tupdate, alpha -> A, beta -> B, max_burst -> MaxBurstAllowance, ecn -> UseEcn,
+  mark_ecnth -> MarkEcnThreshold; UseDequeueRateEstimator = false: the queue delay from
+  timestamps; ns-3's defaults for the rest: cap-drop adjustment on, no derandomization);
+  fq_codel -> FqCoDelQueueDisc (flows -> Flows, quantum -> SetQuantum, target, interval, ecn ->
+  UseEcn; DropBatchSize = 1: one packet of the fattest queue per overflowing arrival, RFC 8290's
+  rule and the packet engine's, where ns-3 and Linux drop a batch of up to 64). A parameter of these with no ns-3
+  counterpart is refused naming it; step (DCTCP's marking at K) -> RedQueueDisc on the
+  instantaneous queue (QW = 1, MinTh = MaxTh = K - 2, not gentle: every arrival finding K or more
+  is marked, or dropped without ECN; K >= 4); other disciplines (xcp, dualpi2, ...) are refused
+  naming `links[0].queue` (ns-3 3.44 has no such queue disc).
+- Drops, marks and sojourns at the bottleneck: the queue disc's drop reasons sort its drops into
+  early (RED's unforced and forced drops, CoDel's target-exceeded, PIE's unforced) and overflow
+  (the queue limit: RED's internal-queue drop, CoDel's and FQ-CoDel's overlimit, PIE's forced
+  drop; drop-tail's are all overflow); marks are the queue disc's CE marks (per flow too). A data
+  packet's sojourn runs from its arrival at the bottleneck (queue disc, or device queue with
+  drop-tail) to the start of its transmission, as the packet engine's, so it includes the wait
+  in the one-packet device queue (ns-3's CoDel and PIE see only their own queue's, up to one
+  packet time less); the histogram is the core's (`sojourn_bins`, metrics/sojourn.rs).
 - TCP: SACK on, timestamps and window scaling on (ns-3 defaults), an ACK per segment
   (DelAckCount = 1) or the scenario's `delayed_ack` (DelAckCount, DelAckTimeout; ns-3 sets them
   for every socket, so all flow groups must agree), initial window from the scenario, RTO = SRTT + max(200 ms, 4 RTTVAR) as in
@@ -38,15 +61,23 @@ What is modelled (the packet engine's dumbbell, docs/packet.md):
 - Persistent bulk flows: each flow's socket is created with its own congestion-control object
   (variant and parameters), connects at the flow's start time and keeps its send buffer full
   (BulkSendApplication's loop, written in the program so the socket can be configured first).
+  Its receiver is its own listening socket with the same congestion-control type (ns-3's DCTCP
+  receiver echoes CE through it) and ECN setting.
+- ECN: a flow group's `ecn` sets the sockets' UseEcn (On: ECT(0) data, RFC 3168 echo and one
+  reduction per window, CWR); dctcp always runs with ECN in ns-3, so `ecn = false` is refused.
 - Variants: reno -> TcpLinuxReno (+1 segment per cwnd acked segments, cwnd/2 on loss; TcpNewReno
   grows by MSS^2/cwnd per ACK and halves bytes in flight), highspeed -> TcpHighSpeed, scalable ->
   TcpScalable (AIFactor = 1/a, MDFactor = b), cubic -> TcpCubic (C, Beta, FastConvergence,
   TcpFriendliness; HyStart off, the other engines have none), htcp -> TcpHtcp (DeltaL;
   adaptive_backoff = false -> ThroughputRatio = -1), bic -> TcpBic (all six parameters; ns-3's
-  SmoothPart default is 5, Linux's and ours 20). A parameter ns-3 has no knob for accepts only
+  SmoothPart default is 5, Linux's and ours 20), dctcp -> TcpDctcp (g -> DctcpShiftG, the gain
+  itself; alpha_init -> DctcpAlphaOnInit; ECT(0)), bbr -> TcpBbr (v1: high_gain -> HighGain,
+  bw_window_rounds -> BwWindowLength, min_rtt_window -> RttWindowLength, probe_rtt_time ->
+  ProbeRttDuration; drain_gain only 1/high_gain; pacing on, BBR sets the rate), prague refused
+  (ns-3 3.44 has no Prague). A parameter ns-3 has no knob for accepts only
   its default value; anything else is refused with ScenarioError naming the field, as are more
   than one link, a modelled reverse direction (two-way traffic), `parallel` connections, random
-  loss (`loss_rate`), `rwnd`, and buffers under 2 packets (3 with RED). `access_capacity` sets
+  loss (`loss_rate`), `rwnd`, and buffers under 2 packets (3 with an AQM). `access_capacity` sets
   the flow's access link.
 - `wall_limit_s` (benchmarks): the program stops itself, cleanly, at the first simulated
   millisecond after that much wall time, and the result covers the time simulated.
@@ -73,6 +104,15 @@ Known differences from the packet engine (they explain most gaps in docs/validat
   clamped to [0.5, 0.8], only when the throughput between losses rose (by less than 100%, an
   integer division), otherwise 0.5 (Linux: 0.5 when it moved by more than 20% either way).
 - CUBIC: ns-3's integer cnt-based growth (Linux's), HyStart off here.
+- RED: ns-3's is ns-2's, with count-based spacing and `Wait` (its default, kept: no early
+  drop or mark until count x p_b >= 1, then p_b/(2 - count x p_b)), so drops or marks come about
+  every 1.5/p_b arrivals; the packet engine drops or marks each arrival independently with p_b.
+  Classic senders barely notice (their signal rate is set by their windows: RED-ECN with Reno or
+  CUBIC agrees once the packet engine reduces once per window), but DCTCP, which answers every
+  mark, sees about half the packet engine's mark rate behind the same RED (0.027 vs 0.051 at 10
+  flows, 100 Mb/s); with step-like RED (weight 1, max_th = min_th + 1) the two agree within 6%.
+- CoDel, PIE: ns-3 measures the sojourn in its own queue disc, without the one-packet device
+  queue behind it (at most one packet time less than the sojourn reported here).
 """
 
 from __future__ import annotations
@@ -172,6 +212,147 @@ VARIANTS: dict[str, tuple[str, dict[str, Translate], list[tuple[str, str]]]] = {
 }
 
 
+
+def _dctcp_g(v: Any, default: Any, field: str) -> list[tuple[str, str]]:
+    return [("DctcpShiftG", repr(float(v)))]
+
+
+def _bbr_drain(v: Any, default: Any, field: str) -> list[tuple[str, str]]:
+    return []  # checked against high_gain in _variant_attrs: ns-3 drains at 1/HighGain
+
+
+VARIANTS.update({
+    # ns-3's TcpDctcp: α ← (1 − g)·α + g·F per window (DctcpShiftG is g itself, not Linux's
+    # shift), α starts at DctcpAlphaOnInit; it turns ECN on (ECT(0)) and answers a loss as Reno.
+    "dctcp": ("ns3::TcpDctcp", {"g": _dctcp_g, "alpha_init": _attr("DctcpAlphaOnInit")}, [("UseEct0", "true")]),
+    # ns-3's TcpBbr (v1): gains and filters it has knobs for; the rest are fixed in ns-3 at
+    # Linux's values, so only those are accepted.
+    "bbr": ("ns3::TcpBbr", {
+        "high_gain": _attr("HighGain"), "drain_gain": _bbr_drain, "cwnd_gain": _fixed, "probe_gain": _fixed,
+        "bw_window_rounds": _attr("BwWindowLength", "uint"), "min_rtt_window": _attr("RttWindowLength", "time"),
+        "probe_rtt_time": _attr("ProbeRttDuration", "time"), "min_cwnd": _fixed, "full_bw_growth": _fixed,
+        "full_bw_rounds": _fixed, "pacing_margin": _fixed,
+    }, []),
+})
+#: Variants ns-3 3.44 does not have, and why (refused naming `flows[g].cc`).
+NO_VARIANT = {
+    "prague": "ns-3 3.44 has no TCP Prague (L4S)",
+    "ghstcp": "ns-3 has no counterpart",
+    "xcp": "ns-3 has no XCP",
+}
+
+# Queue disciplines -> ns-3 queue discs on the bottleneck. Each gets a queue disc of B - 2 packets
+# (with the device queue of 1 and the packet on the wire: B). The drop reasons ns-3 reports
+# (QueueDisc::DropBeforeEnqueue/DropAfterDequeue; a child queue disc's carry a prefix) are
+# sorted into the AQM's early drops and the overflow of a full queue; any other is an error.
+CHILD_PREFIX = ("(Dropped by child queue disc) ", "(Marked by child queue disc) ")
+FULL = "Dropped by internal queue"  # any queue disc whose internal queue refuses the arrival
+DROP_REASONS: dict[str, dict[str, str]] = {
+    "droptail": {"Device queue full": "overflow"},
+    # RED: below max_th "Unforced drop", above it (or above 2 max_th, gentle) "Forced drop"; both
+    # are RED's decision with room left (the packet engine's early drops); a full queue is its
+    # internal queue's drop.
+    "red": {"Unforced drop": "early", "Forced drop": "early", FULL: "overflow"},
+    "step": {"Forced drop": "early", FULL: "overflow"},
+    "codel": {"Target exceeded drop": "early", "Overlimit drop": "overflow", FULL: "overflow"},
+    "pie": {"Unforced drop": "early", "Forced drop": "overflow", FULL: "overflow"},
+    "fq_codel": {"Target exceeded drop": "early", "Overlimit drop": "overflow", FULL: "overflow"},
+}
+#: Disciplines ns-3 3.44 has no queue disc for.
+NO_QUEUE_DISC = "ns-3 3.44 has no such queue disc (it runs droptail, red, step, codel, pie, fq_codel here)"
+
+
+def _secs(v: Any) -> str:
+    return f"{float(v)!r}s"
+
+
+def _flag(v: Any) -> str:
+    return "true" if v else "false"
+
+
+def _queue_disc(link: dict[str, Any], b: int, ps: int) -> tuple[str, list[tuple[str, str]], list[tuple[str, str]]]:
+    """(TypeId, its attributes, Config defaults) of the bottleneck's queue disc; ScenarioError
+    naming `links[0].queue` for a discipline or parameter ns-3 cannot run."""
+    queue = dict(link["queue"])
+    name = queue.pop("discipline")
+    field = "links[0].queue"
+    size = [("MaxSize", f"{b - 2}p")]
+    known: dict[str, Callable[[Any], list[tuple[str, str]]]]
+    defaults: list[tuple[str, str]] = []
+    if name == "red":
+        # RED measures the queue disc, which holds the system occupancy minus the packet in
+        # service and the one in the device queue: thresholds move down by 2.
+        bn_bps = int(np.floor(link["capacity_bps"] * ((ps + 2) / ps) + 0.5))
+        type_id = "ns3::RedQueueDisc"
+        attrs = size + [("MeanPktSize", str(ps)), ("LinkBandwidth", f"{bn_bps}bps"), ("LinkDelay", "0s"),
+                        ("UseHardDrop", "false")]
+        known = {
+            "min_th": lambda v: [("MinTh", repr(max(0.0, float(v) - 2)))],
+            "max_th": lambda v: [("MaxTh", repr(max(1.0, float(v) - 2)))],
+            "max_p": lambda v: [("LInterm", repr(1.0 / float(v)))],
+            "weight": lambda v: [("QW", repr(float(v)))],
+            "gentle": lambda v: [("Gentle", _flag(v))],
+            "ecn": lambda v: [("UseEcn", _flag(v))],
+        }
+    elif name == "step":
+        # DCTCP's step marking (mark an arrival that finds at least K packets) as ns-3's RED on
+        # the instantaneous queue: QW = 1, MinTh = MaxTh = K - 2 in queue-disc terms, not gentle,
+        # so every arrival at or above it is a forced mark (or drop, without ECN). ns-3's RED acts
+        # only when its queue holds more than one packet: K of at least 4.
+        k = float(queue.pop("threshold", 0))
+        if k < 4 or k != round(k):
+            raise ScenarioError(f"{field}.threshold", f"{k!r}: the ns3 engine runs step marking as RED on a whole K of at least 4 packets")
+        bn_bps = int(np.floor(link["capacity_bps"] * ((ps + 2) / ps) + 0.5))
+        type_id = "ns3::RedQueueDisc"
+        attrs = size + [("MeanPktSize", str(ps)), ("LinkBandwidth", f"{bn_bps}bps"), ("LinkDelay", "0s"),
+                        ("UseHardDrop", "false"), ("QW", "1.0"), ("MinTh", repr(k - 2)), ("MaxTh", repr(k - 2)),
+                        ("Gentle", "false"), ("LInterm", "1.0")]
+        known = {"ecn": lambda v: [("UseEcn", _flag(v))]}
+    elif name == "codel":
+        type_id = "ns3::CoDelQueueDisc"
+        # CoDel never drops from a queue of one packet or less (MinBytes: one of ours).
+        attrs = size + [("MinBytes", str(ps))]
+        known = {
+            "target": lambda v: [("Target", _secs(v))],
+            "interval": lambda v: [("Interval", _secs(v))],
+            "ecn": lambda v: [("UseEcn", _flag(v))],
+        }
+    elif name == "pie":
+        # RFC 8033 as ns-3 has it, the queue delay from timestamps (no departure-rate estimator).
+        type_id = "ns3::PieQueueDisc"
+        attrs = size + [("MeanPktSize", str(ps)), ("UseDequeueRateEstimator", "false")]
+        known = {
+            "target": lambda v: [("QueueDelayReference", _secs(v))],
+            "t_update": lambda v: [("Tupdate", _secs(v))],
+            "alpha": lambda v: [("A", repr(float(v)))],
+            "beta": lambda v: [("B", repr(float(v)))],
+            "max_burst": lambda v: [("MaxBurstAllowance", _secs(v))],
+            "ecn": lambda v: [("UseEcn", _flag(v))],
+            "mark_ecnth": lambda v: [("MarkEcnThreshold", repr(float(v)))],
+        }
+    elif name == "fq_codel":
+        type_id = "ns3::FqCoDelQueueDisc"
+        # The per-flow CoDel queue discs it creates take MinBytes from the defaults. Overflow
+        # drops one packet from the fattest queue per overflowing arrival (RFC 8290 §4.1.3, as
+        # the packet engine; ns-3 and Linux default to a batch of up to 64).
+        attrs = size + [("DropBatchSize", "1")]
+        defaults = [("ns3::CoDelQueueDisc::MinBytes", str(ps))]
+        known = {
+            "flows": lambda v: [("Flows", str(int(v)))],
+            "quantum": lambda v: [("@quantum", str(int(v)))],
+            "target": lambda v: [("Target", _secs(v))],
+            "interval": lambda v: [("Interval", _secs(v))],
+            "ecn": lambda v: [("UseEcn", _flag(v))],
+        }
+    else:
+        raise ScenarioError(field, f"{name!r}: {NO_QUEUE_DISC}")
+    for k, v in queue.items():
+        if k not in known:
+            raise ScenarioError(f"{field}.{k}", f"{name} parameter with no ns-3 counterpart")
+        attrs += known[k](v)
+    return type_id, attrs, defaults
+
+
 @dataclass
 class Ns3Stats:
     """What a run cost: wall time of the simulation (compilation excluded), events the ns-3
@@ -268,8 +449,15 @@ def build_program() -> Path:
 # Translating a scenario
 
 
-def _resolve(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...], base_dir: str | Path | None) -> dict[str, Any]:
+def _as_ns3(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...], base_dir: str | Path | None) -> tuple[str, str]:
+    """The scenario for the core with `engine = "ns3"`: the core resolves it for this engine, not
+    the file's (the fluid engine by default, which has no codel and no ECN)."""
     text, base = to_core(scenario, overrides, base_dir)
+    return json.dumps({**json.loads(text), "engine": "ns3"}), base
+
+
+def _resolve(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...], base_dir: str | Path | None) -> dict[str, Any]:
+    text, base = _as_ns3(scenario, overrides, base_dir)
     return json.loads(_core.resolve(text, "json", base))
 
 
@@ -286,10 +474,12 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
         raise ScenarioError("links[0].packet_size", f"the ns3 engine needs a whole number of bytes, at least {HEADER_BYTES + 64}")
     mss = ps - HEADER_BYTES
     b = _core.whole_buffer_pkts(link["buffer_pkts"])  # as every packet-level engine rounds it
-    queue = link["queue"]
-    red = queue["discipline"] == "red"
-    if b < (3 if red else 2):
-        raise ScenarioError("links[0].buffer", f"the ns3 engine needs at least {3 if red else 2} packets with {queue['discipline']} (one is always in service)")
+    discipline = link["queue"]["discipline"]
+    aqm = discipline != "droptail"
+    if aqm:
+        qd_type, qd_attrs, qd_defaults = _queue_disc(link, b, ps)
+    if b < (3 if aqm else 2):
+        raise ScenarioError("links[0].buffer", f"the ns3 engine needs at least {3 if aqm else 2} packets with {discipline} (one is always in service)")
     flows = sc["flows"]
     if len(flows) > MAX_FLOWS:
         raise ScenarioError("flows", f"the ns3 engine runs at most {MAX_FLOWS} flows")
@@ -300,13 +490,12 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
         f"packet_size {ps}",
         f"mss {mss}",
         f"buffer_pkts {b}",
-        f"queue {'red' if red else 'droptail'}",
+        f"queue {'qdisc' if aqm else 'droptail'}",
     ]
-    if red:
-        lines += [
-            f"red_min_th {queue['min_th']!r}", f"red_max_th {queue['max_th']!r}", f"red_max_p {queue['max_p']!r}",
-            f"red_weight {queue['weight']!r}", f"red_gentle {1 if queue['gentle'] else 0}",
-        ]
+    if aqm:
+        lines.append(f"qdisc_type {qd_type}")
+        lines += [f"qdisc_attr {k} {v}" for k, v in qd_attrs]
+        lines += [f"default {k} {v}" for k, v in qd_defaults]
     run = sc["run"]
     delack = {json.dumps(f.get("delayed_ack"), sort_keys=True) for f in flows}
     if len(delack) > 1:
@@ -338,8 +527,13 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
             raise ScenarioError(f"{field}.parallel", "the ns3 engine runs no parallel connections in this version")
         if f["rwnd_pkts"] is not None:
             raise ScenarioError(f"{field}.rwnd", "the ns3 engine does not model receive-window caps")
+        if f["variant"] in NO_VARIANT:
+            raise ScenarioError(f"{field}.cc", f"variant {f['variant']!r}: {NO_VARIANT[f['variant']]}")
         if f["variant"] not in VARIANTS:
             raise ScenarioError(f"{field}.cc", f"variant {f['variant']!r} has no ns-3 counterpart (known: {', '.join(VARIANTS)})")
+        ecn = bool(f.get("ecn"))
+        if f["variant"] == "dctcp" and not ecn:
+            raise ScenarioError(f"{field}.ecn", "ns-3's TcpDctcp always negotiates ECN: dctcp needs ecn = true in the ns3 engine")
         type_id, table, extra = VARIANTS[f["variant"]]
         attrs: list[tuple[str, str]] = []
         defaults = json.loads(_core.variant_defaults(f["variant"]))
@@ -349,7 +543,10 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
                 raise ScenarioError(f"{field}.cc.{name}", "no ns-3 counterpart")
         for name, tr in table.items():
             attrs += tr(given[name], defaults[name], f"{field}.cc.{name}")
+        if f["variant"] == "bbr" and abs(given["drain_gain"] * given["high_gain"] - 1.0) > 1e-9:
+            raise ScenarioError(f"{field}.cc.drain_gain", "ns-3's TcpBbr drains at 1/high_gain: only that value is supported by the ns3 engine")
         attrs += extra
+        attrs.insert(0, ("@ecn", "On" if ecn else "Off"))
         iw = f["initial_window_pkts"]
         if iw != round(iw) or iw < 1:
             raise ScenarioError(f"{field}.initial_window", "the ns3 engine needs a whole number of packets")
@@ -362,7 +559,9 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
             ssthresh = 0.0  # unlimited
         pacing = f.get("pacing")
         pace = "0 200 120"
-        if pacing:
+        if f["variant"] == "bbr":
+            pace = "1 200 120"  # BBR sets its own pacing rate (ns-3 needs pacing on for it)
+        elif pacing:
             pct = {k: float(pacing[k]) * 100 for k in ("ss_ratio", "ca_ratio")}
             for k, v in pct.items():
                 if abs(v - round(v)) > 1e-6 or not 1 <= round(v) <= 65535:
@@ -381,18 +580,79 @@ def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wa
 # Running and measuring
 
 
-def _read_totals(path: Path) -> tuple[dict[str, float], np.ndarray]:
+def _read_totals(path: Path) -> tuple[dict[str, float], np.ndarray, list[tuple[str, int, int, str]]]:
+    """The program's totals: scalars, per-flow rows (end, then measurement start) and the queue
+    disc's drop and mark reasons as (kind, count at the end, count at the start, reason)."""
     scalars: dict[str, float] = {}
     flows = []
+    reasons = []
     for line in path.read_text().splitlines():
         parts = line.split()
         if not parts:
             continue
         if parts[0] == "flow":
             flows.append([float(x) for x in parts[2:]])
+        elif parts[0] == "reason":
+            kind, end, start, why = line.split(maxsplit=4)[1:]
+            reasons.append((kind, int(end), int(start), why))
         else:
             scalars[parts[0]] = float(parts[1])
-    return scalars, np.array(flows, dtype=float).reshape(len(flows), 10)
+    return scalars, np.array(flows, dtype=float).reshape(len(flows), 12), reasons
+
+
+# The core's sojourn histogram (crates/lossync-core/src/metrics/sojourn.rs): exact below 32 ps,
+# then 16 bins per octave (the value's top five bits).
+SOJOURN_EXACT = 32
+SOJOURN_SUB = 16
+
+
+def sojourn_bins(ps: np.ndarray) -> np.ndarray:
+    """`bin_of` of metrics/sojourn.rs for an array of sojourns in picoseconds (int64, >= 0)."""
+    ps = np.asarray(ps, dtype=np.int64)
+    out = ps.copy()
+    big = ps >= SOJOURN_EXACT
+    v = ps[big].astype(np.uint64)
+    e = np.zeros(len(v), dtype=np.int64)
+    w = v.copy()
+    while True:  # e = floor(log2(v)), exactly (no floating point)
+        more = w > 1
+        if not more.any():
+            break
+        e += more
+        w = np.where(more, w >> np.uint64(1), w)
+    sub = (v >> (e - 4).astype(np.uint64)) & np.uint64(SOJOURN_SUB - 1)
+    out[big] = SOJOURN_EXACT + (e - 5) * SOJOURN_SUB + sub.astype(np.int64)
+    return out
+
+
+def sojourn_histogram(ps: np.ndarray) -> dict[str, Any]:
+    """The JSON form of the core's SojournHistogram for sojourns in picoseconds."""
+    ps = np.maximum(np.asarray(ps, dtype=np.int64), 0)
+    idx, counts = np.unique(sojourn_bins(ps), return_counts=True)
+    return {"count": int(len(ps)), "sum_ps": int(ps.sum(dtype=np.int64)) if len(ps) else 0,
+            "bins": [[int(i), int(c)] for i, c in zip(idx, counts)]}
+
+
+def _split_drops(discipline: str, reasons: list[tuple[str, int, int, str]]) -> tuple[int, int, int]:
+    """(early drops, overflow drops, marks) over the measurement window from the queue disc's
+    reasons; LossyncError on a drop reason the discipline should not give."""
+    table = DROP_REASONS[discipline]
+    early = overflow = marks = 0
+    for kind, end, start, why in reasons:
+        n = end - start
+        if kind == "mark":
+            marks += n
+            continue
+        base = why
+        for prefix in CHILD_PREFIX:
+            base = base.removeprefix(prefix)
+        if base not in table:
+            raise LossyncError(f"engine ns3: {discipline} dropped packets for a reason this engine does not know: {why!r}")
+        if table[base] == "early":
+            early += n
+        else:
+            overflow += n
+    return early, overflow, marks
 
 
 def run_ns3_with_stats(
@@ -406,8 +666,8 @@ def run_ns3_with_stats(
 ) -> tuple[Result, Ns3Stats]:
     """`run_ns3`, and what the run cost (Ns3Stats). wall_limit_s: stop the simulation (cleanly,
     at its next record) after this much wall time; the result covers the time simulated."""
-    text, base = to_core(scenario, overrides, base_dir)
-    sc = _resolve(scenario, overrides, base_dir)
+    text, base = _as_ns3(scenario, overrides, base_dir)
+    sc = json.loads(_core.resolve(text, "json", base))
     params = translate(sc, initial_ssthresh_pkts, wall_limit_s)
     exe = build_program()
     with tempfile.TemporaryDirectory(prefix="lossync-ns3-") as tmp:
@@ -422,14 +682,15 @@ def run_ns3_with_stats(
         if r.returncode != 0:
             tail = "\n".join(r.stderr.strip().splitlines()[-15:])
             raise LossyncError(f"engine ns3: the simulation failed (exit status {r.returncode}):\n{tail}")
-        scalars, fl = _read_totals(out / "totals.txt")
+        scalars, fl, reasons = _read_totals(out / "totals.txt")
+        sojourn = np.fromfile(out / "sojourn.bin", dtype="<i8")
         drops_file = out / "drops.txt"
         if drops_file.stat().st_size > 0:
             d = pd.read_csv(drops_file, sep=" ", header=None, names=["time_s", "flow"], dtype={"time_s": "f8", "flow": "u4"})
         else:
             d = pd.DataFrame({"time_s": np.array([], dtype="f8"), "flow": np.array([], dtype="u4")})
         raw = pd.read_csv(out / "series.txt", sep=" ", header=None, dtype="f8")
-    result = _measure(text, base, sc, scalars, fl, d, raw)
+    result = _measure(text, base, sc, scalars, fl, d, raw, reasons, sojourn)
     stats = Ns3Stats(
         wall_s=wall, sim_s=float(scalars["end_s"]), events=int(scalars["events"]), data_packets_sent=int(fl[:, 1].sum()),
         other_drops=int(scalars["other_drops"]), max_wire_bytes=int(scalars["max_wire_bytes"]),
@@ -457,7 +718,8 @@ def run_ns3(
 
 
 def _measure(
-    text: str, base: str, sc: dict[str, Any], s: dict[str, float], fl: np.ndarray, drops: pd.DataFrame, raw: pd.DataFrame
+    text: str, base: str, sc: dict[str, Any], s: dict[str, float], fl: np.ndarray, drops: pd.DataFrame, raw: pd.DataFrame,
+    reasons: list[tuple[str, int, int, str]], sojourn: np.ndarray,
 ) -> Result:
     """The run's records (totals over the measurement window and the whole run, samples, the drop
     log) handed to the core's metrics, the same code that summarizes the fluid and packet
@@ -466,9 +728,12 @@ def _measure(
     n = len(sc["flows"])
     mss = link_spec["packet_size_bytes"] - HEADER_BYTES
     end, start = s["end_s"], s["measured_from_s"]
+    early, overflow, marks = _split_drops(link_spec["queue"]["discipline"], reasons)
+    # Arrivals: those the bottleneck accepted and those it refused (a drop after acceptance, by
+    # CoDel at dequeue or FQ-CoDel's fat-flow rule, is counted once, as accepted).
     link = {
         "buffer_pkts": _core.whole_buffer_pkts(link_spec["buffer_pkts"]),
-        "arrived_pkts": (s["accepted"] + s["dropped"]) - (s["start_accepted"] + s["start_dropped"]),
+        "arrived_pkts": (s["accepted"] + s["dropped_before"]) - (s["start_accepted"] + s["start_dropped_before"]),
         "departed_pkts": s["departed"] - s["start_departed"],
         "dropped_pkts": s["dropped"] - s["start_dropped"],
         "queue_integral": s["queue_area"] - s["start_queue_area"],
@@ -476,18 +741,23 @@ def _measure(
         "max_queue_pkts": s["queue_max"],
         # The window's accounting: the queue at its start is what was accepted and not yet sent.
         "departures_pkts": s["departed"] - s["start_departed"],
-        "queue_start_pkts": s["start_accepted"] - s["start_departed"],
+        "queue_start_pkts": s["start_accepted"] - s["start_departed"] - (s["start_dropped"] - s["start_dropped_before"]),
         "queue_end_pkts": s["queue_end"],
+        "dropped_early_pkts": early,
+        "dropped_overflow_pkts": overflow,
+        "marked_pkts": marks,
+        "sojourn": sojourn_histogram(sojourn),
     }
     flows = []
     for i in range(n):
-        rx, sent, dr, red, area, rx0, sent0, dr0, red0, area0 = fl[i]
+        rx, sent, dr, red, area, mk, rx0, sent0, dr0, red0, area0, mk0 = fl[i]
         flows.append({
             "sent_pkts": sent - sent0,
             "delivered_pkts": (rx - rx0) / mss,
             "dropped_pkts": dr - dr0,
             "cwnd_integral_pkt_s": (area - area0) / mss,
             "reductions": float(red - red0),
+            "marked_pkts": mk - mk0,
         })
     records = {
         "engine": "ns3",
@@ -529,5 +799,7 @@ def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force) ->
 
 ENGINE = Engine(
     name="ns3", about="ns-3's TCP on the scenario's dumbbell (pip install 'lossync[ns3]')",
-    capabilities={**DUMBBELL_ONLY, "queues": ["droptail", "red"]}, run=_engine_run, check=_engine_check,
+    # pie and fq_codel: translated as soon as the core resolves them (same JSON shape).
+    capabilities={**DUMBBELL_ONLY, "queues": ["droptail", "red", "step", "codel", "pie", "fq_codel"], "ecn": True},
+    run=_engine_run, check=_engine_check,
 )

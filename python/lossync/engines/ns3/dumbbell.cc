@@ -3,13 +3,17 @@
 //
 // Built and run by lossync/ns3_engine.py; usage: dumbbell PARAMS_FILE OUT_DIR.
 //
-// PARAMS_FILE holds `key value` lines (see ns3_engine.py, `_params_text`):
-//   capacity_bps packet_size mss buffer_pkts queue (droptail|red) red_min_th red_max_th red_max_p
-//   red_weight red_gentle duration warmup from_first_congestion record_interval seed
-//   sndbuf_bytes rcvbuf_bytes ack_bytes delack_count delack_timeout wall_limit (s; 0: none)
+// PARAMS_FILE holds `key value` lines (see engines/ns3/__init__.py, `translate`):
+//   capacity_bps packet_size mss buffer_pkts queue (droptail|qdisc) duration warmup
+//   from_first_congestion record_interval seed sndbuf_bytes rcvbuf_bytes ack_bytes delack_count
+//   delack_timeout wall_limit (s; 0: none)
+// with `queue qdisc`, the bottleneck's queue disc: `qdisc_type TYPEID` and `qdisc_attr NAME VALUE`
+// lines (attributes as text; `@quantum` calls FqCoDelQueueDisc::SetQuantum), and any number of
+// `default PATH VALUE` lines (Config::SetDefault, e.g. the CoDel queue discs fq_codel creates);
 // and one line per flow:
 //   flow TYPEID RTT_S START_S IW_PKTS SSTHRESH_PKTS(0: unlimited) PACING(0|1) SS_PCT CA_PCT
-//        [@access_bps=RATE] [Attribute=value ...]   (attributes of the congestion-control TypeId)
+//        [@access_bps=RATE] [@ecn=On|Off] [Attribute=value ...]   (attributes of the
+//        congestion-control TypeId)
 // With a wall_limit the run stops at the first record after that much wall time, and totals.txt
 // says how far it got (end_s): benchmarks measure ns-3 where it cannot finish.
 //
@@ -23,21 +27,32 @@
 //
 // Bottleneck buffer: at most B packets in the system, the one being serialized included (the
 // packet engine's definition). Drop-tail: no queue disc, a device queue of B-1 packets; when it is
-// full the device queue is stopped and the traffic-control layer drops the arrival. RED: a
-// RedQueueDisc of B-2 packets plus a device queue of 1. Every other device has no queue disc and
-// a queue no run fills; drops anywhere else are counted and reported (they should be zero).
+// full the device queue is stopped and the traffic-control layer drops the arrival. An AQM (RED,
+// CoDel, PIE, FQ-CoDel): its queue disc of B-2 packets plus a device queue of 1. Every other
+// device has no queue disc and a queue no run fills; drops anywhere else are counted and reported
+// (they should be zero).
 //
-// OUT_DIR gets three files:
+// Each flow's receiver is its own listening socket on the receiver node, with the sender's
+// congestion-control type and ECN setting (ns-3's DCTCP receiver echoes CE through its
+// congestion ops, as in ns-3's dctcp example).
+//
+// OUT_DIR gets four files:
 //   drops.txt   one line per bottleneck drop: time_s flow
 //   series.txt  one line per record_interval: time_s queue_pkts departed_total, then per flow
-//               cwnd_bytes delivered_bytes (delivered = bytes the PacketSink received)
-//   totals.txt  `key value` lines, and `start`/`end` per-flow snapshots of running totals
-// Nothing is logged per packet except drops; the other traces only update counters.
+//               cwnd_bytes delivered_bytes (delivered = bytes the receiver read)
+//   sojourn.bin the sojourn of every data packet that started its transmission on the bottleneck
+//               while measuring, from its arrival at the bottleneck (queue disc or device
+//               queue) to the start of its transmission: little-endian int64 picoseconds
+//   totals.txt  `key value` lines, `reason drop|mark END START TEXT` lines (the queue disc's
+//               drop and mark reasons, counted over the run and at the measurement start), and
+//               `start`/`end` per-flow snapshots of running totals
+// Nothing is logged per packet except drops and sojourns; the other traces only update counters.
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/data-rate.h"
 #include "ns3/double.h"
+#include "ns3/fq-codel-queue-disc.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-address-helper.h"
@@ -47,8 +62,6 @@
 #include "ns3/ipv4-queue-disc-item.h"
 #include "ns3/node.h"
 #include "ns3/object-factory.h"
-#include "ns3/packet-sink-helper.h"
-#include "ns3/packet-sink.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/point-to-point-net-device.h"
 #include "ns3/pointer.h"
@@ -93,6 +106,7 @@ struct FlowSpec
     bool pacing = false;
     uint32_t pacing_ss_pct = 200, pacing_ca_pct = 120;
     double access_bps = 0; // 0: ACCESS_SPEEDUP times the bottleneck
+    std::string ecn = "Off";
     std::vector<std::pair<std::string, std::string>> attrs;
 };
 
@@ -102,9 +116,9 @@ struct Params
     uint32_t packet_size = 1500;
     uint32_t mss = 1448;
     uint32_t buffer_pkts = 1;
-    std::string queue = "droptail";
-    double red_min_th = 0, red_max_th = 0, red_max_p = 0.1, red_weight = 0.002;
-    bool red_gentle = true;
+    std::string queue = "droptail"; // or "qdisc"
+    std::string qdisc_type;
+    std::vector<std::pair<std::string, std::string>> qdisc_attrs, defaults;
     double duration = 0, warmup = 0, record_interval = 0.1;
     bool from_first_congestion = false;
     uint32_t seed = 1;
@@ -163,6 +177,10 @@ ReadParams(const char* path)
                 {
                     f.access_bps = std::atof(kv.c_str() + eq + 1);
                 }
+                else if (kv.substr(0, eq) == "@ecn")
+                {
+                    f.ecn = kv.substr(eq + 1);
+                }
                 else
                 {
                     f.attrs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
@@ -176,17 +194,23 @@ ReadParams(const char* path)
         {
             Fail("no value for " + key);
         }
+        if (key == "qdisc_attr" || key == "default")
+        {
+            std::string w;
+            if (!(ls >> w))
+            {
+                Fail("no value for " + key + " " + v);
+            }
+            (key == "default" ? p.defaults : p.qdisc_attrs).emplace_back(v, w);
+            continue;
+        }
         double d = std::atof(v.c_str());
         if (key == "capacity_bps") p.capacity_bps = d;
         else if (key == "packet_size") p.packet_size = uint32_t(d);
         else if (key == "mss") p.mss = uint32_t(d);
         else if (key == "buffer_pkts") p.buffer_pkts = uint32_t(d);
         else if (key == "queue") p.queue = v;
-        else if (key == "red_min_th") p.red_min_th = d;
-        else if (key == "red_max_th") p.red_max_th = d;
-        else if (key == "red_max_p") p.red_max_p = d;
-        else if (key == "red_weight") p.red_weight = d;
-        else if (key == "red_gentle") p.red_gentle = d != 0;
+        else if (key == "qdisc_type") p.qdisc_type = v;
         else if (key == "duration") p.duration = d;
         else if (key == "warmup") p.warmup = d;
         else if (key == "from_first_congestion") p.from_first_congestion = d != 0;
@@ -204,9 +228,13 @@ ReadParams(const char* path)
     {
         Fail("capacity_bps, duration, record_interval and at least one flow are required");
     }
-    if (p.buffer_pkts < 2 || (p.queue == "red" && p.buffer_pkts < 3))
+    if (p.buffer_pkts < 2 || (p.queue == "qdisc" && p.buffer_pkts < 3))
     {
         Fail("buffer too small");
+    }
+    if ((p.queue == "qdisc") != !p.qdisc_type.empty() || (p.queue != "qdisc" && p.queue != "droptail"))
+    {
+        Fail("queue is droptail, or qdisc with a qdisc_type");
     }
     return p;
 }
@@ -214,11 +242,13 @@ ReadParams(const char* path)
 struct FlowState
 {
     Ptr<TcpSocketBase> sock;
-    Ptr<PacketSink> sink;
+    Ptr<TcpSocketBase> listener;
     uint16_t port = 0;
+    uint64_t rx = 0;         // bytes the receiver read
     uint64_t sent = 0;       // data segments sent (retransmissions included)
     uint64_t drops = 0;      // bottleneck drops
-    uint64_t reductions = 0; // entries into fast recovery or loss (timeout) state
+    uint64_t marks = 0;      // bottleneck CE marks
+    uint64_t reductions = 0; // entries into fast recovery, CWR (an ECN echo) or loss (timeout)
     double cwnd_bytes = 0;
     double cwnd_area = 0; // ∫ cwnd dt, byte·s
     double cwnd_t = 0;
@@ -227,9 +257,10 @@ struct FlowState
 struct Totals
 {
     double t = 0;
-    uint64_t accepted = 0, dropped = 0, departed = 0;
+    uint64_t accepted = 0, dropped = 0, dropped_before = 0, departed = 0;
     double queue_area = 0; // ∫ system occupancy dt, packet·s
-    std::vector<uint64_t> rx, sent, drops, reductions;
+    std::map<std::string, uint64_t> drop_reasons, mark_reasons;
+    std::vector<uint64_t> rx, sent, drops, marks, reductions;
     std::vector<double> cwnd_area;
 };
 
@@ -242,8 +273,13 @@ struct Sim
     Ptr<Node> router;
     std::chrono::steady_clock::time_point wall_start = std::chrono::steady_clock::now();
 
-    // The bottleneck system: queue disc (RED) + device queue + the packet being serialized.
-    uint64_t accepted = 0, dropped = 0, departed = 0;
+    // The bottleneck system: queue disc (an AQM) + device queue + the packet being serialized.
+    // accepted: entered it; dropped: all drops, dropped_before of them refused on arrival (the
+    // others were accepted and dropped later: CoDel at dequeue, FQ-CoDel's fat-flow drops).
+    uint64_t accepted = 0, dropped = 0, dropped_before = 0, departed = 0;
+    std::map<std::string, uint64_t> drop_reasons, mark_reasons;
+    uint32_t data_min_bytes = 0; // arrivals at least this large (IP bytes) are data packets
+    std::unordered_map<uint64_t, int64_t> arrived_ps; // data packets in the system: uid -> arrival
     uint64_t queue = 0, queue_max = 0;
     double queue_area = 0, queue_t = 0;
     uint32_t max_wire_bytes = 0;
@@ -255,6 +291,7 @@ struct Sim
 
     FILE* drops_out = nullptr;
     FILE* series_out = nullptr;
+    FILE* sojourn_out = nullptr;
 
     void IntegrateQueue()
     {
@@ -263,8 +300,12 @@ struct Sim
         queue_t = now;
     }
 
-    void OnAccept(uint32_t wire_bytes)
+    void OnAccept(Ptr<const Packet> pkt, uint32_t ip_bytes, uint32_t wire_bytes)
     {
+        if (ip_bytes >= data_min_bytes)
+        {
+            arrived_ps[pkt->GetUid()] = Simulator::Now().GetPicoSeconds();
+        }
         IntegrateQueue();
         ++accepted;
         ++queue;
@@ -285,9 +326,51 @@ struct Sim
         --queue;
     }
 
-    void OnBottleneckDrop(Ipv4Address src)
+    // A packet leaves for the wire: its sojourn, from its arrival at the bottleneck.
+    void OnTxBegin(Ptr<const Packet> pkt)
+    {
+        auto it = arrived_ps.find(pkt->GetUid());
+        if (it == arrived_ps.end())
+        {
+            return;
+        }
+        if (measuring)
+        {
+            int64_t ps = Simulator::Now().GetPicoSeconds() - it->second;
+            std::fwrite(&ps, sizeof ps, 1, sojourn_out);
+        }
+        arrived_ps.erase(it);
+    }
+
+    // A drop after the packet was accepted (it leaves the system without departing).
+    void OnDropAccepted(Ptr<const Packet> pkt)
+    {
+        IntegrateQueue();
+        --queue;
+        arrived_ps.erase(pkt->GetUid());
+    }
+
+    uint32_t FlowOf(Ipv4Address src) const
+    {
+        auto it = flow_of_addr.find(src.Get());
+        return it == flow_of_addr.end() ? UINT32_MAX : it->second;
+    }
+
+    void OnMark(Ipv4Address src, const char* reason)
+    {
+        ++mark_reasons[reason];
+        uint32_t f = FlowOf(src);
+        if (f != UINT32_MAX)
+        {
+            ++flows[f].marks;
+        }
+    }
+
+    void OnBottleneckDrop(Ipv4Address src, bool before, const char* reason)
     {
         ++dropped;
+        dropped_before += before ? 1 : 0;
+        ++drop_reasons[reason];
         auto it = flow_of_addr.find(src.Get());
         uint32_t f = it == flow_of_addr.end() ? 0 : it->second;
         if (it != flow_of_addr.end())
@@ -316,19 +399,24 @@ struct Sim
         s.t = Simulator::Now().GetSeconds();
         s.accepted = accepted;
         s.dropped = dropped;
+        s.dropped_before = dropped_before;
         s.departed = departed;
         s.queue_area = queue_area;
+        s.drop_reasons = drop_reasons;
+        s.mark_reasons = mark_reasons;
         s.rx.clear();
         s.sent.clear();
         s.drops.clear();
+        s.marks.clear();
         s.reductions.clear();
         s.cwnd_area.clear();
         for (auto& f : flows)
         {
             UpdateCwndArea(f);
-            s.rx.push_back(f.sink->GetTotalRx());
+            s.rx.push_back(f.rx);
             s.sent.push_back(f.sent);
             s.drops.push_back(f.drops);
+            s.marks.push_back(f.marks);
             s.reductions.push_back(f.reductions);
             s.cwnd_area.push_back(f.cwnd_area);
         }
@@ -348,7 +436,7 @@ struct Sim
                      (unsigned long)departed);
         for (auto& f : flows)
         {
-            std::fprintf(series_out, " %.0f %lu", f.cwnd_bytes, (unsigned long)f.sink->GetTotalRx());
+            std::fprintf(series_out, " %.0f %lu", f.cwnd_bytes, (unsigned long)f.rx);
         }
         std::fputc('\n', series_out);
         ++records;
@@ -421,13 +509,19 @@ Hook(const Ptr<T>& obj, const char* name, const Cb& cb)
 void
 TraceDeviceEnqueue(Ptr<const Packet> pkt)
 {
-    g->OnAccept(pkt->GetSize());
+    g->OnAccept(pkt, pkt->GetSize() - PPP_BYTES, pkt->GetSize());
 }
 
 void
 TraceQueueDiscEnqueue(Ptr<const QueueDiscItem> item)
 {
-    g->OnAccept(item->GetSize() + PPP_BYTES);
+    g->OnAccept(item->GetPacket(), item->GetSize(), item->GetSize() + PPP_BYTES);
+}
+
+void
+TraceTxBegin(Ptr<const Packet> pkt)
+{
+    g->OnTxBegin(pkt);
 }
 
 void
@@ -446,7 +540,7 @@ TraceRouterTcDrop(Ptr<const Packet> pkt)
     pkt->PeekHeader(h);
     if (h.GetDestination() == g->receiver)
     {
-        g->OnBottleneckDrop(h.GetSource());
+        g->OnBottleneckDrop(h.GetSource(), true, "Device queue full");
     }
     else
     {
@@ -454,11 +548,32 @@ TraceRouterTcDrop(Ptr<const Packet> pkt)
     }
 }
 
-void
-TraceQueueDiscDrop(Ptr<const QueueDiscItem> item)
+Ipv4Address
+SourceOf(Ptr<const QueueDiscItem> item)
 {
     auto ip = DynamicCast<const Ipv4QueueDiscItem>(item);
-    g->OnBottleneckDrop(ip ? ip->GetHeader().GetSource() : Ipv4Address());
+    return ip ? ip->GetHeader().GetSource() : Ipv4Address();
+}
+
+// The queue disc refused an arrival (an AQM's early drop, or a full queue).
+void
+TraceQueueDiscDropBefore(Ptr<const QueueDiscItem> item, const char* reason)
+{
+    g->OnBottleneckDrop(SourceOf(item), true, reason);
+}
+
+// The queue disc dropped a packet it had accepted (CoDel at dequeue, FQ-CoDel's fat flow).
+void
+TraceQueueDiscDropAfter(Ptr<const QueueDiscItem> item, const char* reason)
+{
+    g->OnDropAccepted(item->GetPacket());
+    g->OnBottleneckDrop(SourceOf(item), false, reason);
+}
+
+void
+TraceQueueDiscMark(Ptr<const QueueDiscItem> item, const char* reason)
+{
+    g->OnMark(SourceOf(item), reason);
 }
 
 void
@@ -485,6 +600,7 @@ void
 TraceCongState(uint32_t i, TcpSocketState::TcpCongState_t old, TcpSocketState::TcpCongState_t now)
 {
     if ((now == TcpSocketState::CA_RECOVERY && old != TcpSocketState::CA_RECOVERY) ||
+        (now == TcpSocketState::CA_CWR && old != TcpSocketState::CA_CWR) ||
         (now == TcpSocketState::CA_LOSS && old != TcpSocketState::CA_LOSS))
     {
         ++g->flows[i].reductions;
@@ -504,6 +620,21 @@ void
 OnConnected(uint32_t i, Ptr<Socket>)
 {
     g->Fill(i);
+}
+
+void
+OnReceive(uint32_t i, Ptr<Socket> s)
+{
+    while (Ptr<Packet> pkt = s->Recv())
+    {
+        g->flows[i].rx += pkt->GetSize();
+    }
+}
+
+void
+OnAccepted(uint32_t i, Ptr<Socket> s, const Address&)
+{
+    s->SetRecvCallback(MakeBoundCallback(&OnReceive, i));
 }
 
 void
@@ -528,6 +659,18 @@ ConnectQueueTraces(Ptr<NetDevice> dev)
     Hook(p2p, "PhyRxDrop", MakeCallback(&TraceOtherDrop));
 }
 
+Ptr<TcpCongestionOps>
+CongestionOps(const FlowSpec& f)
+{
+    ObjectFactory cc;
+    cc.SetTypeId(f.type_id);
+    for (auto& [k, v] : f.attrs)
+    {
+        cc.Set(k, StringValue(v));
+    }
+    return cc.Create<TcpCongestionOps>();
+}
+
 } // namespace
 
 int
@@ -544,13 +687,21 @@ main(int argc, char** argv)
     std::string out = argv[2];
     sim.drops_out = std::fopen((out + "/drops.txt").c_str(), "w");
     sim.series_out = std::fopen((out + "/series.txt").c_str(), "w");
-    if (!sim.drops_out || !sim.series_out)
+    sim.sojourn_out = std::fopen((out + "/sojourn.bin").c_str(), "wb");
+    if (!sim.drops_out || !sim.series_out || !sim.sojourn_out)
     {
         Fail("cannot write to " + out);
     }
-    static char drops_buf[1 << 20], series_buf[1 << 16];
+    static char drops_buf[1 << 20], series_buf[1 << 16], sojourn_buf[1 << 20];
     std::setvbuf(sim.drops_out, drops_buf, _IOFBF, sizeof drops_buf);
     std::setvbuf(sim.series_out, series_buf, _IOFBF, sizeof series_buf);
+    std::setvbuf(sim.sojourn_out, sojourn_buf, _IOFBF, sizeof sojourn_buf);
+    // Data packets: larger than any pure ACK or SYN (IP bytes; a data packet is packet_size).
+    sim.data_min_bytes = p.ack_bytes + 40;
+    for (auto& [k, v] : p.defaults)
+    {
+        Config::SetDefault(k, StringValue(v));
+    }
 
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(p.seed);
@@ -619,7 +770,7 @@ main(int argc, char** argv)
         sim.flow_of_addr[ifc.GetAddress(0).Get()] = i;
     }
 
-    // No queue disc anywhere (Ipv4AddressHelper installed fq_codel); RED on the bottleneck only.
+    // No queue disc anywhere (Ipv4AddressHelper installed fq_codel); the AQM on the bottleneck only.
     TrafficControlHelper tch;
     tch.Uninstall(bn_dev);
     for (auto& d : acc_dev)
@@ -627,25 +778,34 @@ main(int argc, char** argv)
         tch.Uninstall(d);
     }
     auto bn_p2p = DynamicCast<PointToPointNetDevice>(bn_dev.Get(0));
-    if (p.queue == "red")
+    if (p.queue == "qdisc")
     {
+        // The queue disc holds B-2 (its MaxSize, set by the caller), the device queue 1, the wire 1.
         bn_p2p->GetQueue()->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, 1));
-        TrafficControlHelper red;
-        // RED measures the queue disc, which holds the system occupancy minus the packet in
-        // service and the one in the device queue: thresholds move down by 2.
-        red.SetRootQueueDisc("ns3::RedQueueDisc",
-                             "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, p.buffer_pkts - 2)),
-                             "MinTh", DoubleValue(std::max(0.0, p.red_min_th - 2)),
-                             "MaxTh", DoubleValue(std::max(1.0, p.red_max_th - 2)),
-                             "LInterm", DoubleValue(1.0 / p.red_max_p),
-                             "QW", DoubleValue(p.red_weight),
-                             "Gentle", BooleanValue(p.red_gentle),
-                             "MeanPktSize", UintegerValue(p.packet_size),
-                             "LinkBandwidth", DataRateValue(DataRate(uint64_t(std::llround(bn_bps)))),
-                             "LinkDelay", TimeValue(Seconds(0)));
-        QueueDiscContainer qd = red.Install(NetDeviceContainer(bn_dev.Get(0)));
-        Hook(qd.Get(0), "Enqueue", MakeCallback(&TraceQueueDiscEnqueue));
-        Hook(qd.Get(0), "Drop", MakeCallback(&TraceQueueDiscDrop));
+        TrafficControlHelper aqm;
+        aqm.SetRootQueueDisc(p.qdisc_type);
+        QueueDiscContainer qdc = aqm.Install(NetDeviceContainer(bn_dev.Get(0)));
+        Ptr<QueueDisc> qd = qdc.Get(0);
+        for (auto& [k, v] : p.qdisc_attrs)
+        {
+            if (k == "@quantum")
+            {
+                auto fq = DynamicCast<FqCoDelQueueDisc>(qd);
+                if (!fq)
+                {
+                    Fail("@quantum needs an FqCoDelQueueDisc");
+                }
+                fq->SetQuantum(uint32_t(std::stoul(v)));
+            }
+            else if (!qd->SetAttributeFailSafe(k, StringValue(v)))
+            {
+                Fail("cannot set " + p.qdisc_type + "::" + k + " to " + v);
+            }
+        }
+        Hook(qd, "Enqueue", MakeCallback(&TraceQueueDiscEnqueue));
+        Hook(qd, "DropBeforeEnqueue", MakeCallback(&TraceQueueDiscDropBefore));
+        Hook(qd, "DropAfterDequeue", MakeCallback(&TraceQueueDiscDropAfter));
+        Hook(qd, "Mark", MakeCallback(&TraceQueueDiscMark));
         Hook(bn_p2p->GetQueue(), "Drop", MakeCallback(&TraceOtherDrop));
         Hook(router->GetObject<TrafficControlLayer>(),
              "TcDrop", MakeCallback(&TraceOtherDrop));
@@ -658,6 +818,7 @@ main(int argc, char** argv)
         Hook(router->GetObject<TrafficControlLayer>(),
              "TcDrop", MakeCallback(&TraceRouterTcDrop));
     }
+    Hook(bn_p2p, "PhyTxBegin", MakeCallback(&TraceTxBegin));
     Hook(bn_p2p, "PhyTxEnd", MakeCallback(&TraceDepart));
     Hook(bn_p2p, "MacTxDrop", MakeCallback(&TraceOtherDrop));
     Hook(bn_p2p, "PhyTxDrop", MakeCallback(&TraceOtherDrop));
@@ -680,16 +841,24 @@ main(int argc, char** argv)
 
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
-    // Receivers: one PacketSink per flow on the receiver node.
+    // Receivers: a listening socket per flow on the receiver node (PacketSink's, but with the
+    // flow's congestion-control type and ECN setting: ns-3's DCTCP receiver sends its CE echo
+    // through its congestion ops).
+    Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(false));
     sim.flows.resize(n);
     for (uint32_t i = 0; i < n; ++i)
     {
+        const FlowSpec& f = p.flows[i];
         FlowState& fs = sim.flows[i];
         fs.port = uint16_t(5000 + i);
-        PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), fs.port));
-        ApplicationContainer app = sink.Install(dest);
-        app.Start(Seconds(0));
-        fs.sink = DynamicCast<PacketSink>(app.Get(0));
+        fs.listener = DynamicCast<TcpSocketBase>(Socket::CreateSocket(dest, TcpSocketFactory::GetTypeId()));
+        fs.listener->SetAttribute("UseEcn", StringValue(f.ecn));
+        fs.listener->SetCongestionControlAlgorithm(CongestionOps(f));
+        fs.listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), fs.port));
+        fs.listener->Listen();
+        fs.listener->ShutdownSend();
+        fs.listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                       MakeBoundCallback(&OnAccepted, i));
     }
 
     // Senders: a bulk sender per flow (BulkSendApplication's loop: keep the send buffer full),
@@ -706,13 +875,9 @@ main(int argc, char** argv)
         Config::SetDefault("ns3::TcpSocketState::MaxPacingRate", DataRateValue(DataRate(uint64_t(1e13))));
         Ptr<Socket> s = Socket::CreateSocket(senders.Get(i), TcpSocketFactory::GetTypeId());
         fs.sock = DynamicCast<TcpSocketBase>(s);
-        ObjectFactory cc;
-        cc.SetTypeId(f.type_id);
-        for (auto& [k, v] : f.attrs)
-        {
-            cc.Set(k, StringValue(v));
-        }
-        fs.sock->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
+        // ECN first: DCTCP's Init turns it on (and selects its own echo mode).
+        fs.sock->SetAttribute("UseEcn", StringValue(f.ecn));
+        fs.sock->SetCongestionControlAlgorithm(CongestionOps(f));
         fs.sock->SetAttribute("InitialCwnd", UintegerValue(f.iw_pkts));
         if (f.ssthresh_pkts > 0)
         {
@@ -732,6 +897,7 @@ main(int argc, char** argv)
     sim.start.rx.assign(n, 0);
     sim.start.sent.assign(n, 0);
     sim.start.drops.assign(n, 0);
+    sim.start.marks.assign(n, 0);
     sim.start.reductions.assign(n, 0);
     sim.start.cwnd_area.assign(n, 0);
     if (p.warmup > 0)
@@ -755,6 +921,7 @@ main(int argc, char** argv)
     uint64_t events = Simulator::GetEventCount();
     std::fclose(sim.drops_out);
     std::fclose(sim.series_out);
+    std::fclose(sim.sojourn_out);
 
     FILE* t = std::fopen((out + "/totals.txt").c_str(), "w");
     if (!t)
@@ -767,26 +934,40 @@ main(int argc, char** argv)
     kv("events", double(events));
     kv("accepted", double(end.accepted));
     kv("dropped", double(end.dropped));
+    kv("dropped_before", double(end.dropped_before));
     kv("departed", double(end.departed));
     kv("queue_end", double(sim.queue));
     kv("queue_max", double(sim.queue_max));
     kv("queue_area", end.queue_area);
     kv("start_accepted", double(sim.start.accepted));
     kv("start_dropped", double(sim.start.dropped));
+    kv("start_dropped_before", double(sim.start.dropped_before));
     kv("start_departed", double(sim.start.departed));
     kv("start_queue_area", sim.start.queue_area);
     kv("other_drops", double(sim.other_drops));
     kv("max_wire_bytes", double(sim.max_wire_bytes));
     kv("bottleneck_bps", bn_bps);
+    auto reasons = [t](const char* kind, const std::map<std::string, uint64_t>& e,
+                       const std::map<std::string, uint64_t>& s) {
+        for (auto& [why, count] : e)
+        {
+            auto at = s.find(why);
+            std::fprintf(t, "reason %s %lu %lu %s\n", kind, (unsigned long)count,
+                         (unsigned long)(at == s.end() ? 0 : at->second), why.c_str());
+        }
+    };
+    reasons("drop", end.drop_reasons, sim.start.drop_reasons);
+    reasons("mark", end.mark_reasons, sim.start.mark_reasons);
     for (uint32_t i = 0; i < n; ++i)
     {
-        // flow i: rx sent drops reductions cwnd_area (end), then the same at the measurement start
-        std::fprintf(t, "flow %u %lu %lu %lu %lu %.17g %lu %lu %lu %lu %.17g\n", i,
+        // flow i: rx sent drops reductions cwnd_area marks (end), then the same at the
+        // measurement start
+        std::fprintf(t, "flow %u %lu %lu %lu %lu %.17g %lu %lu %lu %lu %lu %.17g %lu\n", i,
                      (unsigned long)end.rx[i], (unsigned long)end.sent[i], (unsigned long)end.drops[i],
-                     (unsigned long)end.reductions[i], end.cwnd_area[i],
+                     (unsigned long)end.reductions[i], end.cwnd_area[i], (unsigned long)end.marks[i],
                      (unsigned long)sim.start.rx[i], (unsigned long)sim.start.sent[i],
                      (unsigned long)sim.start.drops[i], (unsigned long)sim.start.reductions[i],
-                     sim.start.cwnd_area[i]);
+                     sim.start.cwnd_area[i], (unsigned long)sim.start.marks[i]);
     }
     std::fclose(t);
     Simulator::Destroy();
