@@ -591,19 +591,14 @@ impl PacketEngine {
     }
 
     /// Idle port `p` starts its next packet, if any (the discipline may drop some first).
+    #[inline]
     fn serve_next(&mut self, p: usize) {
         let now = self.now_ps;
         loop {
             match self.ports[p].next(now) {
                 Next::Idle => return,
                 Next::Dropped(pkt) => self.dropped(p, pkt),
-                Next::Serve(pkt) => {
-                    let Hop::Queue { class, .. } = self.routes.hop(&pkt) else {
-                        unreachable!("a queued packet is at a queue hop")
-                    };
-                    let t = self.ports[p].start_next(class);
-                    return self.queue.push(now + t, Event::ServiceDone(p as u32));
-                }
+                Next::Serve(t) => return self.queue.push(now + t, Event::ServiceDone(p as u32)),
             }
         }
     }

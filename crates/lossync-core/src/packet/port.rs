@@ -52,8 +52,8 @@ pub enum Admit {
 pub enum Next {
     /// Nothing waits.
     Idle,
-    /// This packet is now in service: the caller starts it ([`Port::start_next`]).
-    Serve(Pkt),
+    /// A packet is now on the wire, for this many picoseconds.
+    Serve(SimTime),
     /// The discipline dropped this packet at dequeue; ask again.
     Dropped(Pkt),
 }
@@ -205,7 +205,12 @@ impl Port {
         let mut pkt = pkt;
         let ecn = pkt.ecn();
         let size_pkts = self.size_pkts(pkt.is_ack, class);
-        let sub = self.discipline.classify(pkt.flow, pkt.is_ack, ecn);
+        // One FIFO (every discipline but the flow-queuing ones): no call to classify.
+        let sub = if self.waiting.len() == 1 {
+            0
+        } else {
+            self.discipline.classify(pkt.flow, pkt.is_ack, ecn)
+        };
         let verdict = if pkt.is_ack {
             let arrival = Arrival {
                 flow: pkt.flow,
@@ -308,6 +313,7 @@ impl Port {
 
     /// The idle port takes its next packet from the sub-queue the discipline chooses, which
     /// may still drop it (then it takes no time on the wire) or mark it.
+    #[inline]
     pub fn next(&mut self, now_ps: SimTime) -> Next {
         debug_assert!(self.serving.is_none(), "the wire is free");
         if self.waiting_len == 0 {
@@ -355,21 +361,13 @@ impl Port {
             }
         }
         self.serving = Some(pkt);
-        Next::Serve(pkt)
+        Next::Serve(self.classes[w.class as usize].next_ps())
     }
 
     /// Asks for the next packet's cache line: it leaves soon.
     #[inline]
     pub fn prefetch_head(&self) {
         self.waiting[0].prefetch_front();
-    }
-
-    /// Starts serving the packet [`Port::next`] gave, of serializer class `class`; returns its
-    /// service time.
-    #[inline]
-    pub fn start_next(&mut self, class: u32) -> SimTime {
-        debug_assert!(self.serving.is_some(), "a packet to serve");
-        self.classes[class as usize].next_ps()
     }
 
     /// A feedback router's control interval ends now; returns the next one's length (`None`
