@@ -399,6 +399,9 @@ def report() -> None:
         fig8_text=(DIR / "fig8.md").read_text().strip() if (DIR / "fig8.md").exists() else "",
         bench_text=("```\n" + bench.read_text().strip() + "\n```" if bench.exists() else "(not measured)"),
         cost_text=cost_text(g, f8),
+        # Section 5's tables, written by scripts/aqm_grid.py (run separately).
+        **{f"aqm_{t}": ((DIR / f"aqm_{t}.md").read_text().strip() if (DIR / f"aqm_{t}.md").exists()
+                        else "(not run: python scripts/aqm_grid.py)") for t in ("grid", "extra", "counts")},
         missing=missing_text(),
         **grid_stats(g, j),
     )
