@@ -536,4 +536,4 @@ def test_an_aqm_on_an_engine_that_lacks_it_is_one_line_naming_the_queue(tmp_path
     path = _scenario(tmp_path, None)
     r = cli("validate", str(path), "--set", 'dumbbell.queue={discipline="codel"}', "--set", f'engine="{engine}"')
     _one_line_naming(r, "dumbbell.queue")
-    assert words in r.stderr and 'runs in the packet engine' in r.stderr, r.stderr
+    assert words in r.stderr and 'codel runs in the packet' in r.stderr, r.stderr
