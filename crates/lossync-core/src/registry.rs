@@ -31,7 +31,8 @@ pub fn engines() -> Vec<EngineInfo> {
                 burst_assembly: true,
                 wavelength_contention: false,
                 max_burst: false,
-                ecn: false,
+                // Under loss.model = "tcp" only: fluid::check says so.
+                ecn: true,
                 missing_queues: Default::default(),
             },
         },

@@ -2,7 +2,8 @@
 //! CoDel holds its 5 ms target (RFC 8289 §4.3), DCTCP fills the link once its marking threshold
 //! K reaches C·RTT/7 and keeps the queue near K (Alizadeh et al., SIGCOMM 2010, §3.3), classic
 //! ECN replaces drops by marks (RFC 3168), and the fluid engine refuses what it has no law for,
-//! by name. (PIE, FQ-CoDel and DualPI2 have files of their own.)
+//! by name. (PIE, FQ-CoDel and DualPI2 have files of their own; the fluid engine's AQM laws
+//! are checked in aqm_fluid.rs.)
 
 mod common;
 
@@ -150,14 +151,29 @@ fn the_fluid_engine_refuses_what_it_has_no_law_for_by_name() {
             && err.contains("runs in the packet engine only"),
         "{err}"
     );
-    let err = fluid(
+    // CoDel's relatives have no fluid law either; DualPI2's coupling is not built in the fluid.
+    for q in ["fq_codel", "dualpi2"] {
+        let err = fluid(&format!("{{ discipline = \"{q}\" }}"), r#"cc = "reno""#);
+        let want = format!("links[0].queue: the fluid engine has no \"{q}\" queue");
+        assert!(err.starts_with(&want), "{err}");
+    }
+    // ECN has a fluid form under the `tcp` loss model only.
+    let text = dumbbell(
+        "100Mbps",
+        200,
         r#"{ discipline = "red", min_th = 20, max_th = 80, ecn = true }"#,
         "cc = \"reno\"\necn = true",
+        "50ms",
+        (10, 1),
+    )
+    .replace("engine = \"packet\"", "engine = \"fluid\"")
+    .replace("[run]", "[loss]\nmodel = \"proportional\"\n[run]");
+    let sc = lossync_core::scenario::from_toml(&text, std::path::Path::new(".")).unwrap();
+    let err = lossync_core::run(&sc).unwrap_err().to_string();
+    assert!(
+        err.starts_with("flows[0].ecn: ECN has a fluid form under loss.model = \"tcp\""),
+        "{err}"
     );
-    assert!(err.starts_with("flows[0].ecn: ECN"), "{err}");
-    // DCTCP is ECN-capable by default: the fluid engine says so rather than run it on drops.
-    let err = fluid(r#"{ discipline = "droptail" }"#, r#"cc = "dctcp""#);
-    assert!(err.starts_with("flows[0].ecn: ECN"), "{err}");
 }
 
 #[test]

@@ -45,6 +45,21 @@ fn check_model_laws(sc: &Scenario) -> Result<()> {
     }
 }
 
+/// Refuses ECN outside the `tcp` loss model: a mark is answered once per window of data from
+/// the flow's own ACK clock (fluid/link.rs `mark`), which only that model has.
+fn check_ecn(sc: &Scenario) -> Result<()> {
+    if matches!(sc.loss, LossModel::Tcp { .. }) {
+        return Ok(());
+    }
+    match sc.flows.iter().find(|f| f.ecn) {
+        Some(f) => Err(Error::field(
+            format!("flows[{}].ecn", f.group),
+            "ECN has a fluid form under loss.model = \"tcp\" (the default) only",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// What the fluid engine refuses in a valid scenario (what it has no form for, what would not
 /// fit in memory), checked without building anything: `FluidEngine::new` and `lossync validate`.
 pub fn check(sc: &Scenario) -> Result<()> {
@@ -53,6 +68,7 @@ pub fn check(sc: &Scenario) -> Result<()> {
     refuse_beyond("fluid", &registry::engines(), sc)?;
     check_bursts(sc)?;
     check_model_laws(sc)?;
+    check_ecn(sc)?;
     check_memory(sc, (sc.run.duration_s / sc.run.step_s).round() as u64)
 }
 

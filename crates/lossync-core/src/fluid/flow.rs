@@ -11,6 +11,8 @@ pub(super) struct FlowAcc {
     pub(super) dropped: f64,
     pub(super) cwnd_integral: f64,
     pub(super) reductions: f64,
+    /// Fluid marked CE on its path (ECN-capable flows).
+    pub(super) marked: f64,
 }
 
 #[derive(Debug)]

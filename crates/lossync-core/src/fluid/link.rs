@@ -13,6 +13,15 @@ use crate::queue::Discipline;
 /// Linux's minimum retransmission timeout, as the packet engine's sender (`packet/sender.rs`).
 const MIN_RTO_S: f64 = 0.2;
 
+/// A step's arrivals at a link, summed over its members ([`LinkState::arrivals`]).
+pub(super) struct Arrivals {
+    pub(super) rate_sum: f64,
+    pub(super) admitted_sum: f64,
+    pub(super) early_sum: f64,
+    pub(super) unmarked_early_sum: f64,
+    pub(super) marked_sum: f64,
+}
+
 /// A flow's place on a link.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Member {
@@ -32,6 +41,8 @@ pub(super) struct LinkAcc {
     /// Of `dropped`, the discipline's early drops and the overflow (the rest: random loss).
     pub(super) dropped_early: f64,
     pub(super) dropped_overflow: f64,
+    /// Fluid marked CE by the discipline (ECN-capable members only).
+    pub(super) marked: f64,
     pub(super) q_integral: f64,
 }
 
@@ -53,6 +64,11 @@ pub(super) struct LinkState {
     pub(super) admitted: Vec<f64>,
     /// Drops of this step (early + overflow), and the overflow part alone.
     pub(super) dropped: Vec<f64>,
+    /// Per member: ECN-capable (its flow group's `ecn`), and its fluid marked CE this step
+    /// (scratch). `any_ecn`: some member is.
+    pub(super) ecn: Vec<bool>,
+    pub(super) marked: Vec<f64>,
+    pub(super) any_ecn: bool,
     pub(super) overflowed: Vec<f64>,
     /// `tcp`: the part of `overflowed` that fell on arrivals at random (the rest on growth).
     pub(super) overflow_random: Vec<f64>,
@@ -83,9 +99,12 @@ pub(super) struct LinkState {
 
 impl LinkState {
     /// This step's arrivals per member (first hop: the sender's rate; later hops: the previous
-    /// hop's departures) and its early drops; returns the sums of rates, of admitted packets and
-    /// of early drops (summed, not arrivals − admissions: that difference rounds below zero when
-    /// nothing is dropped, and gave negative loss rates).
+    /// hop's departures), its early drops and, where the discipline marks (`p_mark` > 0), the
+    /// CE marks of its ECN-capable members, which then lose only to the link's random loss.
+    /// Returns the sums of rates, of admitted packets, of early drops (summed, not arrivals −
+    /// admissions: that difference rounds below zero when nothing is dropped, and gave negative
+    /// loss rates), of the early drops at probability `p_early` (those not spared by a mark) and
+    /// of marks.
     #[inline]
     pub(super) fn arrivals(
         &mut self,
@@ -93,16 +112,21 @@ impl LinkState {
         hop_in: &[f64],
         dt: f64,
         p_early: f64,
-    ) -> (f64, f64, f64) {
+        p_mark: f64,
+    ) -> Arrivals {
         // Slices of one length, taken once: no bounds checks, no reloads of the vectors.
         let n = self.members.len();
         let rate = &mut self.rate[..n];
         let admitted = &mut self.admitted[..n];
         let dropped = &mut self.dropped[..n];
         let overflowed = &mut self.overflowed[..n];
+        let marked = &mut self.marked[..];
+        let ecn = &self.ecn[..];
         let mut arriving_sum = 0.0;
         let mut admitted_sum = 0.0;
         let mut early_sum = 0.0;
+        let mut unmarked_early_sum = 0.0;
+        let mut marked_sum = 0.0;
         for (k, m) in self.members.iter().enumerate() {
             let f = &flows[m.flow];
             let r = if m.hop == 0 {
@@ -111,7 +135,19 @@ impl LinkState {
                 hop_in[f.hop_off + m.hop]
             };
             let arriving = r * dt;
-            let early = arriving * p_early;
+            let early = if p_mark > 0.0 && ecn[k] {
+                // RFC 3168 §5: marked instead of dropped; the wire's random loss still drops.
+                let lost = arriving * self.loss_rate;
+                marked[k] = (arriving - lost) * p_mark;
+                marked_sum += marked[k];
+                lost
+            } else {
+                if self.any_ecn {
+                    marked[k] = 0.0;
+                }
+                unmarked_early_sum += arriving * p_early;
+                arriving * p_early
+            };
             rate[k] = r;
             admitted[k] = arriving - early;
             dropped[k] = early;
@@ -121,7 +157,13 @@ impl LinkState {
             admitted_sum += arriving - early;
             early_sum += early;
         }
-        (arriving_sum, admitted_sum, early_sum)
+        Arrivals {
+            rate_sum: arriving_sum,
+            admitted_sum,
+            early_sum,
+            unmarked_early_sum,
+            marked_sum,
+        }
     }
 
     /// Departures (a `share` of each member's backlog) and drops, `sync` and `proportional`:
@@ -331,7 +373,42 @@ impl LinkState {
                     any_loss_event = true;
                 }
             }
+            if self.any_ecn && self.marked[k] > 0.0 {
+                mark(&mut self.marked[k], f, tcp, now, t, dt, m.flow);
+            }
         }
         any_loss_event
+    }
+}
+
+/// `marks` of flow `fi`'s fluid were marked CE this step (`tcp`): their echo reaches the sender
+/// one RTT later (the receiver echoes every mark: RFC 3168 §6.1.3, RFC 8257 §3.2), and they make
+/// an ECN event, one window reduction, when they reach the flow's threshold outside a window
+/// already answered. The window so answered ends one RTT on, when the data sent at the
+/// reduction are acknowledged (RFC 3168 §6.1.2, the packet engine's `cwr_point`); unlike a loss,
+/// no recovery follows. Marks are not congestion events (the packet engine clusters drops only).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn mark(
+    marks: &mut f64,
+    f: &mut FlowState,
+    tcp: &mut TcpRings,
+    now: usize,
+    t: f64,
+    dt: f64,
+    fi: usize,
+) {
+    let marks = std::mem::take(marks);
+    f.acc.marked += marks;
+    let delay = tcp.ecn.delay(f.rtt_s, dt);
+    tcp.ecn.at(now, delay, fi).marked += marks;
+    let tf = &mut tcp.flows[fi];
+    if t >= tf.loss_until_s {
+        tf.marks += marks;
+        if tf.marks >= tf.mark_threshold {
+            tf.draw_thresholds(&mut tcp.rng, tcp.event_threshold);
+            tf.loss_until_s = t + f.rtt_s;
+            tcp.ecn.at(now, delay, fi).echoes += 1.0;
+        }
     }
 }

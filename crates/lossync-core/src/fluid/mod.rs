@@ -44,7 +44,7 @@ use link::{LinkAcc, LinkState};
 use obs::FluidAssembler;
 use ring::{round_to_usize, LossRing};
 use sync::SyncModule;
-use tcp::{TcpDue, TcpFlow, TcpRings};
+use tcp::{EcnDue, TcpDue, TcpFlow, TcpRings};
 
 /// A fluid run in progress. Build with [`FluidEngine::new`], drive with [`FluidEngine::advance`]
 /// (in chunks, so a caller can show progress), then [`FluidEngine::finish`].
@@ -158,6 +158,8 @@ impl FluidEngine {
         for (li, l) in sc.links.iter().enumerate() {
             let members = link_members(&sc, li);
             let n = members.len();
+            let ecn: Vec<bool> = members.iter().map(|m| sc.flows[m.flow].ecn).collect();
+            let any_ecn = ecn.contains(&true);
             // The link's time scale, as in every engine: XCP's first control interval and the
             // gap that ends a congestion event (docs/model.md §5.3).
             let mean_rtt = sc.mean_base_rtt_s(li);
@@ -186,6 +188,9 @@ impl FluidEngine {
                 rate: vec![0.0; n],
                 admitted: vec![0.0; n],
                 dropped: vec![0.0; n],
+                marked: vec![0.0; if any_ecn { n } else { 0 }],
+                ecn,
+                any_ecn,
                 overflowed: vec![0.0; n],
                 overflow_random: vec![0.0; n],
                 excess: vec![0.0; n],
@@ -241,8 +246,14 @@ impl FluidEngine {
             link_delay_s: vec![0.0; sc.links.len()],
             tcp: {
                 let n = if tcp_model { sc.flows.len() } else { 0 };
+                let ecn_flows = if sc.flows[..n].iter().any(|f| f.ecn) {
+                    n
+                } else {
+                    0
+                };
                 TcpRings {
                     due: LossRing::new(ring_len, n),
+                    ecn: LossRing::new(ring_len, ecn_flows),
                     rng: Rng::new(sc.run.seed, 4000),
                     event_threshold: match sc.loss {
                         LossModel::Tcp {
@@ -267,6 +278,8 @@ impl FluidEngine {
                             rate: (state.cc.wants_rate_samples())
                                 .then(|| Box::new(rate::RateClock::new(ring_len))),
                             law_paced: state.cc.pacing_rate_pps().is_some(),
+                            ecn: f.ecn,
+                            scalable: matches!(sc.ecn_use(f), cc::EcnUse::Scalable { .. }),
                             ..TcpFlow::default()
                         })
                         .collect(),
@@ -401,7 +414,8 @@ impl FluidEngine {
         );
         let delays = &self.link_delay_s[..];
         let due = tcp.due.due(now);
-        for ((f, tf), due) in flows.iter_mut().zip(&mut tcp.flows).zip(due) {
+        let ecn_due = tcp.ecn.due(now); // empty unless some flow is ECN-capable
+        for (i, ((f, tf), due)) in flows.iter_mut().zip(&mut tcp.flows).zip(due).enumerate() {
             if !f.started {
                 if t + 0.5 * dt < f.start_s {
                     continue;
@@ -447,6 +461,25 @@ impl FluidEngine {
                 tf.recovery_until_s = t + rtt;
                 if let Some(clock) = &mut tf.rate {
                     clock.loss_event(t, rtt);
+                }
+            }
+            if tf.ecn {
+                let EcnDue { marked, echoes } = std::mem::take(&mut ecn_due[i]);
+                if tf.scalable {
+                    f.cc.on_ce_counts(ctx, f.w, acked, marked);
+                }
+                // An echo is answered outside loss recovery and timeouts (RFC 3168 §6.1.2), at
+                // once and without a recovery (the packet engine's sender); ssthresh stays at
+                // least 2 packets (RFC 5681 §3.1).
+                if echoes > 0.0 && t >= tf.recovery_until_s && !tf.rto_at_s.is_finite() {
+                    let w = if tf.scalable {
+                        f.cc.on_ecn(ctx, f.w)
+                    } else {
+                        f.cc.on_loss(ctx, f.w, 1.0)
+                    };
+                    f.w = w.max(2.0).min(f.rwnd);
+                    f.ssthresh = f.w;
+                    f.acc.reductions += 1.0;
                 }
             }
             if let Some(clock) = &mut tf.rate {
@@ -547,8 +580,16 @@ impl FluidEngine {
             let c = link.capacity_pps;
             let p_disc = link.discipline.early_drop_probability(link.q, dt, c);
             let p_early = 1.0 - (1.0 - link.loss_rate) * (1.0 - p_disc);
-            let (mut arriving_sum, mut admitted_sum, early_sum) =
-                link.arrivals(flows, hop_in, dt, p_early);
+            // ECN-capable fluid is marked instead, where the discipline marks (`tcp` only:
+            // fluid::check refuses ECN under the other loss models).
+            let p_mark = if TCP && link.any_ecn && link.discipline.fluid_marks(p_disc) {
+                p_disc
+            } else {
+                0.0
+            };
+            let arrivals = link.arrivals(flows, hop_in, dt, p_early, p_mark);
+            let (mut arriving_sum, mut admitted_sum) = (arrivals.rate_sum, arrivals.admitted_sum);
+            let early_sum = arrivals.early_sum;
             if TCP && link.assembler.is_some() {
                 // Lost bursts never reach the link's port: its arrivals and drops are those of
                 // the bursts that left, as in the packet engine (the flows count the loss).
@@ -630,8 +671,10 @@ impl FluidEngine {
             link.acc.dropped_overflow += overflow;
             if p_early > 0.0 {
                 // The discipline's part of the early drops: (1 − loss)·p_disc of p_early.
-                link.acc.dropped_early += early_sum * (1.0 - link.loss_rate) * p_disc / p_early;
+                link.acc.dropped_early +=
+                    arrivals.unmarked_early_sum * (1.0 - link.loss_rate) * p_disc / p_early;
             }
+            link.acc.marked += arrivals.marked_sum;
             link.acc.q_integral += link.q * dt;
             link.interval_departed += out;
         }

@@ -93,8 +93,7 @@ impl FluidEngine {
                 queue_end_pkts: l.q,
                 dropped_early_pkts: l.acc.dropped_early - s.dropped_early,
                 dropped_overflow_pkts: l.acc.dropped_overflow - s.dropped_overflow,
-                // The fluid disciplines drop; none marks (ECN is refused here).
-                marked_pkts: 0.0,
+                marked_pkts: l.acc.marked - s.marked,
                 sojourn: None,
                 sojourn_l4s: None,
             })
@@ -109,7 +108,7 @@ impl FluidEngine {
                 dropped_pkts: f.acc.dropped - s.dropped,
                 cwnd_integral_pkt_s: f.acc.cwnd_integral - s.cwnd_integral,
                 reductions: f.acc.reductions - s.reductions,
-                marked_pkts: 0.0,
+                marked_pkts: f.acc.marked - s.marked,
             })
             .collect();
         let records = Records {

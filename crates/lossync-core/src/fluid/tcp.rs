@@ -14,6 +14,16 @@ pub(super) struct TcpDue {
     pub(super) reductions: f64,
 }
 
+/// What reaches an ECN-capable `tcp` sender at one step: the CE marks its ACKs echo (a scalable
+/// law counts them, RFC 8257 §3.3) and the echoes it reduces its window for (at most one per
+/// window of data, RFC 3168 §6.1.2). A ring of its own, allocated only when some flow is
+/// ECN-capable, so the other runs keep their memory per flow.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct EcnDue {
+    pub(super) marked: f64,
+    pub(super) echoes: f64,
+}
+
 /// The `tcp` loss model's delay lines, shaped like the loss ring; empty (nothing allocated) under
 /// the other models, so the step reaches them without an `Option` check.
 #[derive(Debug)]
@@ -22,6 +32,9 @@ pub(super) struct TcpRings {
     /// (they leave the data in flight when the sender learns of them), and loss events on their
     /// way to the sender (the engine's loss ring stays empty under `tcp`).
     pub(super) due: LossRing<TcpDue>,
+    /// CE marks and echoes on their way to the senders (no flows, nothing allocated, when no flow
+    /// is ECN-capable).
+    pub(super) ecn: LossRing<EcnDue>,
     /// Draws of the loss thresholds (stream 4000).
     pub(super) rng: Rng,
     /// The scale of the overflow thresholds (`loss.event_threshold`, 1 unless calibrated).
@@ -64,6 +77,14 @@ pub(super) struct TcpFlow {
     pub(super) rate: Option<Box<rate::RateClock>>,
     /// Its law sets its own pacing rate (BBR): asked once per step only then.
     pub(super) law_paced: bool,
+    /// ECN-capable (the flow group's `ecn`), and whether it answers as a scalable law
+    /// (`Scenario::ecn_use`).
+    pub(super) ecn: bool,
+    pub(super) scalable: bool,
+    /// Expected CE marks of its packets since its last loss or ECN event, and the threshold at
+    /// which they make an echo (marks fall on packets at random: exponential, as early drops).
+    pub(super) marks: f64,
+    pub(super) mark_threshold: f64,
 }
 
 impl TcpFlow {
@@ -85,6 +106,11 @@ impl TcpFlow {
         self.early_drops = 0.0;
         self.overflow_threshold = scale * rng.uniform();
         self.early_threshold = -(1.0 - rng.uniform()).ln();
+        if self.ecn {
+            // Drawn only for ECN-capable flows: the other runs keep their sequence of draws.
+            self.marks = 0.0;
+            self.mark_threshold = -(1.0 - rng.uniform()).ln();
+        }
     }
 }
 

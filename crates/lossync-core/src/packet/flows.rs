@@ -361,16 +361,3 @@ pub(super) fn ect_of(f: &crate::scenario::Flow) -> Ecn {
         (true, _) => Ecn::Ect0,
     }
 }
-
-/// How the flow's sender answers ECN: its law's way, but classic for an L4S sender behind no
-/// L4S-aware queue ([`crate::scenario::Scenario::l4s_falls_back`]).
-pub(super) fn ecn_use(
-    sc: &crate::scenario::Scenario,
-    f: &crate::scenario::Flow,
-) -> crate::cc::EcnUse {
-    if sc.l4s_falls_back(f) {
-        crate::cc::EcnUse::Classic
-    } else {
-        f.cc.ecn()
-    }
-}

@@ -75,7 +75,7 @@ use crate::metrics::{self, AggregateSample, CompletionRecord, DropClusters, RunR
 use crate::scenario::Scenario;
 use access::Access;
 use event::{ps_from_s, s_from_ps, Event, EventQueue, SimTime};
-use flows::{ecn_use, ect_of, FlowState, Phase, SlotFlow};
+use flows::{ect_of, FlowState, Phase, SlotFlow};
 pub use limits::{check, memory_estimate, MemoryEstimate};
 use limits::{check_memory, expected_arrivals};
 use node::{Action, Actions, Node};
@@ -204,7 +204,7 @@ impl PacketEngine {
                     hint,
                 )
                 .with_abc_limit(ack_every)
-                .with_ecn(ect_of(f), ecn_use(&sc, f)),
+                .with_ecn(ect_of(f), sc.ecn_use(f)),
                 receiver: Receiver::new(hint).with_ack_every(ack_every),
                 data_route: routes.start(i, false),
                 ack_route: routes.start(i, true),

@@ -257,9 +257,16 @@ pub trait Discipline: Send + Sync + std::fmt::Debug {
     fn departed(&mut self, _now_ps: u64, _backlog: usize) {}
 
     /// Fluid face: probability that fluid arriving during the next `dt` seconds is dropped
-    /// before the buffer, given the backlog `q_pkts` now.
+    /// (or, see [`Discipline::fluid_marks`], marked) before the buffer, given the backlog
+    /// `q_pkts` now.
     fn early_drop_probability(&mut self, _q_pkts: f64, _dt: f64, _capacity_pps: f64) -> f64 {
         0.0
+    }
+
+    /// Fluid face: whether the early signal of probability `p` just returned marks the
+    /// ECN-capable fluid CE instead of dropping it, as the packet face would (RFC 3168 §5).
+    fn fluid_marks(&self, _p: f64) -> bool {
+        false
     }
 
     /// Router feedback in force (XCP), if this discipline gives any.

@@ -78,8 +78,7 @@ impl QueueParams for PieParams {
     const NAME: &'static str = "pie";
     const ABOUT: &'static str =
         "PIE (RFC 8033): drop or mark with a probability a PI controller steers to 15 ms of delay";
-    // No fluid law yet (docs: the fluid engine refuses it).
-    const FLUID: bool = false;
+    const FLUID: bool = true;
 
     fn read(p: &mut Params, _site: Site) -> Result<Self> {
         Ok(PieParams {
@@ -100,6 +99,7 @@ impl QueueParams for PieParams {
             state: PieState::new(self),
             ecn: self.ecn,
             mark_ecnth: self.mark_ecnth,
+            fluid_steps: 0,
         })
     }
 }
@@ -208,6 +208,15 @@ impl PieState {
     /// §4.1/§4.4 at a packet's arrival at `now_ps` to `backlog` packets: whether PIE signals
     /// congestion to it (drop, or mark if it may).
     pub fn arrival(&mut self, now_ps: u64, backlog: usize, rng: &mut Rng) -> bool {
+        match self.exposed(now_ps, backlog as f64) {
+            Some(p) => rng.uniform() < p,
+            None => false,
+        }
+    }
+
+    /// §4.1/§4.4 before the random draw: `None` while the burst allowance or a safeguard spares
+    /// an arrival to `backlog` packets, else the probability it is signalled with.
+    pub fn exposed(&mut self, now_ps: u64, backlog: f64) -> Option<f64> {
         self.catch_up(now_ps);
         let half = self.target_ps / 2;
         if self.prob == 0.0 && self.qdelay_ps < half && self.qdelay_old_ps < half {
@@ -216,11 +225,11 @@ impl PieState {
         if self.burst_ps > 0
             || (self.qdelay_old_ps < half && self.prob < SAFEGUARD_P)
             // At most 2 packets with this one (RFC: byte_length ≤ 2·MEAN_PKTSIZE).
-            || backlog <= 1
+            || backlog <= 1.0
         {
-            return false;
+            return None;
         }
-        rng.uniform() < self.prob
+        Some(self.prob)
     }
 }
 
@@ -230,6 +239,8 @@ pub struct Pie {
     state: PieState,
     ecn: bool,
     mark_ecnth: f64,
+    /// Fluid face: the steps taken (its clock).
+    fluid_steps: u64,
 }
 
 impl Discipline for Pie {
@@ -253,6 +264,25 @@ impl Discipline for Pie {
     fn dequeue(&mut self, now_ps: u64, backlog: usize, d: &Departure, _rng: &mut Rng) -> Verdict {
         self.state.departure(now_ps, d.sojourn_ps, backlog);
         Verdict::Queued
+    }
+
+    /// The same controller on the fluid queue: at each step the delay is the backlog's
+    /// `q/C` (what the packet at its head waited, the timestamp method's sojourn), 0 under one
+    /// packet (an empty queue), the updates of every `t_update` boundary passed run, and the
+    /// arrivals of the step are signalled with the probability `p` unless a safeguard spares
+    /// them. This is the PI controller whose fluid form Hollot, Misra, Towsley and Gong
+    /// (INFOCOM 2001) analyse, on delay instead of queue length, as PIE's design says
+    /// (Pan et al., HPSR 2013, §III).
+    fn early_drop_probability(&mut self, q_pkts: f64, dt: f64, capacity_pps: f64) -> f64 {
+        let now_ps = ps(self.fluid_steps as f64 * dt);
+        self.fluid_steps += 1;
+        let backlog = if q_pkts < 1.0 { 0 } else { 1 };
+        self.state.departure(now_ps, ps(q_pkts / capacity_pps), backlog);
+        self.state.exposed(now_ps, q_pkts).unwrap_or(0.0)
+    }
+
+    fn fluid_marks(&self, p: f64) -> bool {
+        self.ecn && p <= self.mark_ecnth
     }
 }
 
@@ -465,6 +495,7 @@ mod tests {
             state,
             ecn,
             mark_ecnth: MARK_ECNTH,
+            fluid_steps: 0,
         }
     }
 
@@ -502,5 +533,41 @@ mod tests {
             q.enqueue(0, 100, arrival(Ecn::Ect0), &mut rng),
             Verdict::Dropped(DropReason::Overflow)
         );
+    }
+
+    #[test]
+    fn the_fluid_face_runs_the_same_controller_on_the_backlogs_delay() {
+        // A standing queue of 30 ms (300 packets at 10⁴ packets/s), steps of 1 ms: the fluid
+        // face spares the arrivals during the 150 ms burst allowance (§4.4), then signals them
+        // with the probability of the RFC's updates every 15 ms on a delay of 30 ms.
+        let mut fluid = PieParams::build(&defaults(), LinkContext {
+            buffer: Buffer::new(1000.0),
+            capacity_pps: 1e4,
+            packet_time_ps: 100_000_000,
+            packet_size_bytes: 1500.0,
+            first_interval_s: 0.1,
+        });
+        let mut by_hand = PieState::new(&defaults());
+        for step in 0..400u64 {
+            let p = fluid.early_drop_probability(300.0, 0.001, 1e4);
+            let now = step * MS;
+            by_hand.departure(now, 30 * MS, 1);
+            let want = by_hand.exposed(now, 300.0).unwrap_or(0.0);
+            close(p, want);
+            if step < 150 {
+                assert_eq!(p, 0.0, "burst allowance at {step} ms");
+            }
+        }
+        // After 400 ms: 26 updates of the PI law at 30 ms; the first, from p = 0 and
+        // qdelay_old = 0, is (α·15 ms + β·30 ms)/2048.
+        let first = (ALPHA * 0.015 + BETA * 0.030) / 2048.0;
+        let p = fluid.early_drop_probability(300.0, 0.001, 1e4);
+        assert!(p > first, "{p}");
+        assert!(!fluid.fluid_marks(0.05), "ecn off");
+        // An empty fluid queue (under one packet) is a delay of 0: the safeguard spares it.
+        for _ in 0..100 {
+            fluid.early_drop_probability(0.5, 0.001, 1e4);
+        }
+        assert!(fluid.early_drop_probability(0.5, 0.001, 1e4) == 0.0);
     }
 }

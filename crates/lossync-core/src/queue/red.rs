@@ -170,6 +170,10 @@ impl Discipline for Red {
         self.avg = q + (self.avg - q) * keep;
         self.probability(self.avg)
     }
+
+    fn fluid_marks(&self, _p: f64) -> bool {
+        self.ecn
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,10 @@
 //! queue it joins holds at least `threshold` packets (K), and queued otherwise; a packet that
 //! is not ECN-capable is dropped there instead (`ecn = false` makes it a shallow drop-tail at
 //! K). The paper's rule of thumb for a full link: K ≥ C·RTT/7 (§3.3).
+//!
+//! Fluid face: all the fluid that arrives while the queue holds at least K packets is marked
+//! (dropped without ECN), none below: the marking function `p = 1{q ≥ K}` of the DCTCP fluid
+//! model (Alizadeh, Javanmard, Prabhakar, "Analysis of DCTCP", SIGMETRICS 2011, eq. 1–3).
 
 use super::{signal, tail, Arrival, Buffer, Discipline, LinkContext, QueueParams, Site, Verdict};
 use crate::error::{Error, Result};
@@ -23,7 +27,7 @@ impl QueueParams for StepParams {
     const NAME: &'static str = "step";
     const ABOUT: &'static str =
         "DCTCP's step marking (Alizadeh et al. 2010): CE above K packets of instantaneous queue";
-    const FLUID: bool = false;
+    const FLUID: bool = true;
     // RFC 9331 §5.2: immediate marking on a shallow threshold is what an L4S queue does.
     const L4S: bool = true;
 
@@ -65,6 +69,18 @@ impl Discipline for Step {
             return room; // ACKs are not ECN-capable and never marked (RFC 3168 §6.1.4)
         }
         signal(self.ecn, a.ecn)
+    }
+
+    fn early_drop_probability(&mut self, q_pkts: f64, _dt: f64, _capacity_pps: f64) -> f64 {
+        if q_pkts >= self.threshold {
+            1.0
+        } else {
+            0.0
+        }
+    }
+
+    fn fluid_marks(&self, _p: f64) -> bool {
+        self.ecn
     }
 }
 

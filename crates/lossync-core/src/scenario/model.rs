@@ -84,6 +84,16 @@ impl Scenario {
             && !f.path.iter().any(|&l| self.links[l].queue.l4s())
     }
 
+    /// How flow `f`'s sender answers ECN in every engine: its law's way, but classic for an L4S
+    /// sender behind no L4S-aware queue ([`Scenario::l4s_falls_back`]).
+    pub fn ecn_use(&self, f: &Flow) -> crate::cc::EcnUse {
+        if self.l4s_falls_back(f) {
+            crate::cc::EcnUse::Classic
+        } else {
+            f.cc.ecn()
+        }
+    }
+
     /// The mean base RTT of the flows whose data cross link `link` (of every flow if none does):
     /// a link's time scale, one definition for every engine. It is the link's congestion-event
     /// window τ (`metrics::events::event_window_s`, docs/model.md §5.3) and XCP's first control
