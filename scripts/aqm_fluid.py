@@ -122,6 +122,13 @@ def run_cell(c: dict) -> dict:
     return row
 
 
+def transient(row: dict) -> bool:
+    """Either engine says its window saw no congestion event: the run measured a transient (Reno's
+    climb back at 10 Gb/s lasts longer than the run), not the regime the targets are about. Such
+    cells are listed, apart, never counted as met."""
+    return any("no congestion event" in w for e in ("fluid", "packet") for w in row[e]["warnings"])
+
+
 def met(row: dict) -> dict:
     f, p = row["fluid"], row["packet"]
     return {"U": abs(f["U"] - p["U"]) <= 0.03,
@@ -157,7 +164,8 @@ def pct(xs: list[bool]) -> str:
 
 
 def regime_map(rows: list[dict]) -> str:
-    """Per discipline and capacity: the share of cells within both targets."""
+    """Per discipline and capacity: the share of converged cells within both targets."""
+    rows = [r for r in rows if not transient(r)]
     caps = sorted({r.get("capacity") for r in rows if r.get("capacity")}, key=lambda c: CAPACITY[c])
     lines = ["| discipline | " + " | ".join(caps) + " | all | U within 3 pt | delay within 20% |",
              "|---|" + "---|" * (len(caps) + 3)]
@@ -175,13 +183,26 @@ def regime_map(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def verdict_text(r: dict) -> str:
+    ok = met(r)
+    if transient(r):
+        return "transient (no congestion event)"
+    return "yes" if all(ok.values()) else "**no**: " + ", ".join(k for k, v in ok.items() if not v)
+
+
+def summary_line(rows: list[dict]) -> str:
+    conv = [r for r in rows if not transient(r)]
+    return (f"{len(conv)} of {len(rows)} cells converged (the others saw no congestion event in the measured window, "
+            f"in one engine or both); of those, {pct([all(met(r).values()) for r in conv])} within both targets, "
+            f"utilization {pct([met(r)['U'] for r in conv])}, delay {pct([met(r)['delay'] for r in conv])}.")
+
+
 def cells_table(rows: list[dict]) -> str:
     lines = ["| queue | cc | capacity | flows | RTT (ms) | B (pkts) | U fluid | U packet | ΔU (pt) | "
              "delay fluid (ms) | delay packet (ms) | Δdelay | signal fluid | signal packet | met |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         f, p = r["fluid"], r["packet"]
-        ok = met(r)
         cap = r.get("capacity") or f"{r['capacity_bps'] / 1e6:.0f}M"
         dd = f"{100 * (f['delay'] / p['delay'] - 1):+.0f}%" if p["delay"] > 0 else "n/a"
         sig = lambda m: f"{m['mark']:.1e} (m)" if m["mark"] > 0 else f"{m['drop']:.1e} (d)"  # noqa: E731
@@ -189,7 +210,7 @@ def cells_table(rows: list[dict]) -> str:
             f"| {NAME[r['queue']]} | {r['cc']} | {cap} | {r['flows']} | {1e3 * r['rtt'][0]:.0f}..{1e3 * r['rtt'][1]:.0f} | "
             f"{r['B']} | {f['U']:.3f} | {p['U']:.3f} | {100 * (f['U'] - p['U']):+.1f} | {1e3 * f['delay']:.2f} | "
             f"{1e3 * p['delay']:.2f} | {dd} | {sig(f)} | {sig(p)} | "
-            f"{'yes' if all(ok.values()) else '**no**: ' + ', '.join(k for k, v in ok.items() if not v)} |")
+            f"{verdict_text(r)} |")
     return "\n".join(lines)
 
 
@@ -207,12 +228,10 @@ def main() -> None:
         run_missing(cells, path)
     rows = load(path)
     if a.random:
-        text = [f"Random cells, seed {a.seed}: {pct([all(met(r).values()) for r in rows])} within both targets; "
-                f"utilization {pct([met(r)['U'] for r in rows])}, delay {pct([met(r)['delay'] for r in rows])}.",
-                "", cells_table(rows)]
+        text = [f"Random cells, seed {a.seed}: " + summary_line(rows), "", cells_table(rows)]
         out = DOCS / f"aqm_fluid_random_{a.seed}.md"
     else:
-        text = [regime_map(rows), "", cells_table(rows)]
+        text = [summary_line(rows), "", regime_map(rows), "", cells_table(rows)]
         out = DOCS / "aqm_fluid.md"
     out.write_text("\n".join(text) + "\n")
     print("\n".join(text[:1]))

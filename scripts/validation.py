@@ -402,6 +402,11 @@ def report() -> None:
         # Section 5's tables, written by scripts/aqm_grid.py (run separately).
         **{f"aqm_{t}": ((DIR / f"aqm_{t}.md").read_text().strip() if (DIR / f"aqm_{t}.md").exists()
                         else "(not run: python scripts/aqm_grid.py)") for t in ("grid", "extra", "counts")},
+        # Section 6, written by scripts/aqm_fluid.py (run separately): the grid, then each random seed.
+        aqm_fluid=((DIR / "aqm_fluid.md").read_text().strip() if (DIR / "aqm_fluid.md").exists()
+                   else "(not run: python scripts/aqm_fluid.py)"),
+        aqm_fluid_random="\n\n".join(p.read_text().strip() for p in sorted(DIR.glob("aqm_fluid_random_*.md")))
+        or "(not run: python scripts/aqm_fluid.py --random 60 --seed N)",
         missing=missing_text(),
         **grid_stats(g, j),
     )

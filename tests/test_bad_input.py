@@ -529,6 +529,25 @@ def test_a_new_engine_is_one_registration():
         del ENGINES["toy"]
 
 
+def test_ecn_under_a_loss_model_without_an_ack_clock_is_one_line_naming_the_flows_ecn(tmp_path):
+    # The fluid engine answers marks once per window from the tcp loss model's ACK clock only.
+    path = _scenario(tmp_path, b"""engine = "fluid"
+[dumbbell]
+capacity = "100Mbps"
+buffer = { packets = 50 }
+queue = { discipline = "red", min_th = 5, max_th = 15, ecn = true }
+[[flows]]
+cc = "reno"
+rtt = "50ms"
+ecn = true
+[loss]
+model = "proportional"
+""")
+    r = cli("validate", str(path))
+    _one_line_naming(r, "flows[0].ecn")
+    assert 'loss.model = "tcp"' in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize(("engine", "words"), [("fluid", "the fluid engine has no \"codel\" queue"),
                                                ("kernel", "this machine's kernel has no codel qdisc")])
 def test_an_aqm_on_an_engine_that_lacks_it_is_one_line_naming_the_queue(tmp_path, engine, words):
