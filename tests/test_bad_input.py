@@ -556,3 +556,23 @@ def test_an_aqm_on_an_engine_that_lacks_it_is_one_line_naming_the_queue(tmp_path
     r = cli("validate", str(path), "--set", 'dumbbell.queue={discipline="codel"}', "--set", f'engine="{engine}"')
     _one_line_naming(r, "dumbbell.queue")
     assert words in r.stderr and 'codel runs in the packet' in r.stderr, r.stderr
+
+
+def test_red_the_kernel_engine_cannot_run_is_one_line_naming_the_field(tmp_path):
+    # Linux's red is not gentle (the packet engine's default): refused on any machine, before
+    # what the machine's kernel lacks; and where the kernel has no red qdisc (this machine's:
+    # CONFIG_NET_SCH_RED is not set), the queue is refused as codel is, pointing to the engines
+    # that run it.
+    from lossync.engines.kernel.translate import kernel_has_qdisc
+
+    path = _scenario(tmp_path, None)
+    red = 'dumbbell.queue={discipline="red", min_th=10, max_th=30, ecn=true%s}'
+    r = cli("validate", str(path), "--set", red % "", "--set", 'engine="kernel"')
+    _one_line_naming(r, "dumbbell.queue.gentle")
+    assert "no gentle mode" in r.stderr and "gentle = false" in r.stderr, r.stderr
+    r = cli("validate", str(path), "--set", red % ", gentle=false", "--set", 'engine="kernel"', "--set", 'flows.0.cc="reno"')
+    if kernel_has_qdisc("red") is False:
+        _one_line_naming(r, "dumbbell.queue")
+        assert "this machine's kernel has no red qdisc" in r.stderr and "red runs in the" in r.stderr, r.stderr
+    else:
+        assert r.returncode == 0, r.stderr

@@ -3,6 +3,7 @@ nothing behind (namespaces, helper processes) however a run ends."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -11,11 +12,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import lossync
 from lossync.engines import kernel
 from lossync.engines.kernel import health, netns, translate
+from lossync.engines.kernel.measure import measure as kernel_measure
 
 ROOT = os.geteuid() == 0 and all(shutil.which(t) for t in ("ip", "tc", "sysctl"))
 needs_root = pytest.mark.skipif(not ROOT, reason="the kernel engine needs root and iproute2 (network namespaces, tc)")
@@ -355,3 +358,167 @@ def test_a_core_busy_only_briefly_is_not_saturated():
     cpu = health.cpu_block([0.6, 0.4], [[0.99, 0.4]] * 5 + [[0.5, 0.4]] * 15)
     assert cpu["saturated_cores"] == []
     assert verdict(cpu=cpu)["healthy"] is True
+
+
+# RED with ECN (tc-red(8), RFC 3168): 10 Reno flows with ECN at 50 Mb/s, 40 ms, a buffer of one
+# BDP (167 packets), min_th 30 and max_th 90 packets; Linux's RED is not gentle.
+RED_ECN = {
+    "engine": "kernel",
+    "dumbbell": {"capacity": "50Mbps", "buffer": {"bdp_fraction": 1.0},
+                 "queue": {"discipline": "red", "min_th": 30, "max_th": 90, "ecn": True, "gentle": False}},
+    "flows": [{"count": 10, "cc": "reno", "rtt": "40ms", "ecn": True}],
+    "run": {"duration": "15s", "warmup": "5s"},
+}
+HAS_RED = translate.kernel_has_qdisc("red") is not False
+needs_red = pytest.mark.skipif(not (ROOT and HAS_RED), reason="needs root and a kernel with the red qdisc (CONFIG_NET_SCH_RED)")
+
+
+def _tc_red_message(args: list[str]) -> dict | None:
+    """What tc sends the kernel for `tc qdisc add dev lo root <args>`, read from strace: the
+    TCA_RED_PARMS (limit, min, max in bytes, Wlog, Plog, Scell_log), TCA_RED_MAX_P and the ECN
+    flag. tc computes these itself, so this holds on a kernel without red too (which then says
+    "Specified qdisc kind is unknown"); as root it runs in a throwaway network namespace."""
+    import re
+    import struct
+
+    pre = ["unshare", "--net"] if os.geteuid() == 0 else []
+    r = subprocess.run([*pre, "strace", "-e", "trace=sendmsg", "-xx", "-s", "65536", "tc", "qdisc", "add", "dev", "lo", "root", *args],
+                       capture_output=True, text=True)
+    m = re.search(r'nla_type=TCA_OPTIONS\}, "((?:\\x[0-9a-f]{2})+)"', r.stderr)
+    if m is None:
+        return None
+    raw, attrs, k = bytes.fromhex(m.group(1).replace("\\x", "")), {}, 0
+    while k + 4 <= len(raw):
+        length, kind = struct.unpack_from("<HH", raw, k)
+        attrs[kind] = raw[k + 4:k + length]
+        k += (length + 3) & ~3
+    limit, qmin, qmax, wlog, plog, scell_log, _ = struct.unpack_from("<IIIBBBB", attrs[1])  # struct tc_red_qopt
+    return {"limit": limit, "min": qmin, "max": qmax, "wlog": wlog, "max_P": struct.unpack("<I", attrs[3])[0],
+            "ecn": bool(struct.unpack("<II", attrs[4])[0] & 1)}  # TCA_RED_FLAGS: TC_RED_ECN
+
+
+def _red_plan(queue: dict | None = None, **dumbbell) -> translate.RedPlan:
+    doc = dict(RED_ECN, dumbbell={**RED_ECN["dumbbell"], **dumbbell, "queue": {**RED_ECN["dumbbell"]["queue"], **(queue or {})}})
+    link = lossync.resolve(dict(doc, engine="packet"))["links"][0]
+    return translate.red_plan(link["queue"], link["capacity_bps"], int(link["packet_size_bytes"]), round(link["buffer_pkts"]))
+
+
+def test_red_is_translated_to_what_tc_sends_the_kernel():
+    # Frames of 1514 bytes; the thresholds less the packet in service (30 -> 29, 90 -> 89
+    # frames); the weight 0.002 as 2^-9, through the burst from which tc derives it.
+    p = _red_plan()
+    assert (p.limit, p.min, p.max, p.avpkt, p.wlog, p.probability, p.ecn) == (167 * 1514, 29 * 1514, 89 * 1514, 1514, 9, 0.1, True)
+    assert translate.tc_red_eval_ewma(p.min, p.burst, p.avpkt) == 9 and translate.tc_red_eval_ewma(p.min, p.burst - 1, p.avpkt) == 8
+    if not (shutil.which("strace") and shutil.which("tc") and (os.geteuid() != 0 or shutil.which("unshare"))):
+        pytest.skip("needs strace and tc (and unshare as root) to read what tc sends")
+    for plan in (p, _red_plan({"weight": 0.001, "max_p": 1.0}), _red_plan({"weight": 1 / 16, "ecn": False}, packet_size=9000, buffer={"packets": 200}),
+                 _red_plan({"min_th": 2.5, "max_th": 10}, packet_size=576)):
+        sent = _tc_red_message(plan.tc_args())
+        assert sent is not None, "tc's netlink message not found in strace's output"
+        assert sent == {"limit": plan.limit, "min": plan.min, "max": plan.max, "wlog": plan.wlog,
+                        "max_P": int(plan.probability * 2**32), "ecn": plan.ecn}, (plan, sent)
+    assert _tc_red_message(_red_plan({"max_p": 1.0}).tc_args())["max_P"] == 2**32 - 1  # not 0, the u32 overflow of 1.0
+
+
+@pytest.mark.parametrize("queue, field, words", [
+    ({"gentle": True}, "gentle", "no gentle mode"),
+    ({"weight": 0.01}, "weight", "2^-7 = 0.0078125"),
+    ({"min_th": 2, "max_th": 10}, "min_th", "above 2 packets"),
+    ({"max_p": 0.0}, "max_p", "failed to calculate probability"),
+    ({"max_th": 160, "weight": 2**-14}, "max_th", "32-bit"),
+])
+def test_red_that_linux_cannot_run_is_refused_by_field(queue, field, words):
+    with pytest.raises(lossync.ScenarioError, match=rf"^links\[0\]\.queue\.{field}: .*{re.escape(words)}"):
+        _red_plan(queue)
+
+
+def test_red_on_a_kernel_without_it_is_refused_in_the_checkers_words(monkeypatch):
+    monkeypatch.setattr(translate, "kernel_has_qdisc", lambda kind: False)
+    with pytest.raises(lossync.ScenarioError, match=r'^links\[0\]\.queue: the kernel engine has no "red" queue: this machine\'s kernel has no '
+                                                    r"red qdisc \(CONFIG_NET_SCH_RED is not set\); red runs in the .*ns3 engines only"):
+        translate.plan(lossync.resolve(RED_ECN))
+    monkeypatch.setattr(translate, "kernel_has_qdisc", lambda kind: True)
+    assert translate.plan(lossync.resolve(RED_ECN)).leaf[0] == "red"
+
+
+def _synthetic(ecn: list[bool], negotiated: list[bool], marked: float, early: float):
+    """measure() on made-up samples: 2 s, queue rows every 0.1 s (bytes, packets, drops, qlen,
+    marks, early drops growing linearly) and sender rows with flow i sending (i + 1) * 100
+    packets a second, none retransmitted."""
+    n = len(ecn)
+    doc = {"engine": "kernel", "dumbbell": {"capacity": "20Mbps", "buffer": {"packets": 50}},
+           "flows": [{"cc": "reno", "rtt": "40ms", "ecn": e} for e in ecn], "run": {"duration": "2s", "warmup": "0s"}}
+    from lossync.scenario import to_core
+
+    text, base = to_core(doc, (), None)
+    sc = json.loads(lossync._core.resolve(text, "json", base))
+    t = np.arange(0, 2.01, 0.1)
+    q = np.stack([t, t * 1000 * 1514, t * 1000, t * (early + 3), np.full_like(t, 10), t * marked, t * early], axis=1)
+    rows = []
+    for k in t:
+        row = [k]
+        for i in range(n):
+            row += [20, 0.04, 0, k * (i + 1) * 100 * 1448, k * (i + 1) * 100, 1 << 30, 1448, 0.04, int(negotiated[i])]
+        rows.append(row)
+    warnings: list[str] = []
+    return kernel_measure(text, base, sc, q, np.array(rows, dtype=float), 0.1, warnings), warnings
+
+
+def test_marks_reach_the_link_record_and_are_shared_by_the_ecn_flows():
+    # Over the 2 s window: 40 marks, 4 early drops and 6 overflow drops at the link; flows 0
+    # and 2 are ECN-capable and sent 200 and 600 packets, so they get 10 and 30 of the marks.
+    r, warnings = _synthetic([True, False, True], [True, False, True], marked=20, early=2)
+    link = r.summary["links"][0]
+    assert link["marks_pkts"] == pytest.approx(40) and link["drops_pkts"] == pytest.approx(10)
+    assert link["early_drop_rate"] == pytest.approx(4 / link["arrivals_pkts"])
+    assert link["overflow_drop_rate"] == pytest.approx(6 / link["arrivals_pkts"])
+    rates = [f["mark_rate"] for f in r.summary["flows"]]
+    assert rates[1] == 0 and rates[0] == pytest.approx(rates[2]) and rates[0] == pytest.approx(10 / 200, rel=0.02)
+    assert not [w for w in warnings if "ECN" in w], warnings
+
+
+def test_a_flow_that_did_not_negotiate_ecn_as_asked_is_a_warning():
+    _, warnings = _synthetic([True, False], [False, True], marked=0, early=0)
+    assert [w for w in warnings if "did not negotiate ECN" in w and "flows [0, 1]" in w], warnings
+
+
+@needs_root
+def test_ecn_flows_negotiate_ecn_by_sysctl_or_route():
+    # Every flow ECN-capable: the senders' net.ipv4.tcp_ecn is 1 (checked on a built network).
+    net = netns.Network(f"{os.getpid()}-ecn")
+    try:
+        netns.build(net, 2, 20e6, 1500, ["pfifo", "limit", "50"], [True, True])
+        assert netns.run("sysctl", "-n", "net.ipv4.tcp_ecn", ns=net.ns("snd")).strip() == "1"
+    finally:
+        net.close()
+    # Some of them: each negotiates as its group says (the route's `features ecn`), and nothing
+    # marks behind a pfifo; the run warns of any flow that negotiated otherwise.
+    doc = dict(DOC, flows=[{"count": 2, "cc": "reno", "rtt": "40ms", "ecn": True}, {"count": 2, "cc": "cubic", "rtt": "40ms"}],
+               run={"duration": "4s", "warmup": "1s"})
+    s = lossync.run(doc).summary
+    assert not [w for w in s["warnings"] if "ECN" in w], s["warnings"]
+    assert s["links"][0]["marks_pkts"] == 0 and s["links"][0]["early_drop_rate"] == 0
+    assert_nothing_left(os.getpid())
+
+
+@needs_red
+def test_red_with_ecn_marks_instead_of_dropping(capsys):
+    with OtherLoad() as others:
+        r = lossync.run(RED_ECN)
+    s, link = r.summary, r.summary["links"][0]
+    packet = lossync.run(dict(RED_ECN, engine="packet")).summary
+    pl = packet["links"][0]
+    with capsys.disabled():
+        for name, x, lk in (("kernel", s, link), ("packet", packet, pl)):
+            print(f"\n{name}: utilization {x['utilization']:.4f} mark rate {lk['mark_rate']:.5f} early drop rate {lk['early_drop_rate']:.2e} "
+                  f"overflow drop rate {lk['overflow_drop_rate']:.2e} mean queue {lk['mean_queue_pkts']:.1f} packets "
+                  f"({1e3 * lk['mean_queueing_delay_s']:.2f} ms)")
+        print(f"other load: {others.cores:.2f} cores; kernel health problems: {s['health']['problems']}")
+    assert not [w for w in s["warnings"] if "ECN" in w], s["warnings"]
+    # RED marks the ECN-capable packets instead of dropping them early: the only early drops are
+    # of Not-ECT packets (retransmissions, RFC 3168 §6.1.5), which need a loss first.
+    assert link["marks_pkts"] > 0 and link["mark_rate"] > 0
+    assert link["early_drop_rate"] <= 0.01 * link["mark_rate"]
+    assert s["utilization"] > 0.9
+    assert sum(f["mark_rate"] > 0 for f in s["flows"]) == 10
+    assert_nothing_left(os.getpid())

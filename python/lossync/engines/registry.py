@@ -51,8 +51,11 @@ def lookup(name: Any) -> Engine:
     return ENGINES[name]
 
 
-def refuse_beyond(sc: dict[str, Any], name: str) -> None:
+def refuse_beyond(sc: dict[str, Any], name: str, capabilities: dict[str, Any] | None = None) -> None:
     """Refuses what engine `name` lacks a capability for in the resolved scenario `sc` (the core's
-    checker, naming the registered engines that have it)."""
-    registry = [{"name": e.name, "about": e.about, "capabilities": e.capabilities} for e in ENGINES.values()]
+    checker, naming the registered engines that have it). `capabilities`: the engine's on this
+    machine, where they are less than it declares (the kernel engine on a kernel without a qdisc)."""
+    registry = [{"name": e.name, "about": e.about,
+                 "capabilities": capabilities if capabilities is not None and e.name == name else e.capabilities}
+                for e in ENGINES.values()]
     _core.refuse_beyond(json.dumps(sc), name, json.dumps(registry))

@@ -12,7 +12,13 @@ What is modelled:
 - The bottleneck: htb at the link's capacity (rate scaled so IP packets of packet_size bytes
   leave at exactly C) with a pfifo of B = round(buffer) packets under it; B counts waiting
   packets, htb holds none in service. Segmentation and receive offloads are off on every veth
-  (offload.py), so one queued packet is one MTU-sized frame; the MTU is packet_size.
+  (offload.py), so one queued packet is one MTU-sized frame; the MTU is packet_size. A `red`
+  queue is Linux's red qdisc there instead of the pfifo, where the kernel has one
+  (translate.red_plan: tc-red(8)'s parameters, not gentle); its CE marks and early drops are
+  read from its statistics.
+- ECN (RFC 3168): a flow group's `ecn` is the senders' net.ipv4.tcp_ecn = 1 when every flow has
+  it, else the route's `features ecn` for those that do; each connection's negotiation is
+  checked (TCP_INFO), a mismatch is a warning.
 - Base RTT per flow: this kernel has no sch_netem and no libnetfilter_queue, so a user-space
   delay box (delaybox.py, AF_PACKET) between the senders and the router holds each frame for
   half of (the flow's rtt minus the network's own RTT, measured first) in each direction.
@@ -26,7 +32,8 @@ What is modelled:
   `slow_start = false` is the route's locked ssthresh = the initial window, which Linux reads
   from a TCP metrics entry that a short connection per flow creates before the run.
 - Refused with ScenarioError naming the field (translate.py): more than one link, two-way
-  traffic, `arrivals`, burst assembly, `loss_rate`, RED, pacing, send jitter, access links,
+  traffic, `arrivals`, burst assembly, `loss_rate`, a RED that Linux's cannot run (gentle, a
+  weight off a power of two) or on a kernel without it, pacing, send jitter, access links,
   `rwnd`, parallel connections, capacities over 1 Gb/s, and capacities over this machine's
   clean limit unless forced (`force=True`, `lossync run --force`; the summary then warns).
 - Health (health.py): every summary has a `health` block (RTT check, the delay box's lateness
@@ -54,11 +61,10 @@ from ... import _core
 from ...errors import LossyncError
 from ...results import Result
 from ...scenario import ScenarioLike, to_core
-from ..dumbbell import DUMBBELL_ONLY
 from ..registry import Engine
 from . import health, netns
 from .measure import measure
-from .translate import Plan, clean_limit_bps, plan
+from .translate import CAPABILITIES, Plan, clean_limit_bps, plan
 
 PORT = 5001
 START_MARGIN_S = 0.5  # between starting the helpers and t = 0 of the run
@@ -195,9 +201,13 @@ def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str, left: list
     if p.capacity_bps > clean_limit_bps():
         warnings.append(f"kernel engine: forced above this machine's clean limit ({p.capacity_bps:g} > {clean_limit_bps():g} bit/s): "
                         "check summary['health'] before trusting the result")
-    netns.build(net, n, p.capacity_bps, p.packet_size, p.buffer_pkts)
+    ecn = [f.ecn for f in p.flows]
+    netns.build(net, n, p.capacity_bps, p.packet_size, p.leaf, ecn)
+    if p.red is not None:
+        _check_red(net, p)
     for i, f in enumerate(p.flows):
-        netns.set_initial_window(net, i, f.initial_window, ssthresh=None if f.slow_start else f.initial_window)
+        netns.set_initial_window(net, i, f.initial_window, ssthresh=None if f.slow_start else f.initial_window,
+                                 ecn_route=f.ecn and not all(ecn))
     with tempfile.TemporaryDirectory(prefix=f"{netns.PREFIX}{net.tag}-") as tmp:  # the owner's pid in its name, for cleanup()
         out = Path(tmp)
         # The network's own RTT (veths, router, an idle delay box), then the delays that make
@@ -251,6 +261,18 @@ def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str, left: list
     return result
 
 
+def _check_red(net: netns.Network, p: Plan) -> None:
+    """The red qdisc the kernel installed is the one planned: thresholds, limit, Wlog (which tc
+    derived from burst) and probability, or LossyncError."""
+    got, red = netns.leaf_options(net), p.red
+    want = {"limit": red.limit, "min": red.min, "max": red.max, "ewma": red.wlog}
+    bad = {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v}
+    if "probability" in got and abs(float(got["probability"]) - red.probability) > 1e-6:
+        bad["probability"] = (got["probability"], red.probability)
+    if got.get("kind") != "red" or bad:
+        raise LossyncError(f"engine kernel: the bottleneck's red differs from the plan (installed, planned): {bad or got.get('kind')}")
+
+
 def _hystart_on() -> bool:
     try:
         return Path("/sys/module/tcp_cubic/parameters/hystart").read_text().strip() != "0"
@@ -270,11 +292,10 @@ def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force) ->
     return run_kernel(scenario, overrides, base_dir, force)
 
 
-#: Its queue is a pfifo: drop-tail only. The AQMs are missing from this machine's kernel itself
-#: (no sch_codel, sch_pie, sch_fq_codel or sch_dualpi2 module), so the refusal says so.
-_NO_QDISC = {name: f"this machine's kernel has no {qdisc} qdisc" for name, qdisc in
-             (("codel", "codel"), ("pie", "pie"), ("fq_codel", "fq_codel"), ("dualpi2", "dualpi2"))}
+#: Its queue is a pfifo (drop-tail) or Linux's red, where the kernel has it (translate.plan refuses
+#: red on a kernel without, as this machine's). The other AQMs are missing from this machine's
+#: kernel itself (no sch_codel, sch_pie, sch_fq_codel or sch_dualpi2 module): the refusal says so.
 ENGINE = Engine(
     name="kernel", about="real Linux TCP in network namespaces (as root; docs/kernel.md)",
-    capabilities={**DUMBBELL_ONLY, "missing_queues": _NO_QDISC}, run=_engine_run, check=_engine_check,
+    capabilities=CAPABILITIES, run=_engine_run, check=_engine_check,
 )

@@ -1,8 +1,14 @@
 """From what the samplers printed to the records `_core.summarize` reads (the metrics module
 every engine shares), and the estimators the kernel forces on us:
 
-- Bottleneck totals are exact counters of the pfifo (tc -s): bytes and packets sent, drops.
+- Bottleneck totals are exact counters of the pfifo or red (tc -s): bytes and packets sent,
+  drops; red's CE marks and its early drops (the rest of its drops are its full buffer's).
   Departures are counted in full-size packets: bytes / (packet_size + 14-byte Ethernet header).
+- Per-flow CE marks are estimated: the kernel does not count a connection's CE arrivals (classic
+  ECN feedback, RFC 3168, echoes ECE until CWR, so the senders' delivered_ce counts the packets
+  acknowledged meanwhile, not the marks). RED marks an arrival with a probability that does not
+  depend on its flow, so the link's marks are shared among the ECN-capable flows in proportion
+  to the new data each sent in the window (retransmissions are Not-ECT, RFC 3168 §6.1.5).
 - The queue's mean and maximum come from samples every `queue_interval` (not every packet).
 - Per-flow losses and the drop log are estimated: the kernel does not say whose packet the
   pfifo dropped. A flow's retransmissions (TCP_INFO total_retrans) in a sampling interval are
@@ -27,7 +33,7 @@ from ...results import Result
 from .netns import ETH_HEADER_BYTES
 from .translate import HEADER_BYTES
 
-SENDER_FIELDS = 8  # per flow: cwnd, srtt_s, total_retrans, bytes_acked, data_segs_out, ssthresh, mss, min_rtt_s
+SENDER_FIELDS = 9  # per flow: cwnd, srtt_s, total_retrans, bytes_acked, data_segs_out, ssthresh, mss, min_rtt_s, ecn
 
 
 def _load(path) -> np.ndarray:
@@ -46,12 +52,12 @@ def _window(t: np.ndarray, start: float) -> int:
 
 def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.ndarray, record_interval: float,
             warnings: list[str]) -> Result:
-    """q: qsampler rows [t, bytes, packets, drops, qlen]; snd: sender rows (see sender.py)."""
+    """q: qsampler rows [t, bytes, packets, drops, qlen, marked, early]; snd: sender rows (see sender.py)."""
     link_spec, run = sc["links"][0], sc["run"]
     n = len(sc["flows"])
     ps = link_spec["packet_size_bytes"]
     frame = ps + ETH_HEADER_BYTES
-    qt, qbytes, qdrops, qlen = q[:, 0], q[:, 1], q[:, 3], q[:, 4]
+    qt, qbytes, qdrops, qlen, qmarked, qearly = q[:, 0], q[:, 1], q[:, 3], q[:, 4], q[:, 5], q[:, 6]
     st = snd[:, 0]
     per = snd[:, 1:].reshape(len(snd), n, SENDER_FIELDS)
     cwnd, srtt, retrans, acked, segs, ssthresh = (per[:, :, k] for k in range(6))
@@ -78,6 +84,8 @@ def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.nda
     start = float(qt[a])
     departed = (qbytes[b] - qbytes[a]) / frame
     dropped = qdrops[b] - qdrops[a]
+    early = qearly[b] - qearly[a]
+    marked = qmarked[b] - qmarked[a]
     in_window = slice(a, b + 1)
     link = {
         "buffer_pkts": _core.whole_buffer_pkts(link_spec["buffer_pkts"]),  # the pfifo's limit (translate.plan)
@@ -90,9 +98,16 @@ def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.nda
         "departures_pkts": departed,  # the window's, as every counter here
         "queue_start_pkts": qlen[a],
         "queue_end_pkts": qlen[b],
+        "dropped_early_pkts": early,
+        "dropped_overflow_pkts": dropped - early,
+        "marked_pkts": marked,
     }
     sa, sb = _window(st, start), len(st) - 1
     s_window = slice(sa, sb + 1)
+    ecn = [bool(f.get("ecn")) for f in sc["flows"]]
+    # The link's marks shared by the new data each ECN-capable flow sent (module docstring).
+    new_data = np.array([(segs[sb, i] - segs[sa, i]) - (retrans[sb, i] - retrans[sa, i]) if ecn[i] else 0.0 for i in range(n)])
+    total_new = float(new_data.sum())
     flows = []
     for i in range(n):
         ss = ssthresh[s_window, i]
@@ -102,10 +117,17 @@ def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.nda
             "dropped_pkts": retrans[sb, i] - retrans[sa, i],
             "cwnd_integral_pkt_s": _area(cwnd[s_window, i], st[s_window]),
             "reductions": float(np.count_nonzero((np.diff(ss) != 0) & (ss[1:] > 0))),
+            "marked_pkts": float(marked * new_data[i] / total_new) if total_new > 0 else 0.0,
         })
     silent = [i for i, f in enumerate(sc["flows"]) if f["start_s"] < end and segs[-1, i] == 0]
     if silent:
         warnings.append(f"kernel engine: flows {silent} sent nothing (their connection failed)")
+    # Each connection negotiated ECN as its flow asked (sysctl or route, netns.build).
+    negotiated = per[:, :, 8].max(axis=0) > 0
+    wrong = [i for i in range(n) if segs[-1, i] > 0 and bool(negotiated[i]) != ecn[i]]
+    if wrong:
+        warnings.append(f"kernel engine: flows {wrong} did not negotiate ECN as their scenario asks (ecn = "
+                        f"{[ecn[i] for i in wrong]}): their marks and reactions are not the scenario's")
     retransmitted = float(retrans[sb].sum() - retrans[sa].sum())
     if abs(retransmitted - dropped) > max(5.0, 0.1 * dropped):
         warnings.append(f"kernel engine: per-flow losses and congestion events are estimated from retransmissions ({retransmitted:g} in the "

@@ -5,8 +5,9 @@ a crashed run can be found by prefix and their owner's pid, joined by veth pairs
     10.201.x.y/16                        10.201.0.1 10.202.0.1     10.202.x.y/16
 
 The bottleneck is the router's egress towards the receivers: htb at the link's rate (tc-htb(8))
-with a pfifo of B packets under it (tc-pfifo(8)). Each flow has its own sender and receiver
-address, so the delay box and the per-destination routes (initial window) can tell flows apart.
+with a pfifo of B packets under it (tc-pfifo(8)), or the scenario's red (tc-red(8)). Each flow has
+its own sender and receiver address, so the delay box and the per-destination routes (initial
+window, ECN) can tell flows apart.
 """
 
 from __future__ import annotations
@@ -126,8 +127,16 @@ def owner_alive(pid: int) -> bool:
     return True
 
 
-def build(net: Network, n_flows: int, capacity_bps: float, packet_size: int, buffer_pkts: int) -> None:
-    """Creates the namespaces, links, addresses, routes and the bottleneck of `net`."""
+LEAF = "10:"  # the bottleneck qdisc's handle, under htb's class 1:1
+
+
+def build(net: Network, n_flows: int, capacity_bps: float, packet_size: int, leaf: list[str], ecn: list[bool] | None = None) -> None:
+    """Creates the namespaces, links, addresses, routes and the bottleneck of `net`: `leaf` is its
+    qdisc as tc's arguments (`pfifo limit B`, `red ...`). `ecn`: which flows are ECN-capable;
+    where all are, the senders' net.ipv4.tcp_ecn is 1 (request ECN on every connection,
+    ip-sysctl.rst); where some are, it stays 2 (never request it) and `set_initial_window` gives
+    theirs a route with `features ecn` (ip-route(8)). The receivers keep 2: they accept ECN when
+    asked."""
     for role in ROLES:
         name = f"{PREFIX}{net.tag}-{role}"
         net.names[role] = name  # first, so that an interrupt right after `add` still removes it
@@ -150,6 +159,8 @@ def build(net: Network, n_flows: int, capacity_bps: float, packet_size: int, buf
     run("ip", "addr", "add", f"{ROUTER_TO_SENDERS}/16", "dev", "r0", ns=rtr)
     run("ip", "addr", "add", f"{ROUTER_TO_RECEIVERS}/16", "dev", "r1", ns=rtr)
     run("sysctl", "-q", "-w", "net.ipv4.ip_forward=1", ns=rtr)
+    if ecn and all(ecn):
+        run("sysctl", "-q", "-w", "net.ipv4.tcp_ecn=1", ns=snd)
     for i in range(n_flows):
         run("ip", "addr", "add", f"{flow_address(SENDER_NET, i)}/16", "dev", "s0", ns=snd)
         run("ip", "addr", "add", f"{flow_address(RECEIVER_NET, i)}/16", "dev", "v0", ns=rcv)
@@ -160,16 +171,29 @@ def build(net: Network, n_flows: int, capacity_bps: float, packet_size: int, buf
     rate = int(round(capacity_bps * (packet_size + ETH_HEADER_BYTES) / packet_size))
     run("tc", "qdisc", "add", "dev", "r1", "root", "handle", "1:", "htb", "default", "1", ns=rtr)
     run("tc", "class", "add", "dev", "r1", "parent", "1:", "classid", "1:1", "htb", "rate", f"{rate}bit", "ceil", f"{rate}bit", ns=rtr)
-    run("tc", "qdisc", "add", "dev", "r1", "parent", "1:1", "handle", "10:", "pfifo", "limit", str(buffer_pkts), ns=rtr)
+    run("tc", "qdisc", "add", "dev", "r1", "parent", "1:1", "handle", LEAF, *leaf, ns=rtr)
 
 
-def set_initial_window(net: Network, i: int, window_pkts: int, ssthresh: int | None = None) -> None:
+def leaf_options(net: Network) -> dict:
+    """The bottleneck qdisc's options as the kernel reports them (`tc -d -j qdisc show`: for red,
+    limit, min and max in bytes, ewma = Wlog, probability)."""
+    import json
+
+    for q in json.loads(run("tc", "-d", "-j", "qdisc", "show", "dev", "r1", ns=net.ns("rtr"))):
+        if q.get("handle") == LEAF:
+            return dict(q.get("options") or {}, kind=q.get("kind"))
+    raise LossyncError(f"engine kernel: no qdisc {LEAF} on the bottleneck")
+
+
+def set_initial_window(net: Network, i: int, window_pkts: int, ssthresh: int | None = None, ecn_route: bool = False) -> None:
     """Flow i's initial congestion window (the route's initcwnd, ip-route(8)) and, given, a
     locked initial ssthresh; the receiver advertises at least the window from the start
     (initrwnd). Linux reads the ssthresh only from a TCP metrics entry for the destination
     (tcp_init_metrics, with tcp_no_ssthresh_metrics_save = 0, ip-sysctl.rst), which a finished
-    connection creates: see `create_tcp_metrics`."""
+    connection creates: see `create_tcp_metrics`. ecn_route: the route asks for ECN (`features
+    ecn`), for a flow that is ECN-capable beside others that are not."""
     extra = ["ssthresh", "lock", str(ssthresh)] if ssthresh is not None else []
+    extra += ["features", "ecn"] if ecn_route else []
     if ssthresh is not None:
         run("sysctl", "-q", "-w", "net.ipv4.tcp_no_ssthresh_metrics_save=0", ns=net.ns("snd"))
     run("ip", "route", "add", f"{flow_address(RECEIVER_NET, i)}/32", "via", ROUTER_TO_SENDERS, "initcwnd", str(window_pkts), *extra, ns=net.ns("snd"))

@@ -3,8 +3,8 @@ address to its receiver, with the flow's congestion control (TCP_CONGESTION, tcp
 connecting at T0 + start and writing as fast as the socket takes data until T0 + DURATION.
 The main thread reads every connection's TCP_INFO (linux/tcp.h `struct tcp_info`) each INTERVAL
 and prints one JSON line per sample: [t - T0, then per flow cwnd (segments), srtt (s),
-total_retrans, bytes_acked, data_segs_out, snd_ssthresh, snd_mss, min_rtt (s)] (zeros before it
-connects).
+total_retrans, bytes_acked, data_segs_out, snd_ssthresh, snd_mss, min_rtt (s), ecn (1 when the
+connection negotiated ECN: TCPI_OPT_ECN in tcpi_options)] (zeros before it connects).
 
 `python sender.py FLOWS_JSON T0 INTERVAL DURATION SNDBUF_BYTES`, FLOWS_JSON a list of
 {"src", "dst", "port", "cc", "start"}. Only the standard library (runs in a namespace).
@@ -23,9 +23,10 @@ import time
 SO_SNDBUFFORCE = 32  # asm-generic/socket.h: root may exceed wmem_max
 TCP_INFO_BYTES = 232
 # Offsets in struct tcp_info (linux/tcp.h): 8 bytes of u8 fields and bit fields, then u32s.
-OFFSETS = {"snd_mss": (16, "I"), "rtt_us": (68, "I"), "snd_ssthresh": (76, "I"), "snd_cwnd": (80, "I"),
+OFFSETS = {"options": (5, "B"), "snd_mss": (16, "I"), "rtt_us": (68, "I"), "snd_ssthresh": (76, "I"), "snd_cwnd": (80, "I"),
            "total_retrans": (100, "I"), "bytes_acked": (120, "Q"), "min_rtt_us": (148, "I"), "data_segs_out": (156, "I")}
 WRITE_BYTES = 1 << 20
+TCPI_OPT_ECN = 8  # linux/tcp.h: ECN was negotiated at TCP session init
 
 
 def tcp_info(s: socket.socket) -> dict[str, int]:
@@ -60,10 +61,11 @@ def main(flows_json: str, t0: float, interval: float, duration: float, sndbuf: i
         row: list[float] = [time.monotonic() - t0]
         for s in sockets:
             if s is None:
-                row += [0, 0.0, 0, 0, 0, 0, 0, 0.0]
+                row += [0, 0.0, 0, 0, 0, 0, 0, 0.0, 0]
                 continue
             ti = tcp_info(s)
-            row += [ti["snd_cwnd"], ti["rtt_us"] * 1e-6, ti["total_retrans"], ti["bytes_acked"], ti["data_segs_out"], ti["snd_ssthresh"], ti["snd_mss"], ti["min_rtt_us"] * 1e-6]
+            row += [ti["snd_cwnd"], ti["rtt_us"] * 1e-6, ti["total_retrans"], ti["bytes_acked"], ti["data_segs_out"], ti["snd_ssthresh"], ti["snd_mss"], ti["min_rtt_us"] * 1e-6,
+                    int(bool(ti["options"] & TCPI_OPT_ECN))]
         print(json.dumps(row), flush=True)
         k += 1
     sys.stdout.flush()
