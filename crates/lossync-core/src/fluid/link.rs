@@ -105,8 +105,10 @@ impl LinkState {
     /// admissions: that difference rounds below zero when nothing is dropped, and gave negative
     /// loss rates), of the early drops at probability `p_early` (those not spared by a mark) and
     /// of marks.
+    /// `MARK`: `p_mark` > 0 (a constant, so the loop of a link that marks nothing carries none
+    /// of the marking's work).
     #[inline]
-    pub(super) fn arrivals(
+    pub(super) fn arrivals<const MARK: bool>(
         &mut self,
         flows: &[FlowState],
         hop_in: &[f64],
@@ -135,17 +137,17 @@ impl LinkState {
                 hop_in[f.hop_off + m.hop]
             };
             let arriving = r * dt;
-            let early = if p_mark > 0.0 && ecn[k] {
+            let early = if MARK && ecn[k] {
                 // RFC 3168 §5: marked instead of dropped; the wire's random loss still drops.
                 let lost = arriving * self.loss_rate;
                 marked[k] = (arriving - lost) * p_mark;
                 marked_sum += marked[k];
                 lost
             } else {
-                if self.any_ecn {
+                if MARK {
                     marked[k] = 0.0;
+                    unmarked_early_sum += arriving * p_early;
                 }
-                unmarked_early_sum += arriving * p_early;
                 arriving * p_early
             };
             rate[k] = r;
@@ -161,7 +163,7 @@ impl LinkState {
             rate_sum: arriving_sum,
             admitted_sum,
             early_sum,
-            unmarked_early_sum,
+            unmarked_early_sum: if MARK { unmarked_early_sum } else { early_sum },
             marked_sum,
         }
     }
@@ -292,10 +294,11 @@ impl LinkState {
 
     /// Departures and drops under `tcp`: deliveries send ACKs back, drops are detected one RTT
     /// later, and a flow's drops make a loss event when they reach its threshold. Returns
-    /// whether some member's loss event began (marked in `loss_event`).
+    /// whether some member's loss event began (marked in `loss_event`). `ECN`: some member is
+    /// ECN-capable (`any_ecn`), its marks then signalled too.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub(super) fn departures_tcp(
+    pub(super) fn departures_tcp<const ECN: bool>(
         &mut self,
         flows: &mut [FlowState],
         hop_in: &mut [f64],
@@ -373,7 +376,7 @@ impl LinkState {
                     any_loss_event = true;
                 }
             }
-            if self.any_ecn && self.marked[k] > 0.0 {
+            if ECN && self.marked[k] > 0.0 {
                 mark(&mut self.marked[k], f, tcp, now, t, dt, m.flow);
             }
         }
@@ -388,7 +391,7 @@ impl LinkState {
 /// reduction are acknowledged (RFC 3168 §6.1.2, the packet engine's `cwr_point`); unlike a loss,
 /// no recovery follows. Marks are not congestion events (the packet engine clusters drops only).
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(never)]
 fn mark(
     marks: &mut f64,
     f: &mut FlowState,

@@ -379,7 +379,13 @@ impl FluidEngine {
         // 1. Senders: RTT and rate. ACK-clocked senders (`tcp`) first take this step's ACKs,
         //    detected losses and reductions, then send what their window allows.
         if TCP {
-            self.step_senders_tcp(now, t, &mut ctx);
+            // `ECN`: some flow is ECN-capable (a constant, so the other runs' loop carries none of
+            // its work).
+            if self.tcp.ecn.flows > 0 {
+                self.step_senders_tcp::<true>(now, t, &mut ctx);
+            } else {
+                self.step_senders_tcp::<false>(now, t, &mut ctx);
+            }
         } else {
             self.step_senders_rate(t);
         }
@@ -401,7 +407,7 @@ impl FluidEngine {
     /// Step 1 under `tcp`: each ACK-clocked sender takes this step's ACKs, detected losses and
     /// reductions, then sends what its window allows.
     #[inline]
-    fn step_senders_tcp(&mut self, now: usize, t: f64, ctx: &mut CcContext) {
+    fn step_senders_tcp<const ECN: bool>(&mut self, now: usize, t: f64, ctx: &mut CcContext) {
         let dt = self.dt;
         let has_xcp = self.has_xcp;
         let has_obs = self.has_obs;
@@ -463,7 +469,7 @@ impl FluidEngine {
                     clock.loss_event(t, rtt);
                 }
             }
-            if tf.ecn {
+            if ECN && tf.ecn {
                 let EcnDue { marked, echoes } = std::mem::take(&mut ecn_due[i]);
                 if tf.scalable {
                     f.cc.on_ce_counts(ctx, f.w, acked, marked);
@@ -587,7 +593,11 @@ impl FluidEngine {
             } else {
                 0.0
             };
-            let arrivals = link.arrivals(flows, hop_in, dt, p_early, p_mark);
+            let arrivals = if p_mark > 0.0 {
+                link.arrivals::<true>(flows, hop_in, dt, p_early, p_mark)
+            } else {
+                link.arrivals::<false>(flows, hop_in, dt, p_early, 0.0)
+            };
             let (mut arriving_sum, mut admitted_sum) = (arrivals.rate_sum, arrivals.admitted_sum);
             let early_sum = arrivals.early_sum;
             if TCP && link.assembler.is_some() {
@@ -643,7 +653,15 @@ impl FluidEngine {
             let kept = avail - overflow;
             let share = if kept > 0.0 { out / kept } else { 0.0 };
             let any_loss_event = if TCP {
-                link.departures_tcp(flows, hop_in, tcp, delays, ack_links, now, t, dt, share)
+                if link.any_ecn {
+                    link.departures_tcp::<true>(
+                        flows, hop_in, tcp, delays, ack_links, now, t, dt, share,
+                    )
+                } else {
+                    link.departures_tcp::<false>(
+                        flows, hop_in, tcp, delays, ack_links, now, t, dt, share,
+                    )
+                }
             } else {
                 link.departures(flows, hop_in, ring, now, dt, share);
                 false
