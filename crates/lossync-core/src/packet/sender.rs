@@ -23,8 +23,9 @@
 //!   flow configured without slow start;
 //! - a timeout in a window that was already reduced (fast recovery, or a repeated timeout) keeps
 //!   ssthresh (one reduction per loss event; RFC 5681 §3.1's note on repeated timeouts);
-//! - no pacing, no delayed ACK, no PRR (RFC 6937): in recovery the sender waits until the pipe
-//!   falls below the halved window, as RFC 6675 §5 says.
+//! - in recovery, by default, the sender waits until the pipe falls below the reduced window, as
+//!   RFC 6675 §5 says; Linux sends in proportion instead (PRR, RFC 9937), which a flow group's
+//!   `recovery = "prr"` selects (`sender/prr.rs`).
 //!
 //! ECN (flows with `ecn`): new data is sent ECT (ECT(1) for an L4S law, RFC 9331; ECT(0)
 //! otherwise), retransmissions Not-ECT (RFC 3168 §6.1.5) except for scalable laws, which Linux
@@ -50,6 +51,7 @@
 //!
 //! [`RateSample`]: crate::cc::RateSample
 
+mod prr;
 mod rate;
 mod recovery;
 mod rtt;
@@ -57,6 +59,8 @@ mod rtt;
 use super::event::{s_from_ps, SimTime};
 use crate::cc::{self, CcContext, CongestionControl, EcnUse};
 use crate::queue::Ecn;
+use crate::scenario::LossRecovery;
+use prr::Prr;
 pub use rate::TX_STAMP_BYTES;
 use rate::{RateState, TxStamp};
 use std::collections::VecDeque;
@@ -173,6 +177,9 @@ pub struct Sender {
     recovery: Recovery,
     /// RFC 6675 §5 (4.3): on entering recovery, retransmit the first lost packet whatever the pipe.
     force_retx: bool,
+    /// How fast recovery sends ([`LossRecovery`]), and PRR's state in the episode under way.
+    loss_recovery: LossRecovery,
+    prr: Prr,
     srtt_ps: f64,
     rttvar_ps: f64,
     has_rtt: bool,
@@ -274,6 +281,8 @@ impl Sender {
             retx_fifo,
             recovery: Recovery::Open,
             force_retx: false,
+            loss_recovery: LossRecovery::Rfc6675,
+            prr: Prr::default(),
             srtt_ps: 0.0,
             rttvar_ps: 0.0,
             has_rtt: false,
@@ -317,13 +326,19 @@ impl Sender {
             retx_fifo: std::mem::take(&mut self.retx_fifo),
             stamps: std::mem::take(&mut self.stamps),
         };
-        let (stats, abc_limit, ect, scalable) =
-            (self.stats, self.abc_limit, self.ect, self.scalable);
+        let (stats, abc_limit, ect, scalable, loss_recovery) = (
+            self.stats,
+            self.abc_limit,
+            self.ect,
+            self.scalable,
+            self.loss_recovery,
+        );
         *self = Sender {
             stats,
             abc_limit,
             ect,
             scalable,
+            loss_recovery,
             limit_pkts: size_pkts,
             ..Self::with_buffers(
                 cc,
@@ -346,6 +361,12 @@ impl Sender {
     /// The receiver ACKs every `n` packets: each ACK may count for up to `n` (RFC 3465 L).
     pub fn with_abc_limit(mut self, n: u32) -> Self {
         self.abc_limit = n.max(1) as f64;
+        self
+    }
+
+    /// How fast recovery sends: RFC 6675's pipe rule, or PRR ([`prr`]).
+    pub fn with_loss_recovery(mut self, r: LossRecovery) -> Self {
+        self.loss_recovery = r;
         self
     }
 
@@ -513,7 +534,14 @@ impl Sender {
 
         // RFC 6675 §5: recovery ends when the cumulative ACK covers RecoveryPoint.
         match self.recovery {
-            Recovery::Fast { point } | Recovery::Timeout { point } if self.snd_una >= point => {
+            Recovery::Fast { point } if self.snd_una >= point => {
+                self.recovery = Recovery::Open;
+                if self.loss_recovery == LossRecovery::Prr {
+                    // RFC 9937: at the end of recovery, cwnd = ssthresh.
+                    self.cwnd_pkts = self.ssthresh_pkts.min(self.rwnd_pkts);
+                }
+            }
+            Recovery::Timeout { point } if self.snd_una >= point => {
                 self.recovery = Recovery::Open;
             }
             _ => {}
@@ -531,13 +559,32 @@ impl Sender {
                 .on_loss(&ctx, self.cwnd_pkts, 1.0)
                 .max(MIN_SSTHRESH_PKTS);
             self.ssthresh_pkts = w;
-            self.cwnd_pkts = w.min(self.rwnd_pkts);
+            if self.loss_recovery == LossRecovery::Prr {
+                // PRR sets the window on every ACK from here on, this one included.
+                self.prr = Prr::start(self.cwnd_pkts);
+            } else {
+                self.cwnd_pkts = w.min(self.rwnd_pkts);
+            }
             self.recovery = Recovery::Fast {
                 point: self.snd_nxt,
             };
             self.force_retx = true;
             self.stats.fast_recoveries += 1;
             self.stats.reductions += 1;
+        }
+
+        if self.loss_recovery == LossRecovery::Prr
+            && !self.model
+            && matches!(self.recovery, Recovery::Fast { .. })
+        {
+            let safe = advanced && newly_lost + lost_again == 0;
+            let pipe = self.pipe_pkts as f64;
+            if let Some(w) = self
+                .prr
+                .on_ack(delivered as f64, pipe, self.ssthresh_pkts, safe)
+            {
+                self.cwnd_pkts = w.min(self.rwnd_pkts);
+            }
         }
 
         if self.ect != Ecn::NotEct {
@@ -620,6 +667,7 @@ impl Sender {
             self.retx_next = s + 1;
             self.stats.sent_pkts += 1;
             self.stats.retransmitted_pkts += 1;
+            self.count_prr_out();
             if std::mem::take(&mut self.force_retx) {
                 // RFC 6675 §5 (4.3): restart the timer with the first retransmission.
                 self.rto_deadline_ps = Some(now_ps + self.rto_ps());
@@ -656,6 +704,7 @@ impl Sender {
         self.snd_nxt += 1;
         self.pipe_pkts += 1;
         self.stats.sent_pkts += 1;
+        self.count_prr_out();
         // RFC 6298 (5.1): start the timer if it is not running.
         if self.rto_deadline_ps.is_none() {
             self.rto_deadline_ps = Some(now_ps + self.rto_ps());
@@ -666,6 +715,14 @@ impl Sender {
             ecn: self.ect,
             cwr: std::mem::take(&mut self.cwr_pending),
         })
+    }
+
+    /// PRR's prr_out: a packet sent during fast recovery.
+    fn count_prr_out(&mut self) {
+        if self.loss_recovery == LossRecovery::Prr && matches!(self.recovery, Recovery::Fast { .. })
+        {
+            self.prr.sent();
+        }
     }
 
     /// `pipe` recounted from the scoreboard (O(window): for checks, not for the hot path).

@@ -202,6 +202,8 @@ pub struct FlowGroupSpec {
     /// path's links (two-way traffic).
     pub direction: Option<String>,
     pub delayed_ack: Option<DelayedAckSpec>,
+    /// Fast recovery's sending: "rfc6675" (default) or "prr" (RFC 9937, as Linux).
+    pub recovery: Option<String>,
     pub ack_size: Option<Bytes>,
     /// Capacity of each flow's access link; default 10x the first link of its path.
     pub access_capacity: Option<Rate>,

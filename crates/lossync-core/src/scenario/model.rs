@@ -268,6 +268,29 @@ pub struct Flow {
     /// flows arriving at random and finishing ([`Arrivals`]); `None` for a persistent flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<Arrivals>,
+    /// Packet engine: how fast recovery sends ([`LossRecovery`]).
+    #[serde(default)]
+    pub recovery: LossRecovery,
+}
+
+/// How a sender in SACK fast recovery decides what to send: RFC 6675's rule (send while the
+/// pipe is below the reduced window: silence until it falls there), or Proportional Rate
+/// Reduction (RFC 9937, Linux's since 3.2: in proportion to what is delivered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LossRecovery {
+    #[default]
+    Rfc6675,
+    Prr,
+}
+
+impl LossRecovery {
+    pub fn name(self) -> &'static str {
+        match self {
+            LossRecovery::Rfc6675 => "rfc6675",
+            LossRecovery::Prr => "prr",
+        }
+    }
 }
 
 /// A flow group whose flows arrive as a Poisson process with Pareto sizes, each sending its

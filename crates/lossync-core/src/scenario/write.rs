@@ -238,6 +238,7 @@ fn same_group((a, na): Logical, (b, nb): Logical) -> bool {
         && a.ecn == b.ecn
         && a.send_jitter_s.to_bits() == b.send_jitter_s.to_bits()
         && a.arrivals == b.arrivals
+        && a.recovery == b.recovery
 }
 
 /// One value if all are the same bits, else a list.
@@ -312,6 +313,7 @@ fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
             ]),
         ),
     }
+    line(o, "recovery", &format!("{:?}", f.recovery.name()));
     line(o, "ack_size", &num(f.ack_size_bytes));
     if f.rwnd_pkts.is_finite() {
         line(o, "rwnd", &inline(&[("packets", num(f.rwnd_pkts))]));

@@ -218,6 +218,51 @@ mod tests {
         assert!(s.cwnd_pkts() > w / 2.0);
     }
 
+    /// Packets sent after each of the first ACKs of fast recovery (one loss, seq 5, in a window
+    /// of 20), and the window when recovery ends against ssthresh.
+    fn recovery_sends(loss_recovery: LossRecovery) -> (Vec<usize>, f64, f64) {
+        let mut s = reno_sender(20.0, false).with_loss_recovery(loss_recovery);
+        let mut net = Net::new(&[(5, false)]);
+        net.send(&mut s);
+        while net.entered.is_empty() {
+            net.step(&mut s);
+        }
+        let mut sent = vec![net.wire.iter().filter(|(seg, _)| seg.seq >= 27).count()];
+        let mut end = None;
+        while s.snd_una() < 60 {
+            let before = net.wire.len();
+            net.step(&mut s);
+            let in_recovery = matches!(s.recovery(), Recovery::Fast { .. });
+            if in_recovery {
+                net.send(&mut s);
+                sent.push(net.wire.len() + 1 - before);
+            } else if end.is_none() {
+                end = Some((s.cwnd_pkts(), s.ssthresh_pkts));
+            }
+            net.send(&mut s);
+        }
+        let (cwnd, ssthresh) = end.unwrap();
+        (sent, cwnd, ssthresh)
+    }
+
+    #[test]
+    fn prr_sends_in_proportion_through_recovery_and_ends_at_ssthresh() {
+        // RFC 6675: after the fast retransmit, silence while the pipe (19 packets) is above the
+        // halved window (≈ 10), about ten ACKs. PRR (RFC 9937): one new packet per two
+        // delivered from the start (4 in the 8 ACKs after the entering one), and the window at
+        // ssthresh when recovery ends.
+        let (rfc, _, _) = recovery_sends(LossRecovery::Rfc6675);
+        let (prr, cwnd, ssthresh) = recovery_sends(LossRecovery::Prr);
+        let first = |v: &[usize]| v[1..9].iter().sum::<usize>();
+        assert_eq!(first(&rfc), 0, "{rfc:?}");
+        assert_eq!(first(&prr), 4, "{prr:?}");
+        // cwnd = ssthresh at the end, then the ACK's congestion-avoidance growth (1/cwnd).
+        assert!(
+            (cwnd - (ssthresh + 1.0 / ssthresh)).abs() < 1e-12,
+            "{cwnd} {ssthresh}"
+        );
+    }
+
     #[test]
     fn recovery_point_covers_limited_transmit_and_ends_there() {
         let mut s = reno_sender(20.0, false);

@@ -59,6 +59,16 @@ pub(super) fn resolve_flows(
         };
         let reverse = flow_direction(fs.direction.as_deref(), &field)?;
         let delayed_ack = flow_delayed_ack(fs.delayed_ack.as_ref(), &field)?;
+        let recovery = match fs.recovery.as_deref() {
+            None | Some("rfc6675") => LossRecovery::Rfc6675,
+            Some("prr") => LossRecovery::Prr,
+            Some(other) => {
+                return Err(Error::field(
+                    format!("{field}.recovery"),
+                    format!("unknown fast recovery {other:?} (known: rfc6675, prr)"),
+                ))
+            }
+        };
         let ack_size_bytes = flow_ack_size(fs.ack_size, packet_size, &field)?;
         let access_capacity_bps = fs
             .access_capacity
@@ -105,6 +115,7 @@ pub(super) fn resolve_flows(
                 logical,
                 send_jitter_s,
                 arrivals,
+                recovery,
             });
         }
     }
