@@ -79,6 +79,8 @@ pub struct Port {
     waiting_len: usize,
     serving: Option<Pkt>,
     discipline: Box<dyn Discipline>,
+    /// The discipline acts at dequeue or departure ([`Discipline::acts_after_enqueue`]).
+    acts_after_enqueue: bool,
     /// Sojourn times of the data packets that left for the wire since the window began, and of
     /// those of them that left with an L4S codepoint (ECT(1) or CE, RFC 9331 §5.1: DualPI2's
     /// L queue).
@@ -127,6 +129,7 @@ impl Port {
                 .collect(),
             waiting_len: 0,
             serving: None,
+            acts_after_enqueue: discipline.acts_after_enqueue(),
             discipline,
             sojourn: SojournHistogram::default(),
             sojourn_l4s: SojournHistogram::default(),
@@ -307,7 +310,9 @@ impl Port {
         } else {
             self.acc.departed += 1;
         }
-        self.discipline.departed(now_ps, self.len());
+        if self.acts_after_enqueue {
+            self.discipline.departed(now_ps, self.len());
+        }
         pkt
     }
 
@@ -333,30 +338,33 @@ impl Port {
         self.waiting_len -= 1;
         let mut pkt = w.pkt;
         let sojourn_ps = now_ps - w.enqueued_ps;
-        let departure = Departure {
-            flow: pkt.flow,
-            sub: k,
-            ecn: pkt.ecn(),
-            size_pkts: self.size_pkts(pkt.is_ack, w.class),
-            is_ack: pkt.is_ack,
-            sojourn_ps,
-        };
-        match self
-            .discipline
-            .dequeue(now_ps, self.waiting_len, &departure, &mut self.rng)
-        {
-            Verdict::Dropped(reason) => {
-                self.count_drop(pkt.is_ack, reason);
-                return Next::Dropped(pkt);
+        // Its codepoint as it left its queue, before this port's verdict (a classic packet
+        // marked CE here stays classic).
+        let ecn = pkt.ecn();
+        if self.acts_after_enqueue {
+            let departure = Departure {
+                flow: pkt.flow,
+                sub: k,
+                ecn,
+                size_pkts: self.size_pkts(pkt.is_ack, w.class),
+                is_ack: pkt.is_ack,
+                sojourn_ps,
+            };
+            match self
+                .discipline
+                .dequeue(now_ps, self.waiting_len, &departure, &mut self.rng)
+            {
+                Verdict::Dropped(reason) => {
+                    self.count_drop(pkt.is_ack, reason);
+                    return Next::Dropped(pkt);
+                }
+                Verdict::Marked => self.mark(&mut pkt),
+                Verdict::Queued => {}
             }
-            Verdict::Marked => self.mark(&mut pkt),
-            Verdict::Queued => {}
         }
         if !pkt.is_ack {
             self.sojourn.record(sojourn_ps);
-            // Its codepoint as it left its queue, before this port's verdict (a classic packet
-            // marked CE here stays classic).
-            if departure.ecn.l4s() {
+            if ecn.l4s() {
                 self.sojourn_l4s.record(sojourn_ps);
             }
         }

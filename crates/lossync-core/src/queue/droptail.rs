@@ -38,6 +38,10 @@ impl DropTail {
 }
 
 impl Discipline for DropTail {
+    fn acts_after_enqueue(&self) -> bool {
+        false
+    }
+
     fn buffer(&self) -> Buffer {
         self.buffer
     }

@@ -235,6 +235,13 @@ pub trait Discipline: Send + Sync + std::fmt::Debug {
         0
     }
 
+    /// Packet face: whether [`Discipline::dequeue`] and [`Discipline::departed`] do anything
+    /// (a discipline that acts only at enqueue says no, and the port skips both calls per
+    /// packet). Asked once, when the port is built.
+    fn acts_after_enqueue(&self) -> bool {
+        true
+    }
+
     /// Packet face: a packet leaves its sub-queue for the wire at `now_ps`, `backlog` packets
     /// remain queued (not counting it). The discipline may still drop it (it then takes no
     /// time on the wire) or mark it.

@@ -59,6 +59,10 @@ pub struct Step {
 }
 
 impl Discipline for Step {
+    fn acts_after_enqueue(&self) -> bool {
+        false
+    }
+
     fn buffer(&self) -> Buffer {
         self.buffer
     }

@@ -173,6 +173,10 @@ impl Xcp {
 }
 
 impl Discipline for Xcp {
+    fn acts_after_enqueue(&self) -> bool {
+        false
+    }
+
     fn buffer(&self) -> Buffer {
         self.buffer
     }
