@@ -102,7 +102,10 @@ fn classic_ecn_behind_codel_marks_instead_of_dropping() {
 #[test]
 fn dctcp_fills_the_link_once_k_reaches_a_seventh_of_the_bdp() {
     // 1 Gb/s, RTT 1 ms: C·RTT = 83.3 packets, C·RTT/7 = 11.9. 10 DCTCP flows behind step
-    // marking at K: U ≥ 0.99 for K ≥ 12, lower below; the queue stays near K.
+    // marking at K: U ≥ 0.985 at K = 12, ≥ 0.99 from K = 20, lower below; the queue stays
+    // near K. The paper's fluid analysis lets the window grow through the round trip after a
+    // reduction; the sender, as Linux's, holds it there (RFC 3168 §6.1.2), which costs about a
+    // point at the rule's K (U 0.987 at 12, 0.996 at 16, 1.0 at 20).
     let at = |k: u32| {
         let q = format!(r#"{{ discipline = "step", threshold = {k} }}"#);
         run(&dumbbell(
@@ -117,7 +120,8 @@ fn dctcp_fills_the_link_once_k_reaches_a_seventh_of_the_bdp() {
     };
     for k in [12, 20, 40] {
         let s = at(k);
-        assert!(s.utilization >= 0.99, "K = {k}: U = {}", s.utilization);
+        let floor = if k < 20 { 0.985 } else { 0.99 };
+        assert!(s.utilization >= floor, "K = {k}: U = {}", s.utilization);
         assert!(s.loss_rate == 0.0 && s.links[0].mark_rate > 0.0);
         let q = s.mean_queue_pkts;
         assert!(
@@ -125,11 +129,11 @@ fn dctcp_fills_the_link_once_k_reaches_a_seventh_of_the_bdp() {
             "K = {k}: mean queue {q}"
         );
     }
-    // Below the rule the queue underflows: U falls short of 0.99 at a quarter of C·RTT/7 and
+    // Below the rule the queue underflows: U falls short of 0.96 at a quarter of C·RTT/7 and
     // collapses at one packet.
     let (quarter, one) = (at(3), at(1));
     assert!(
-        quarter.utilization < 0.985,
+        quarter.utilization < 0.96,
         "K = 3: U = {}",
         quarter.utilization
     );
