@@ -280,6 +280,10 @@ impl FluidEngine {
                             law_paced: state.cc.pacing_rate_pps().is_some(),
                             ecn: f.ecn,
                             scalable: matches!(sc.ecn_use(f), cc::EcnUse::Scalable { .. }),
+                            hold_after_echo: !matches!(
+                                sc.ecn_use(f),
+                                cc::EcnUse::Scalable { l4s: true }
+                            ),
                             ..TcpFlow::default()
                         })
                         .collect(),
@@ -475,8 +479,9 @@ impl FluidEngine {
                     f.cc.on_ce_counts(ctx, f.w, acked, marked);
                 }
                 // An echo is answered outside loss recovery and timeouts (RFC 3168 §6.1.2), at
-                // once and without a recovery (the packet engine's sender); ssthresh stays at
-                // least 2 packets (RFC 5681 §3.1).
+                // once, and the window then holds for a round trip, as after a loss (the packet
+                // engine's sender, Linux's CWR state; an L4S law keeps growing); ssthresh stays
+                // at least 2 packets (RFC 5681 §3.1).
                 if echoes > 0.0 && t >= tf.recovery_until_s && !tf.rto_at_s.is_finite() {
                     let w = if tf.scalable {
                         f.cc.on_ecn(ctx, f.w)
@@ -486,6 +491,9 @@ impl FluidEngine {
                     f.w = w.max(2.0).min(f.rwnd);
                     f.ssthresh = f.w;
                     f.acc.reductions += 1.0;
+                    if tf.hold_after_echo {
+                        tf.recovery_until_s = t + rtt;
+                    }
                 }
             }
             if let Some(clock) = &mut tf.rate {

@@ -81,6 +81,9 @@ pub(super) struct TcpFlow {
     /// (`Scenario::ecn_use`).
     pub(super) ecn: bool,
     pub(super) scalable: bool,
+    /// Its window holds (no growth) for the round trip after an ECN reduction, as the packet
+    /// engine's sender (Linux's CWR state): every ECN law but an L4S one.
+    pub(super) hold_after_echo: bool,
     /// Expected CE marks of its packets since its last loss or ECN event, and the threshold at
     /// which they make an echo (marks fall on packets at random: exponential, as early drops).
     pub(super) marks: f64,

@@ -32,7 +32,13 @@
 //! sends all ECT (`INET_ECN_xmit` in tcp_dctcp.c). An ECN echo (a classic law: the ACK's ECE; a
 //! scalable law: CE-marked packets counted in the ACK) reduces the window through the law's
 //! `on_ecn` once per window of data and not during loss recovery (RFC 3168 §6.1.2), and the next
-//! new packet carries CWR; a scalable law also sees every ACK's counts (RFC 8257 §3.3).
+//! new packet carries CWR; a scalable law also sees every ACK's counts (RFC 8257 §3.3). As after
+//! a loss, the reduced window does not grow until the window of data in flight at the reduction
+//! is acknowledged (RFC 3168 §6.1.2: an echo is "treated just as a congestion loss" and cwnd is
+//! not increased in response to it; RFC 8257 §3.3 keeps RFC 3168's response for DCTCP; Linux's
+//! CWR state, in which `tcp_cong_control` calls no `cong_avoid`; ns-3's CA_CWR). An L4S law
+//! (Prague) keeps growing there: Linux's tcp_prague.c sets the window in its own
+//! `cong_control`, which ignores the CWR state.
 //!
 //! Model-based laws (BBR; [`CongestionControl::wants_rate_samples`]): the sender estimates the
 //! delivery rate as draft-cheng-iccrg-delivery-rate-estimation §3 (Linux's tcp_rate.c) does:
@@ -210,6 +216,9 @@ pub struct Sender {
     /// next new packet carries CWR.
     ect: Ecn,
     scalable: bool,
+    /// Whether the window holds (no growth) until the window reduced for an echo is
+    /// acknowledged: every law but an L4S one (see the module doc).
+    hold_after_echo: bool,
     cwr_point: Option<u64>,
     cwr_pending: bool,
 }
@@ -303,6 +312,7 @@ impl Sender {
             },
             ect: Ecn::NotEct,
             scalable: false,
+            hold_after_echo: true,
             cwr_point: None,
             cwr_pending: false,
         }
@@ -326,12 +336,13 @@ impl Sender {
             retx_fifo: std::mem::take(&mut self.retx_fifo),
             stamps: std::mem::take(&mut self.stamps),
         };
-        let (stats, abc_limit, ect, scalable, loss_recovery) = (
+        let (stats, abc_limit, ect, scalable, loss_recovery, hold_after_echo) = (
             self.stats,
             self.abc_limit,
             self.ect,
             self.scalable,
             self.loss_recovery,
+            self.hold_after_echo,
         );
         *self = Sender {
             stats,
@@ -339,6 +350,7 @@ impl Sender {
             ect,
             scalable,
             loss_recovery,
+            hold_after_echo,
             limit_pkts: size_pkts,
             ..Self::with_buffers(
                 cc,
@@ -375,6 +387,7 @@ impl Sender {
     pub fn with_ecn(mut self, ect: Ecn, use_: EcnUse) -> Self {
         self.ect = ect;
         self.scalable = matches!(use_, EcnUse::Scalable { .. });
+        self.hold_after_echo = !matches!(use_, EcnUse::Scalable { l4s: true });
         self
     }
 
@@ -595,8 +608,14 @@ impl Sender {
             // A model-based law sets the window on every ACK, in recovery too.
             return self.model_update(now_ps, prior_inflight, newly_lost + lost_again);
         }
-        // Growth: per new cumulative ACK, not during fast recovery (RFC 6675 keeps cwnd there).
-        if advanced && !matches!(self.recovery, Recovery::Fast { .. }) {
+        // Growth: per new cumulative ACK, not during fast recovery (RFC 6675 keeps cwnd there)
+        // nor while the window reduced for an ECN echo is acknowledged (see the module doc).
+        let reducing = match self.recovery {
+            Recovery::Fast { .. } => true,
+            Recovery::Open => self.hold_after_echo && self.in_ecn_reduction(),
+            Recovery::Timeout { .. } => false,
+        };
+        if advanced && !reducing {
             // RFC 5681 §3.1 eq. (2), with RFC 3465's byte counting: one packet per packet
             // acknowledged, at most L per ACK; the law above ssthresh.
             let ctx = self.ctx(now_ps);
@@ -622,8 +641,7 @@ impl Sender {
         } else {
             ack.ece
         };
-        let window_done = self.cwr_point.is_none_or(|p| self.snd_una > p);
-        if echo && self.recovery == Recovery::Open && window_done {
+        if echo && self.recovery == Recovery::Open && !self.in_ecn_reduction() {
             // A classic echo is a loss event for the window (RFC 3168 §6.1.2), also for an L4S
             // law that fell back (RFC 9331 §4.3); a scalable law reduces by its measure.
             let w = if self.scalable {
@@ -639,6 +657,13 @@ impl Sender {
             self.stats.reductions += 1;
             self.stats.ecn_reductions += 1;
         }
+    }
+
+    /// Whether the window of data in flight at the last ECN reduction is not yet all
+    /// acknowledged: no new reduction and no growth until snd_una passes the snd_nxt of then
+    /// (Linux's CWR state, left once snd_una is past high_seq).
+    fn in_ecn_reduction(&self) -> bool {
+        self.cwr_point.is_some_and(|p| self.snd_una <= p)
     }
 
     /// The next packet to send now, if the window allows one (RFC 6675 §5 NextSeg rules 1 and 2:

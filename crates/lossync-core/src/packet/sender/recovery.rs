@@ -368,4 +368,82 @@ mod tests {
         s.on_ack(2 * RTT_PS, ack(11, true));
         assert_eq!(s.ssthresh_pkts(), before / 2.0);
     }
+
+    /// RFC 3168 §6.1.2: an ECN echo "should be treated just as a congestion loss", and "the
+    /// sending TCP SHOULD NOT increase the congestion window in response to the receipt of an
+    /// ECN-Echo ACK"; RFC 8257 §3.3 keeps RFC 3168's once-per-window response for DCTCP. As after
+    /// a loss (no growth in fast recovery), the window stays at its reduced value until the
+    /// window of data in flight at the reduction is acknowledged (Linux's CWR state,
+    /// `tcp_cong_control`: no `cong_avoid` while `tcp_in_cwnd_reduction`; ns-3's CA_CWR). The
+    /// defect: the sender grew by 1/cwnd per ACK through that window, about one packet per
+    /// reduction, which for DCTCP, reducing about every other round trip, nearly doubled the
+    /// growth between reductions and with it the marks needed to hold the queue. Prague, an L4S
+    /// law, keeps growing (Linux's tcp_prague.c sets the window in its own `cong_control`).
+    #[test]
+    fn no_growth_until_the_reduced_window_is_acknowledged() {
+        // A classic law reads the ACK's ECE, a scalable one its CE count: each ACK sets both.
+        for (law, ecn) in [
+            ("reno", cc::EcnUse::Classic),
+            ("dctcp", cc::EcnUse::Scalable { l4s: false }),
+        ] {
+            let cc = cc::build(law, &BTreeMap::new(), "cc").unwrap();
+            let mut s = Sender::new(cc, 10.0, f64::INFINITY, false, 0.1, 64)
+                .with_ecn(crate::queue::Ecn::Ect0, ecn);
+            s.start(0);
+            assert_eq!(seqs(&drain(&mut s, 0)), (0..10).collect::<Vec<_>>());
+            let ack = |cum: u64, marked: bool| Ack {
+                cum,
+                sacked: cum - 1,
+                echo_ps: 0,
+                ece: marked,
+                ce_pkts: marked as u8,
+                ..Ack::default()
+            };
+            // The first ACK echoes a mark: Reno halves, DCTCP (α = 1 at start) too.
+            s.on_ack(RTT_PS, ack(1, true));
+            assert_eq!(s.cwnd_pkts(), 5.0, "{law}: no growth on the echo itself");
+            // The rest of the window, unmarked: no growth while it is acknowledged.
+            for cum in 2..=10 {
+                s.on_ack(RTT_PS, ack(cum, false));
+                assert_eq!(
+                    s.cwnd_pkts(),
+                    5.0,
+                    "{law}: grew in the reduced window at {cum}"
+                );
+            }
+            // Past the window in flight at the reduction: congestion avoidance again.
+            assert_eq!(seqs(&drain(&mut s, RTT_PS)), (10..15).collect::<Vec<_>>());
+            s.on_ack(2 * RTT_PS, ack(11, false));
+            assert!(
+                (s.cwnd_pkts() - (5.0 + 1.0 / 5.0)).abs() < 1e-12,
+                "{law}: {}",
+                s.cwnd_pkts()
+            );
+        }
+        let cc = cc::build("prague", &BTreeMap::new(), "cc").unwrap();
+        let mut s = Sender::new(cc, 10.0, f64::INFINITY, false, 0.1, 64)
+            .with_ecn(crate::queue::Ecn::Ect1, cc::EcnUse::Scalable { l4s: true });
+        s.start(0);
+        drain(&mut s, 0);
+        let marked = Ack {
+            cum: 1,
+            sacked: 0,
+            ce_pkts: 1,
+            ..Ack::default()
+        };
+        s.on_ack(RTT_PS, marked);
+        let reduced = s.ssthresh_pkts();
+        s.on_ack(
+            RTT_PS,
+            Ack {
+                cum: 2,
+                sacked: 1,
+                ..Ack::default()
+            },
+        );
+        assert!(
+            s.cwnd_pkts() > reduced,
+            "prague grows in the reduced window"
+        );
+    }
 }
