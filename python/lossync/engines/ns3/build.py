@@ -70,7 +70,9 @@ def build_program() -> Path:
     root = ns3_root()
     probe = _build_command(root, Path("dumbbell"))
     h = hashlib.sha256()
-    h.update(SOURCE.read_bytes())
+    for src in sorted(SOURCE.parent.glob("*.[ch]*")):  # the program and the headers it includes
+        if src.suffix in (".cc", ".h"):
+            h.update(src.read_bytes())
     h.update(ns3_version().encode())
     h.update(json.dumps(probe).encode())
     d = cache_dir() / h.hexdigest()[:16]

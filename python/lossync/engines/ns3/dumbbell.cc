@@ -48,6 +48,9 @@
 //               `start`/`end` per-flow snapshots of running totals
 // Nothing is logged per packet except drops and sojourns; the other traces only update counters.
 
+#include "params.h"
+#include "totals.h"
+
 #include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/data-rate.h"
@@ -89,155 +92,13 @@
 #include <vector>
 
 using namespace ns3;
+using namespace lossync_ns3;
 
 namespace
 {
 
 const uint32_t PPP_BYTES = 2;
 const double ACCESS_SPEEDUP = 10.0;
-
-struct FlowSpec
-{
-    std::string type_id;
-    double rtt_s = 0;
-    double start_s = 0;
-    uint32_t iw_pkts = 10;
-    double ssthresh_pkts = 0; // 0: unlimited
-    bool pacing = false;
-    uint32_t pacing_ss_pct = 200, pacing_ca_pct = 120;
-    double access_bps = 0; // 0: ACCESS_SPEEDUP times the bottleneck
-    std::string ecn = "Off";
-    std::vector<std::pair<std::string, std::string>> attrs;
-};
-
-struct Params
-{
-    double capacity_bps = 0;
-    uint32_t packet_size = 1500;
-    uint32_t mss = 1448;
-    uint32_t buffer_pkts = 1;
-    std::string queue = "droptail"; // or "qdisc"
-    std::string qdisc_type;
-    std::vector<std::pair<std::string, std::string>> qdisc_attrs, defaults;
-    double duration = 0, warmup = 0, record_interval = 0.1;
-    bool from_first_congestion = false;
-    uint32_t seed = 1;
-    uint64_t sndbuf_bytes = 1 << 20, rcvbuf_bytes = 1 << 20;
-    uint32_t ack_bytes = 52;
-    uint32_t delack_count = 1;
-    double delack_timeout = 0.2;
-    double wall_limit = 0;
-    std::vector<FlowSpec> flows;
-};
-
-[[noreturn]] void
-Fail(const std::string& msg)
-{
-    std::fprintf(stderr, "dumbbell: %s\n", msg.c_str());
-    std::exit(2);
-}
-
-Params
-ReadParams(const char* path)
-{
-    std::ifstream in(path);
-    if (!in)
-    {
-        Fail(std::string("cannot read ") + path);
-    }
-    Params p;
-    std::string line;
-    while (std::getline(in, line))
-    {
-        std::istringstream ls(line);
-        std::string key;
-        if (!(ls >> key) || key[0] == '#')
-        {
-            continue;
-        }
-        if (key == "flow")
-        {
-            FlowSpec f;
-            int pacing = 0;
-            if (!(ls >> f.type_id >> f.rtt_s >> f.start_s >> f.iw_pkts >> f.ssthresh_pkts >> pacing >>
-                  f.pacing_ss_pct >> f.pacing_ca_pct))
-            {
-                Fail("bad flow line: " + line);
-            }
-            f.pacing = pacing != 0;
-            std::string kv;
-            while (ls >> kv)
-            {
-                auto eq = kv.find('=');
-                if (eq == std::string::npos)
-                {
-                    Fail("bad attribute " + kv);
-                }
-                if (kv.substr(0, eq) == "@access_bps")
-                {
-                    f.access_bps = std::atof(kv.c_str() + eq + 1);
-                }
-                else if (kv.substr(0, eq) == "@ecn")
-                {
-                    f.ecn = kv.substr(eq + 1);
-                }
-                else
-                {
-                    f.attrs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-                }
-            }
-            p.flows.push_back(f);
-            continue;
-        }
-        std::string v;
-        if (!(ls >> v))
-        {
-            Fail("no value for " + key);
-        }
-        if (key == "qdisc_attr" || key == "default")
-        {
-            std::string w;
-            if (!(ls >> w))
-            {
-                Fail("no value for " + key + " " + v);
-            }
-            (key == "default" ? p.defaults : p.qdisc_attrs).emplace_back(v, w);
-            continue;
-        }
-        double d = std::atof(v.c_str());
-        if (key == "capacity_bps") p.capacity_bps = d;
-        else if (key == "packet_size") p.packet_size = uint32_t(d);
-        else if (key == "mss") p.mss = uint32_t(d);
-        else if (key == "buffer_pkts") p.buffer_pkts = uint32_t(d);
-        else if (key == "queue") p.queue = v;
-        else if (key == "qdisc_type") p.qdisc_type = v;
-        else if (key == "duration") p.duration = d;
-        else if (key == "warmup") p.warmup = d;
-        else if (key == "from_first_congestion") p.from_first_congestion = d != 0;
-        else if (key == "record_interval") p.record_interval = d;
-        else if (key == "seed") p.seed = uint32_t(d);
-        else if (key == "sndbuf_bytes") p.sndbuf_bytes = uint64_t(d);
-        else if (key == "rcvbuf_bytes") p.rcvbuf_bytes = uint64_t(d);
-        else if (key == "ack_bytes") p.ack_bytes = uint32_t(d);
-        else if (key == "delack_count") p.delack_count = uint32_t(d);
-        else if (key == "delack_timeout") p.delack_timeout = d;
-        else if (key == "wall_limit") p.wall_limit = d;
-        else Fail("unknown key " + key);
-    }
-    if (p.capacity_bps <= 0 || p.duration <= 0 || p.flows.empty() || p.record_interval <= 0)
-    {
-        Fail("capacity_bps, duration, record_interval and at least one flow are required");
-    }
-    if (p.buffer_pkts < 2 || (p.queue == "qdisc" && p.buffer_pkts < 3))
-    {
-        Fail("buffer too small");
-    }
-    if ((p.queue == "qdisc") != !p.qdisc_type.empty() || (p.queue != "qdisc" && p.queue != "droptail"))
-    {
-        Fail("queue is droptail, or qdisc with a qdisc_type");
-    }
-    return p;
-}
 
 struct FlowState
 {
@@ -252,16 +113,6 @@ struct FlowState
     double cwnd_bytes = 0;
     double cwnd_area = 0; // ∫ cwnd dt, byte·s
     double cwnd_t = 0;
-};
-
-struct Totals
-{
-    double t = 0;
-    uint64_t accepted = 0, dropped = 0, dropped_before = 0, departed = 0;
-    double queue_area = 0; // ∫ system occupancy dt, packet·s
-    std::map<std::string, uint64_t> drop_reasons, mark_reasons;
-    std::vector<uint64_t> rx, sent, drops, marks, reductions;
-    std::vector<double> cwnd_area;
 };
 
 struct Sim
@@ -923,53 +774,16 @@ main(int argc, char** argv)
     std::fclose(sim.series_out);
     std::fclose(sim.sojourn_out);
 
-    FILE* t = std::fopen((out + "/totals.txt").c_str(), "w");
-    if (!t)
-    {
-        Fail("cannot write totals");
-    }
-    auto kv = [t](const char* k, double v) { std::fprintf(t, "%s %.17g\n", k, v); };
-    kv("end_s", end.t);
-    kv("measured_from_s", sim.start.t);
-    kv("events", double(events));
-    kv("accepted", double(end.accepted));
-    kv("dropped", double(end.dropped));
-    kv("dropped_before", double(end.dropped_before));
-    kv("departed", double(end.departed));
-    kv("queue_end", double(sim.queue));
-    kv("queue_max", double(sim.queue_max));
-    kv("queue_area", end.queue_area);
-    kv("start_accepted", double(sim.start.accepted));
-    kv("start_dropped", double(sim.start.dropped));
-    kv("start_dropped_before", double(sim.start.dropped_before));
-    kv("start_departed", double(sim.start.departed));
-    kv("start_queue_area", sim.start.queue_area);
-    kv("other_drops", double(sim.other_drops));
-    kv("max_wire_bytes", double(sim.max_wire_bytes));
-    kv("bottleneck_bps", bn_bps);
-    auto reasons = [t](const char* kind, const std::map<std::string, uint64_t>& e,
-                       const std::map<std::string, uint64_t>& s) {
-        for (auto& [why, count] : e)
-        {
-            auto at = s.find(why);
-            std::fprintf(t, "reason %s %lu %lu %s\n", kind, (unsigned long)count,
-                         (unsigned long)(at == s.end() ? 0 : at->second), why.c_str());
-        }
-    };
-    reasons("drop", end.drop_reasons, sim.start.drop_reasons);
-    reasons("mark", end.mark_reasons, sim.start.mark_reasons);
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        // flow i: rx sent drops reductions cwnd_area marks (end), then the same at the
-        // measurement start
-        std::fprintf(t, "flow %u %lu %lu %lu %lu %.17g %lu %lu %lu %lu %lu %.17g %lu\n", i,
-                     (unsigned long)end.rx[i], (unsigned long)end.sent[i], (unsigned long)end.drops[i],
-                     (unsigned long)end.reductions[i], end.cwnd_area[i], (unsigned long)end.marks[i],
-                     (unsigned long)sim.start.rx[i], (unsigned long)sim.start.sent[i],
-                     (unsigned long)sim.start.drops[i], (unsigned long)sim.start.reductions[i],
-                     sim.start.cwnd_area[i], (unsigned long)sim.start.marks[i]);
-    }
-    std::fclose(t);
+    WriteTotals(out + "/totals.txt",
+                end,
+                sim.start,
+                RunEnd{double(events),
+                       double(sim.queue),
+                       double(sim.queue_max),
+                       double(sim.other_drops),
+                       double(sim.max_wire_bytes),
+                       bn_bps},
+                n);
     Simulator::Destroy();
     return 0;
 }
