@@ -196,3 +196,45 @@ def test_calibrate_fit_sync_rate_fits_event_threshold_and_prints_the_rates(tmp_p
     assert "synchronization rate: packet" in r.stdout, r.stdout
     text = (tmp_path / "cal.toml").read_text()
     assert "and event_threshold (the synchronization rate)" in text and "packet_sync_rate = " in text, text
+
+
+def test_examples_copy_writes_a_runnable_copy_and_never_overwrites(tmp_path):
+    shipped = Path(lossync_api.__file__).parent / "examples"
+    r = lossync("examples", "--copy", "dumbbell-reno", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.strip() == "wrote dumbbell-reno.toml", (r.stdout, r.stderr)
+    assert (tmp_path / "dumbbell-reno.toml").read_bytes() == (shipped / "dumbbell-reno.toml").read_bytes()
+    # Into a folder, created if missing; `.toml` in the name is accepted too.
+    assert lossync("examples", "--copy", "dumbbell-reno.toml", str(tmp_path / "a" / "b")).returncode == 0
+    assert (tmp_path / "a" / "b" / "dumbbell-reno.toml").is_file()
+    # An existing file: one line naming it, exit 2, the file untouched.
+    (tmp_path / "dumbbell-reno.toml").write_text("# mine\n")
+    again = lossync("examples", "--copy", "dumbbell-reno", cwd=tmp_path)
+    assert again.returncode == 2 and again.stdout == "", again
+    assert again.stderr == "lossync: error: dumbbell-reno.toml: exists; not overwritten (remove it, or copy into another folder)\n"
+    assert (tmp_path / "dumbbell-reno.toml").read_text() == "# mine\n"
+
+
+def test_examples_copy_takes_the_data_file_an_example_reads(tmp_path):
+    r = lossync("examples", "--copy", "empirical-sync", str(tmp_path / "mine"))
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["empirical-sync.toml", "m-distribution.csv"]
+    # The copy runs from anywhere: its data file is beside it.
+    v = lossync("validate", str(tmp_path / "mine" / "empirical-sync.toml"), cwd=tmp_path)
+    assert v.returncode == 0, v.stderr
+    # One of its two files exists: nothing is written, the existing one is named.
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "m-distribution.csv").write_text("m,count\n1,1\n")
+    r = lossync("examples", "--copy", "empirical-sync", str(tmp_path / "other"))
+    assert r.returncode == 2 and "m-distribution.csv: exists; not overwritten" in r.stderr, r.stderr
+    assert sorted(p.name for p in (tmp_path / "other").iterdir()) == ["m-distribution.csv"]
+
+
+@pytest.mark.parametrize(("args", "first"), [
+    (["--copy", "no-such"], "lossync: error: --copy: 'no-such' is not a shipped example (known: "),
+    (["--copy", "../dumbbell-reno"], "lossync: error: --copy: '../dumbbell-reno' is not a shipped example"),
+    (["somewhere/"], "lossync: error: DIR: a folder to copy into, with --copy NAME"),
+])
+def test_examples_copy_refuses_what_it_cannot_copy_in_one_line(tmp_path, args, first):
+    r = lossync("examples", *args, cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith(first) and r.stderr.count("\n") == 1, r.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -662,13 +662,24 @@ def kernel_cleanup(all_owners: bool) -> None:
 
 
 @main.command(name="examples")
-def list_examples() -> None:
-    """List the shipped example scenarios and sweeps; `lossync run NAME` runs one from any folder."""
-    from .scenario import examples, examples_dir
+@click.option("--copy", "copy_name", metavar="NAME", help="Copy the example NAME (and any data file it reads) into DIR, to edit it.")
+@click.argument("folder", metavar="[DIR]", required=False, type=_Path(file_okay=False, path_type=Path))
+def list_examples(copy_name: str | None, folder: Path | None) -> None:
+    """List the shipped example scenarios and sweeps; `lossync run NAME` runs one from any folder.
 
-    for name, about in examples():
-        click.echo(f"{name:<20}{about}")
-    click.echo(f"\n(in {examples_dir()})")
+    With --copy NAME, copy that example into DIR (default: the current folder) instead; an
+    existing file is never overwritten."""
+    from .scenario import copy_example, examples, examples_dir
+
+    if copy_name is None:
+        if folder is not None:
+            raise ScenarioError("DIR", "a folder to copy into, with --copy NAME")
+        for name, about in examples():
+            click.echo(f"{name:<20}{about}")
+        click.echo(f"\n(in {examples_dir()}; `lossync examples --copy NAME` copies one here to edit)")
+        return
+    for path in copy_example(copy_name, folder or Path(".")):
+        click.echo(f"wrote {path}")
 
 
 @main.command(name="variants")

@@ -42,6 +42,59 @@ def examples() -> list[tuple[str, str]]:
     return found
 
 
+def shipped_example(name: str) -> Path | None:
+    """The shipped example called `name` (`paper-10g` or `paper-10g.toml`), or None."""
+    if not name or Path(name).name != name:
+        return None
+    shipped = examples_dir() / (name if Path(name).suffix == ".toml" else f"{name}.toml")
+    return shipped if shipped.is_file() else None
+
+
+def copy_example(name: str, folder: str | Path = ".") -> list[Path]:
+    """Copies the shipped example `name` into `folder` (created if missing), with the data files
+    it names (`empirical-sync` reads `m-distribution.csv`), so that the copy runs as it is. A
+    sweep's `base` names a shipped example and is found without a copy. Nothing is overwritten:
+    if any file to be written exists, nothing is written and InputFileError names it.
+    Returns the paths written."""
+    source = shipped_example(name)
+    if source is None:
+        raise ScenarioError("--copy", f"{name!r} is not a shipped example (known: {', '.join(n for n, _ in examples())})")
+    sources = [source, *_data_files(read_document(source, "scenario"))]
+    folder = Path(folder)
+    targets = [folder / s.name for s in sources]
+    for t in targets:
+        if t.exists() or t.is_symlink():
+            raise InputFileError(str(t), "exists; not overwritten (remove it, or copy into another folder)")
+    folder.mkdir(parents=True, exist_ok=True)
+    for s, t in zip(sources, targets):
+        try:
+            with open(t, "xb") as f:  # exclusive: a file that appeared since the check is not overwritten
+                f.write(s.read_bytes())
+        except FileExistsError:
+            raise InputFileError(str(t), "exists; not overwritten (remove it, or copy into another folder)") from None
+    return targets
+
+
+def _data_files(doc: Any) -> list[Path]:
+    """The shipped files other than scenarios that a shipped document names by a string value."""
+    found: list[Path] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, str) and v and Path(v).name == v and Path(v).suffix != ".toml":
+            p = examples_dir() / v
+            if p.is_file() and p not in found:
+                found.append(p)
+
+    walk(doc)
+    return found
+
+
 def find_scenario(path: str | Path) -> Path:
     """`path` if it exists; otherwise a shipped example of that name (`paper-10g` or
     `paper-10g.toml`), so `lossync run paper-10g` works from any folder."""
