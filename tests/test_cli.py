@@ -238,3 +238,27 @@ def test_examples_copy_refuses_what_it_cannot_copy_in_one_line(tmp_path, args, f
     r = lossync("examples", *args, cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.startswith(first) and r.stderr.count("\n") == 1, r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_summary_prints_capacities_in_their_unit_and_counts_as_integers(tmp_path):
+    from lossync.cli import summary_table
+
+    f = tmp_path / "s.toml"
+    f.write_text(BASE)
+    r = lossync_api.run(f, ["dumbbell.capacity=2.5G"])
+    table = summary_table(r.summary)
+    link = next(line for line in table.splitlines() if line.strip().startswith("bottleneck"))
+    assert "2.5 Gb/s" in link and "Gbps" not in link, link
+    flows = table.splitlines()[table.splitlines().index(next(x for x in table.splitlines() if x.strip().startswith("flow"))) + 1:]
+    for line in flows:
+        cuts = line.split()[-1]
+        assert cuts.isdigit(), line  # `309`, not `309.0`
+    assert f"congestion events  {r.summary['congestion_events']}" in table
+
+
+@pytest.mark.parametrize(("bps", "text"), [(10e9, "10 Gb/s"), (100e6, "100 Mb/s"), (2.5e9, "2.5 Gb/s"), (155.52e6, "155.52 Mb/s"),
+                                           (40e3, "40 kb/s"), (9600, "9.6 kb/s"), (800, "800 b/s"), (1e12, "1 Tb/s"), (400e9, "400 Gb/s")])
+def test_rates_in_words(bps, text):
+    from lossync.scenario import rate_text
+
+    assert rate_text(bps) == text

@@ -25,7 +25,7 @@ from .engines import run as run_scenario
 from .engines.core import Interrupted
 from .errors import LossyncError, ScenarioError
 from .io import atomic_write, os_reason
-from .scenario import default_scenario_path, variants
+from .scenario import default_scenario_path, rate_text, variants
 
 DEFAULT_OUT = "lossync-default"
 
@@ -157,6 +157,12 @@ def _fmt(v: object, digits: int = 4) -> str:
     return str(v)
 
 
+def _count(v: float) -> str:
+    """A count as an integer; with one decimal where it is fractional (window reductions in a
+    continuous-loss model)."""
+    return f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}"
+
+
 def summary_table(summary: dict) -> str:
     """A readable text summary: headline numbers, then one line per link and per flow."""
     s = summary
@@ -176,7 +182,7 @@ def summary_table(summary: dict) -> str:
     ]
     for link in s["links"]:
         lines.append(
-            f"  {link['name']:<{w}}{link['capacity_bps'] / 1e9:>9.3f}Gbps{link['buffer_pkts']:>12.0f}"
+            f"  {link['name']:<{w}}{rate_text(link['capacity_bps']):>12}{link['buffer_pkts']:>12,.0f}"
             f"{link['utilization']:>8.4f}{link['loss_rate']:>11.2e}{link['mean_queue_pkts']:>10.1f}"
             f"{link['max_queue_pkts']:>10.1f}{link['congestion_events']:>8}{_fmt(link['sync_rate_mean'], 3):>7}"
         )
@@ -203,7 +209,7 @@ def summary_table(summary: dict) -> str:
         lines.append(
             f"  group {d['group']}: {d['arrivals']} arrivals ({_fmt(d['arrival_rate_per_s'], 4)}/s of {d['rate_per_s']:g}/s), "
             f"{d['completed']} finished, {d['refused']} refused, {_fmt(d['active_mean'], 3)} active on average, "
-            f"goodput {d['goodput_bps'] / 1e6:.2f} Mbps"
+            f"goodput {rate_text(d['goodput_bps'])}"
         )
         for c in d["fct"]:
             lines.append(
@@ -221,7 +227,7 @@ def summary_table(summary: dict) -> str:
     for f in s["flows"]:
         lines.append(
             f"  {f['flow']:>4}  {f['variant']:<10}{f['rtt_s'] * 1e3:>8.1f}{f['throughput_bps'] / 1e6:>12.2f}"
-            f"{f['throughput_bps'] / total:>8.3f}{f['loss_rate']:>11.2e}{f['mean_cwnd_pkts']:>10.1f}{f['reductions']:>8.1f}"
+            f"{f['throughput_bps'] / total:>8.3f}{f['loss_rate']:>11.2e}{f['mean_cwnd_pkts']:>10.1f}{_count(f['reductions']):>8}"
         )
     return "\n".join(lines)
 

@@ -23,6 +23,21 @@ from .io import os_reason
 ScenarioLike = str | Path | Mapping[str, Any]
 
 
+#: SI steps for rates in words, largest first.
+_RATE_STEPS = [(1e12, "Tb/s"), (1e9, "Gb/s"), (1e6, "Mb/s"), (1e3, "kb/s")]
+
+
+def rate_text(bps: float) -> str:
+    """A rate in bits per second in its natural unit, as iperf prints it: `10 Gb/s`, `100 Mb/s`,
+    `2.5 Gb/s`, `155.52 Mb/s`, `9600 b/s` (at most 6 significant digits)."""
+    if not math.isfinite(bps):
+        return f"{bps} b/s"
+    for scale, unit in _RATE_STEPS:
+        if abs(bps) >= scale:
+            return f"{bps / scale:.6g} {unit}"
+    return f"{bps:.6g} b/s"
+
+
 def default_scenario_path() -> Path:
     """The shipped default: the paper's 10 Gbps, 10-flow HSTCP case."""
     return Path(str(resources.files("lossync") / "scenarios" / "default.toml"))
