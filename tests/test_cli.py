@@ -148,13 +148,18 @@ def test_summarize_shows_headline_means_with_ci_and_writes_tidy_csv(tmp_path, ex
     header = r.stdout.splitlines()[0].split()
     # dumbbell-reno imposes synchronization (loss.model = "sync"), and its runs say so: both points warned.
     assert header == ["seeds", "utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queueing_delay_s", "warned"]
-    assert [line.endswith("2 ⚠") for line in r.stdout.splitlines()[2:]] == [True, True], r.stdout
+    assert [line.endswith("2 ⚠") for line in r.stdout.splitlines()[2:4]] == [True, True], r.stdout
     assert "±" in r.stdout and max(len(line) for line in r.stdout.splitlines()) < 160
+    # What ± is, under the table: the interval's level, its distribution and the seeds.
+    # (dumbbell-reno imposes every loss: its runs do not depend on the seed, and a note says so.)
+    assert r.stdout.splitlines()[-2:] == ["mean ± half-width of the 95% CI (t, n=2) across seeds",
+                                          "± 0: every seed gave the same value (these runs do not depend on the seed; more seeds add nothing)"]
     tidy = pd.read_csv(tmp_path / "t.csv")
     assert list(tidy.columns) == ["dumbbell.buffer.bdp_fraction", "metric", "mean", "std", "n", "ci95", "warned_runs"]
     assert len(tidy) == 2 * 5 and set(tidy[tidy["metric"] == "utilization"]["n"]) == {2}
     every = lossync("summarize", str(tmp_path / "res"), "--all")
     assert "congestion_events" in every.stdout and "ci95" in every.stdout
+    assert "ci95: the half-width of the 95% CI (t, n=2) across seeds" in every.stdout.splitlines(), every.stdout
 
 
 def test_summarize_marks_the_points_whose_runs_warned(tmp_path):
@@ -196,6 +201,30 @@ def test_calibrate_fit_sync_rate_fits_event_threshold_and_prints_the_rates(tmp_p
     assert "synchronization rate: packet" in r.stdout, r.stdout
     text = (tmp_path / "cal.toml").read_text()
     assert "and event_threshold (the synchronization rate)" in text and "packet_sync_rate = " in text, text
+
+
+def test_summarize_notes_an_interval_of_zero_from_runs_the_seed_does_not_change(tmp_path):
+    # Every flow loses at every event (sync all) on equal RTTs: the fluid runs do not depend on the seed.
+    spec = tmp_path / "sweep.toml"
+    spec.write_text('seeds = 3\n[base]\ndumbbell = { capacity = "100Mbps", buffer = { bdp_fraction = 0.1 } }\n'
+                    'flows = [{ count = 2, cc = "reno", rtt = "20ms" }]\nloss = { model = "sync", sync = { kind = "all" } }\n'
+                    'run = { duration = "20s" }\n[axes]\n"flows.0.count" = [2]\n')
+    assert lossync("sweep", str(spec), "--out", str(tmp_path / "res"), "--workers", "2").returncode == 0
+    r = lossync("summarize", str(tmp_path / "res"), "--metric", "utilization")
+    assert r.returncode == 0, r.stderr
+    assert "± 0" in r.stdout, r.stdout
+    assert r.stdout.splitlines()[-2:] == ["mean ± half-width of the 95% CI (t, n=3) across seeds",
+                                          "± 0: every seed gave the same value (these runs do not depend on the seed; more seeds add nothing)"]
+
+
+def test_summarize_of_one_seed_says_there_is_no_interval(tmp_path):
+    spec = tmp_path / "sweep.toml"
+    spec.write_text('seeds = 1\n[base]\ndumbbell = { capacity = "100Mbps", buffer = { bdp_fraction = 0.1 } }\n'
+                    'flows = [{ count = 2, cc = "reno", rtt = "20ms" }]\nrun = { duration = "10s" }\n[axes]\n"flows.0.count" = [1, 2]\n')
+    assert lossync("sweep", str(spec), "--out", str(tmp_path / "res"), "--workers", "2").returncode == 0
+    r = lossync("summarize", str(tmp_path / "res"))
+    assert r.returncode == 0 and "±" not in r.stdout.splitlines()[2], r.stdout
+    assert r.stdout.splitlines()[-1].startswith("mean of one seed per point: no confidence interval"), r.stdout
 
 
 def test_examples_copy_writes_a_runnable_copy_and_never_overwrites(tmp_path):

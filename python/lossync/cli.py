@@ -395,11 +395,11 @@ HEADLINE = ["utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queueing
 @click.option("--csv", "csv_out", type=_Path(dir_okay=False, path_type=Path),
               help="Also write a tidy CSV: the axes, metric, mean, std, n, ci95, warned_runs; one row per point and metric.")
 def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: Path | None) -> None:
-    """Means and 95% confidence intervals across seeds, per point of a sweep; ⚠ marks a point
-    whose runs include some that warned."""
+    """Means and 95% confidence intervals (Student's t) across seeds, per point of a sweep; ⚠ marks
+    a point whose runs include some that warned."""
     import pandas as pd
 
-    from .stats import LINK_METRICS, METRICS
+    from .stats import LINK_METRICS, METRICS, ci_label
     from .stats import summarize as summarize_results
     from .sweeps import load_results
 
@@ -411,17 +411,28 @@ def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: 
             raise ScenarioError("--metric", f"{m!r} is not a metric of these results (known: {', '.join(METRICS + LINK_METRICS)})")
     chosen = list(metrics) or (METRICS if show_all else HEADLINE)
     table = summarize_results(frame, chosen)
+    seeds = table[("n", chosen[0])].astype(int)
+    label = ci_label(set(seeds[seeds > 1])) if (seeds > 1).any() else None
+    # A half-width of exactly 0 from several seeds: every seed gave the same number (a scenario
+    # whose runs do not depend on the seed), which no interval says by itself.
+    same = any(((table[("ci95", m)] == 0) & (table[("n", m)] > 1)).any() for m in chosen)
     with pd.option_context("display.width", 250, "display.max_columns", 80, "display.max_rows", 1000):
         if show_all:
             click.echo(table.to_string(float_format=lambda v: f"{v:.4g}"))
+            notes = [f"ci95: the half-width of the {label} across seeds" if label else "ci95: n/a with one seed per point"]
         else:
             shown = pd.DataFrame({m: [_mean_ci(a, b) for a, b in zip(table[("mean", m)], table[("ci95", m)])] for m in chosen},
                                  index=table.index)
-            shown.insert(0, "seeds", table[("n", chosen[0])].astype(int))
+            shown.insert(0, "seeds", seeds)
             warned = table.get(("warned_runs", chosen[0]))  # None for rows of a sweep from before warnings
             if warned is not None and warned.any():
                 shown["warned"] = [f"{k} ⚠" if k else "" for k in table[("warned_runs", chosen[0])]]
             click.echo(shown.to_string())
+            notes = [f"mean ± half-width of the {label} across seeds" if label
+                     else "mean of one seed per point: no confidence interval (sweep with seeds = 2 or more)"]
+        if same:
+            notes.append("± 0: every seed gave the same value (these runs do not depend on the seed; more seeds add nothing)")
+        click.echo("\n" + "\n".join(notes))
     if csv_out is not None:
         tidy = table.stack(level=1, future_stack=True).rename_axis([*table.index.names, "metric"]).reset_index()
         atomic_write(csv_out, lambda p: tidy.to_csv(p, index=False))
