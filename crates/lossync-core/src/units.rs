@@ -121,7 +121,11 @@ pub fn parse_rate_bps(s: &str) -> Result<f64, String> {
             p = &unit[..unit.len() - rest.len()]
         ));
     }
-    let bits = if quantity == Quantity::Bytes { 8.0 } else { 1.0 };
+    let bits = if quantity == Quantity::Bytes {
+        8.0
+    } else {
+        1.0
+    };
     Ok(v * scale * bits)
 }
 
@@ -391,7 +395,10 @@ mod tests {
         ];
         for &(s, want) in cases {
             let got = parse_time_s(s).unwrap_or_else(|e| panic!("{s}: {e}"));
-            assert!((got - want).abs() <= 1e-15 * want.abs(), "{s}: {got} != {want}");
+            assert!(
+                (got - want).abs() <= 1e-15 * want.abs(),
+                "{s}: {got} != {want}"
+            );
         }
         assert!(parse_time_s("").is_err());
         assert!(parse_time_s("10m").unwrap_err().contains("ambiguous"));
@@ -428,7 +435,9 @@ mod tests {
             );
         }
         // Bits in a size, a bare prefix (10^3 or 2^10?), a rate: refused, naming the unit.
-        for bad in ["1Mb", "1mb", "64kib", "1 Mbit", "64K", "64k", "1Mi", "1 MB/s", "1 parsec"] {
+        for bad in [
+            "1Mb", "1mb", "64kib", "1 Mbit", "64K", "64k", "1Mi", "1 MB/s", "1 parsec",
+        ] {
             let e = parse_bytes(bad).expect_err(bad);
             let unit = bad.trim_start_matches(|c: char| c.is_ascii_digit() || c == ' ');
             assert!(e.contains(&format!("{unit:?}")), "{bad}: {e}");
