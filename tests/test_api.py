@@ -201,3 +201,17 @@ def test_a_run_that_warns_emits_lossync_warnings_as_well_as_result_warnings():
         assert lossync.run(UNCONGESTED, warn=False).warnings == r.warnings  # for callers that report them themselves
         assert lossync.run(UNCONGESTED, ["dumbbell.capacity=100Mbps"]).warnings == []
     assert quiet == []
+
+
+#: Rates as iperf, tc and ns-3 users write them, against bits per second worked out by hand.
+RATES = [("10G", 10e9), ("10Gbit", 10e9), ("10gbps", 10e9), ("10Gb/s", 10e9), ("100M", 100e6), ("100mbit", 100e6),
+         ("1.5Mbps", 1.5e6), ("10mbps", 10e6), ("1.25 GB/s", 10e9), ("5 MByte/s", 40e6), ("1 GiB/s", 8 * 2**30)]
+
+
+@pytest.mark.parametrize(("text", "bps"), RATES)
+def test_rates_are_read_as_iperf_and_tc_users_write_them(text, bps):
+    resolved = lossync.resolve("dumbbell-reno", [f'dumbbell.capacity="{text}"', 'dumbbell.buffer={bytes="64KiB"}',
+                                                 'flows.0.rtt="100MS"'])
+    assert resolved["links"][0]["capacity_bps"] == bps
+    assert resolved["links"][0]["buffer_pkts"] == 65536 / resolved["links"][0]["packet_size_bytes"]
+    assert resolved["flows"][0]["rtt_s"] == pytest.approx(0.1, rel=1e-12)

@@ -84,6 +84,16 @@ SCENARIO_CASES += [
     ("link with one end node", NETWORK.format(b_to="z", path='["a"]').replace('to = "z"\n', "").encode(), [], "links[1].to"),
 ]
 
+# Units (docs/scenario.md): an unknown one, and those read two ways (refused, not guessed).
+SCENARIO_CASES += [
+    ("unknown rate unit", None, ["dumbbell.capacity=10furlongs"], "dumbbell.capacity"),
+    ("rate in all capitals BPS", None, ["dumbbell.capacity=10GBPS"], "dumbbell.capacity"),
+    ("size with a bare prefix", None, ['dumbbell.buffer={bytes="64K"}'], "dumbbell.buffer.bytes"),
+    ("size with a lower-case b", None, ['dumbbell.buffer={bytes="1mb"}'], "dumbbell.buffer.bytes"),
+    ("time in m", None, ["flows.0.rtt=100m"], "flows[0].rtt"),
+    ("unknown time unit", None, ["run.duration=3days"], "run.duration"),
+]
+
 # Optical burst switching (docs/packet.md): the assembler's fields and burst loss.
 SCENARIO_CASES += [
     ("assembly timer zero", None, ["dumbbell.assembler={timer=0}"], "dumbbell.assembler.timer"),

@@ -148,13 +148,18 @@ def test_summarize_shows_headline_means_with_ci_and_writes_tidy_csv(tmp_path, ex
     header = r.stdout.splitlines()[0].split()
     # dumbbell-reno imposes synchronization (loss.model = "sync"), and its runs say so: both points warned.
     assert header == ["seeds", "utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queueing_delay_s", "warned"]
-    assert [line.endswith("2 ⚠") for line in r.stdout.splitlines()[2:]] == [True, True], r.stdout
+    assert [line.endswith("2 ⚠") for line in r.stdout.splitlines()[2:4]] == [True, True], r.stdout
     assert "±" in r.stdout and max(len(line) for line in r.stdout.splitlines()) < 160
+    # What ± is, under the table: the interval's level, its distribution and the seeds.
+    # (dumbbell-reno imposes every loss: its runs do not depend on the seed, and a note says so.)
+    assert r.stdout.splitlines()[-2:] == ["mean ± half-width of the 95% CI (t, n=2) across seeds",
+                                          "± 0: every seed gave the same value (these runs do not depend on the seed; more seeds add nothing)"]
     tidy = pd.read_csv(tmp_path / "t.csv")
     assert list(tidy.columns) == ["dumbbell.buffer.bdp_fraction", "metric", "mean", "std", "n", "ci95", "warned_runs"]
     assert len(tidy) == 2 * 5 and set(tidy[tidy["metric"] == "utilization"]["n"]) == {2}
     every = lossync("summarize", str(tmp_path / "res"), "--all")
     assert "congestion_events" in every.stdout and "ci95" in every.stdout
+    assert "ci95: the half-width of the 95% CI (t, n=2) across seeds" in every.stdout.splitlines(), every.stdout
 
 
 def test_summarize_marks_the_points_whose_runs_warned(tmp_path):
@@ -196,3 +201,93 @@ def test_calibrate_fit_sync_rate_fits_event_threshold_and_prints_the_rates(tmp_p
     assert "synchronization rate: packet" in r.stdout, r.stdout
     text = (tmp_path / "cal.toml").read_text()
     assert "and event_threshold (the synchronization rate)" in text and "packet_sync_rate = " in text, text
+
+
+def test_summarize_notes_an_interval_of_zero_from_runs_the_seed_does_not_change(tmp_path):
+    # Every flow loses at every event (sync all) on equal RTTs: the fluid runs do not depend on the seed.
+    spec = tmp_path / "sweep.toml"
+    spec.write_text('seeds = 3\n[base]\ndumbbell = { capacity = "100Mbps", buffer = { bdp_fraction = 0.1 } }\n'
+                    'flows = [{ count = 2, cc = "reno", rtt = "20ms" }]\nloss = { model = "sync", sync = { kind = "all" } }\n'
+                    'run = { duration = "20s" }\n[axes]\n"flows.0.count" = [2]\n')
+    assert lossync("sweep", str(spec), "--out", str(tmp_path / "res"), "--workers", "2").returncode == 0
+    r = lossync("summarize", str(tmp_path / "res"), "--metric", "utilization")
+    assert r.returncode == 0, r.stderr
+    assert "± 0" in r.stdout, r.stdout
+    assert r.stdout.splitlines()[-2:] == ["mean ± half-width of the 95% CI (t, n=3) across seeds",
+                                          "± 0: every seed gave the same value (these runs do not depend on the seed; more seeds add nothing)"]
+
+
+def test_summarize_of_one_seed_says_there_is_no_interval(tmp_path):
+    spec = tmp_path / "sweep.toml"
+    spec.write_text('seeds = 1\n[base]\ndumbbell = { capacity = "100Mbps", buffer = { bdp_fraction = 0.1 } }\n'
+                    'flows = [{ count = 2, cc = "reno", rtt = "20ms" }]\nrun = { duration = "10s" }\n[axes]\n"flows.0.count" = [1, 2]\n')
+    assert lossync("sweep", str(spec), "--out", str(tmp_path / "res"), "--workers", "2").returncode == 0
+    r = lossync("summarize", str(tmp_path / "res"))
+    assert r.returncode == 0 and "±" not in r.stdout.splitlines()[2], r.stdout
+    assert r.stdout.splitlines()[-1].startswith("mean of one seed per point: no confidence interval"), r.stdout
+
+
+def test_examples_copy_writes_a_runnable_copy_and_never_overwrites(tmp_path):
+    shipped = Path(lossync_api.__file__).parent / "examples"
+    r = lossync("examples", "--copy", "dumbbell-reno", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.strip() == "wrote dumbbell-reno.toml", (r.stdout, r.stderr)
+    assert (tmp_path / "dumbbell-reno.toml").read_bytes() == (shipped / "dumbbell-reno.toml").read_bytes()
+    # Into a folder, created if missing; `.toml` in the name is accepted too.
+    assert lossync("examples", "--copy", "dumbbell-reno.toml", str(tmp_path / "a" / "b")).returncode == 0
+    assert (tmp_path / "a" / "b" / "dumbbell-reno.toml").is_file()
+    # An existing file: one line naming it, exit 2, the file untouched.
+    (tmp_path / "dumbbell-reno.toml").write_text("# mine\n")
+    again = lossync("examples", "--copy", "dumbbell-reno", cwd=tmp_path)
+    assert again.returncode == 2 and again.stdout == "", again
+    assert again.stderr == "lossync: error: dumbbell-reno.toml: exists; not overwritten (remove it, or copy into another folder)\n"
+    assert (tmp_path / "dumbbell-reno.toml").read_text() == "# mine\n"
+
+
+def test_examples_copy_takes_the_data_file_an_example_reads(tmp_path):
+    r = lossync("examples", "--copy", "empirical-sync", str(tmp_path / "mine"))
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["empirical-sync.toml", "m-distribution.csv"]
+    # The copy runs from anywhere: its data file is beside it.
+    v = lossync("validate", str(tmp_path / "mine" / "empirical-sync.toml"), cwd=tmp_path)
+    assert v.returncode == 0, v.stderr
+    # One of its two files exists: nothing is written, the existing one is named.
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "m-distribution.csv").write_text("m,count\n1,1\n")
+    r = lossync("examples", "--copy", "empirical-sync", str(tmp_path / "other"))
+    assert r.returncode == 2 and "m-distribution.csv: exists; not overwritten" in r.stderr, r.stderr
+    assert sorted(p.name for p in (tmp_path / "other").iterdir()) == ["m-distribution.csv"]
+
+
+@pytest.mark.parametrize(("args", "first"), [
+    (["--copy", "no-such"], "lossync: error: --copy: 'no-such' is not a shipped example (known: "),
+    (["--copy", "../dumbbell-reno"], "lossync: error: --copy: '../dumbbell-reno' is not a shipped example"),
+    (["somewhere/"], "lossync: error: DIR: a folder to copy into, with --copy NAME"),
+])
+def test_examples_copy_refuses_what_it_cannot_copy_in_one_line(tmp_path, args, first):
+    r = lossync("examples", *args, cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith(first) and r.stderr.count("\n") == 1, r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_summary_prints_capacities_in_their_unit_and_counts_as_integers(tmp_path):
+    from lossync.cli import summary_table
+
+    f = tmp_path / "s.toml"
+    f.write_text(BASE)
+    r = lossync_api.run(f, ["dumbbell.capacity=2.5G"])
+    table = summary_table(r.summary)
+    link = next(line for line in table.splitlines() if line.strip().startswith("bottleneck"))
+    assert "2.5 Gb/s" in link and "Gbps" not in link, link
+    flows = table.splitlines()[table.splitlines().index(next(x for x in table.splitlines() if x.strip().startswith("flow"))) + 1:]
+    for line in flows:
+        cuts = line.split()[-1]
+        assert cuts.isdigit(), line  # `309`, not `309.0`
+    assert f"congestion events  {r.summary['congestion_events']}" in table
+
+
+@pytest.mark.parametrize(("bps", "text"), [(10e9, "10 Gb/s"), (100e6, "100 Mb/s"), (2.5e9, "2.5 Gb/s"), (155.52e6, "155.52 Mb/s"),
+                                           (40e3, "40 kb/s"), (9600, "9.6 kb/s"), (800, "800 b/s"), (1e12, "1 Tb/s"), (400e9, "400 Gb/s")])
+def test_rates_in_words(bps, text):
+    from lossync.scenario import rate_text
+
+    assert rate_text(bps) == text

@@ -41,14 +41,26 @@ def test_rows_per_point_and_seed_and_confidence_intervals(tmp_path):
     got = table.loc[(0.05, 0.3)]
     assert got[("mean", "utilization")] == pytest.approx(cell.mean())
     # Half-width t_{0.975,1}·s/√2 with t = 12.706 (two seeds).
-    assert got[("ci95", "utilization")] == pytest.approx(12.706 * cell.std(ddof=1) / math.sqrt(2))
+    assert got[("ci95", "utilization")] == pytest.approx(12.706 * cell.std(ddof=1) / math.sqrt(2), rel=5e-5)
 
 
-def test_t_quantiles():
-    assert t975(1) == 12.706 and t975(9) == 2.262 and t975(30) == 2.042
-    # Beyond the table: t_{0.975,60} = 2.000 and t_{0.975,120} = 1.980 (standard tables).
-    assert t975(60) == pytest.approx(2.000, abs=2e-3)
-    assert t975(120) == pytest.approx(1.980, abs=2e-3)
+def test_t_quantiles_are_scipys_and_agree_with_the_printed_tables():
+    from scipy.stats import t
+
+    # Standard tables to three decimals (NIST/SEMATECH e-Handbook, §1.3.6.7.2), within and beyond
+    # the 30 rows the hand-kept table once had.
+    for df, printed in [(1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (30, 2.042), (60, 2.000), (120, 1.980)]:
+        assert t975(df) == pytest.approx(printed, abs=5e-4), df
+        assert t975(df) == t.ppf(0.975, df)
+    assert math.isnan(t975(0))
+    assert "_T975" not in vars(lossync.stats)
+
+
+def test_confidence_intervals_say_what_they_are():
+    from lossync.stats import ci_label
+
+    assert ci_label(5) == "95% CI (t, n=5)"
+    assert ci_label({3, 5, 4}) == "95% CI (t, n=3..5)"
 
 
 def cli(*args, **kw):
@@ -303,3 +315,43 @@ def test_under_an_address_space_limit_an_oversized_point_is_refused_and_the_othe
     assert "run.duration=1600, seed=1: run.record_interval: the fluid engine would need about 2.4 GiB" in r.stderr, r.stderr
     rows = lossync.load_results(tmp_path / "res")
     assert sorted(rows[rows["status"] == "ok"]["run.duration"]) == [5, 6, 7, 8]
+
+
+def test_a_sweeps_base_may_name_a_shipped_example(tmp_path):
+    f = tmp_path / "by-name.toml"
+    f.write_text('base = "dumbbell-reno"\nseeds = 1\nset = ["run.duration=5", "run.warmup=0"]\n[axes]\n"flows.0.count" = [1, 2]\n')
+    rows = lossync.sweep(f, tmp_path / "out", workers=1, progress=False)
+    assert len(rows) == 2 and (rows["status"] == "ok").all(), rows["error"].tolist()
+    # The same runs as with the file named by its path.
+    g = tmp_path / "by-path.toml"
+    g.write_text(f.read_text().replace('"dumbbell-reno"', f'"{ROOT / "examples" / "dumbbell-reno.toml"}"'))
+    same = lossync.sweep(g, tmp_path / "out2", workers=1, progress=False)
+    assert rows["utilization"].tolist() == same["utilization"].tolist()
+    # A file beside the sweep comes first: a shipped name is the fallback, never a silent override.
+    (tmp_path / "dumbbell-reno").write_text((ROOT / "examples" / "dumbbell-reno.toml").read_text().replace("count = 2", "count = 3"))
+    from lossync.sweeps.spec import base_path
+
+    assert base_path("dumbbell-reno", tmp_path) == tmp_path / "dumbbell-reno"
+    assert base_path("paper-10g.toml", tmp_path) == ROOT / "python" / "lossync" / "examples" / "paper-10g.toml"
+
+
+def test_a_shipped_sweep_copied_elsewhere_finds_its_base(tmp_path):
+    assert cli("examples", "--copy", "sweep-buffer-sync", str(tmp_path / "mine")).returncode == 0
+    spec_file = tmp_path / "mine" / "sweep-buffer-sync.toml"
+    # Its 75 runs of 600 s cut to one short run: the base is what is checked.
+    text = spec_file.read_text().replace('set = ["run.duration=600"]', 'set = ["run.duration=5", "run.warmup=0", "dumbbell.capacity=100Mbps"]')
+    text = text.replace("seeds = 5", "seeds = 1").split("[axes]")[0] + '[axes]\n"loss.sync.x" = [0.6]\n'
+    spec_file.write_text(text)
+    # Run from another folder: the base is found by name, not beside the working folder.
+    r = cli("sweep", str(spec_file), "--out", str(tmp_path / "res"), "--workers", "1", cwd=tmp_path / "mine")
+    assert r.returncode == 0, r.stderr
+    assert "1 of 1 runs succeeded" in r.stdout
+
+
+def test_a_base_that_is_neither_a_file_nor_a_shipped_example_is_one_line(tmp_path):
+    f = tmp_path / "sweep.toml"
+    f.write_text('base = "no-such-example"\nseeds = 1\n[axes]\n"flows.0.count" = [1]\n')
+    r = cli("sweep", str(f), "--out", str(tmp_path / "res"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("lossync: error: sweep.base: 'no-such-example': no such scenario file in"), r.stderr
+    assert "dumbbell-reno" in r.stderr and not (tmp_path / "res").exists()

@@ -25,7 +25,7 @@ from .engines import run as run_scenario
 from .engines.core import Interrupted
 from .errors import LossyncError, ScenarioError
 from .io import atomic_write, os_reason
-from .scenario import default_scenario_path, variants
+from .scenario import default_scenario_path, rate_text, variants
 
 DEFAULT_OUT = "lossync-default"
 
@@ -157,6 +157,12 @@ def _fmt(v: object, digits: int = 4) -> str:
     return str(v)
 
 
+def _count(v: float) -> str:
+    """A count as an integer; with one decimal where it is fractional (window reductions in a
+    continuous-loss model)."""
+    return f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}"
+
+
 def summary_table(summary: dict) -> str:
     """A readable text summary: headline numbers, then one line per link and per flow."""
     s = summary
@@ -176,7 +182,7 @@ def summary_table(summary: dict) -> str:
     ]
     for link in s["links"]:
         lines.append(
-            f"  {link['name']:<{w}}{link['capacity_bps'] / 1e9:>9.3f}Gbps{link['buffer_pkts']:>12.0f}"
+            f"  {link['name']:<{w}}{rate_text(link['capacity_bps']):>12}{link['buffer_pkts']:>12,.0f}"
             f"{link['utilization']:>8.4f}{link['loss_rate']:>11.2e}{link['mean_queue_pkts']:>10.1f}"
             f"{link['max_queue_pkts']:>10.1f}{link['congestion_events']:>8}{_fmt(link['sync_rate_mean'], 3):>7}"
         )
@@ -203,7 +209,7 @@ def summary_table(summary: dict) -> str:
         lines.append(
             f"  group {d['group']}: {d['arrivals']} arrivals ({_fmt(d['arrival_rate_per_s'], 4)}/s of {d['rate_per_s']:g}/s), "
             f"{d['completed']} finished, {d['refused']} refused, {_fmt(d['active_mean'], 3)} active on average, "
-            f"goodput {d['goodput_bps'] / 1e6:.2f} Mbps"
+            f"goodput {rate_text(d['goodput_bps'])}"
         )
         for c in d["fct"]:
             lines.append(
@@ -221,7 +227,7 @@ def summary_table(summary: dict) -> str:
     for f in s["flows"]:
         lines.append(
             f"  {f['flow']:>4}  {f['variant']:<10}{f['rtt_s'] * 1e3:>8.1f}{f['throughput_bps'] / 1e6:>12.2f}"
-            f"{f['throughput_bps'] / total:>8.3f}{f['loss_rate']:>11.2e}{f['mean_cwnd_pkts']:>10.1f}{f['reductions']:>8.1f}"
+            f"{f['throughput_bps'] / total:>8.3f}{f['loss_rate']:>11.2e}{f['mean_cwnd_pkts']:>10.1f}{_count(f['reductions']):>8}"
         )
     return "\n".join(lines)
 
@@ -389,11 +395,11 @@ HEADLINE = ["utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queueing
 @click.option("--csv", "csv_out", type=_Path(dir_okay=False, path_type=Path),
               help="Also write a tidy CSV: the axes, metric, mean, std, n, ci95, warned_runs; one row per point and metric.")
 def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: Path | None) -> None:
-    """Means and 95% confidence intervals across seeds, per point of a sweep; ⚠ marks a point
-    whose runs include some that warned."""
+    """Means and 95% confidence intervals (Student's t) across seeds, per point of a sweep; ⚠ marks
+    a point whose runs include some that warned."""
     import pandas as pd
 
-    from .stats import LINK_METRICS, METRICS
+    from .stats import LINK_METRICS, METRICS, ci_label
     from .stats import summarize as summarize_results
     from .sweeps import load_results
 
@@ -405,17 +411,28 @@ def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: 
             raise ScenarioError("--metric", f"{m!r} is not a metric of these results (known: {', '.join(METRICS + LINK_METRICS)})")
     chosen = list(metrics) or (METRICS if show_all else HEADLINE)
     table = summarize_results(frame, chosen)
+    seeds = table[("n", chosen[0])].astype(int)
+    label = ci_label(set(seeds[seeds > 1])) if (seeds > 1).any() else None
+    # A half-width of exactly 0 from several seeds: every seed gave the same number (a scenario
+    # whose runs do not depend on the seed), which no interval says by itself.
+    same = any(((table[("ci95", m)] == 0) & (table[("n", m)] > 1)).any() for m in chosen)
     with pd.option_context("display.width", 250, "display.max_columns", 80, "display.max_rows", 1000):
         if show_all:
             click.echo(table.to_string(float_format=lambda v: f"{v:.4g}"))
+            notes = [f"ci95: the half-width of the {label} across seeds" if label else "ci95: n/a with one seed per point"]
         else:
             shown = pd.DataFrame({m: [_mean_ci(a, b) for a, b in zip(table[("mean", m)], table[("ci95", m)])] for m in chosen},
                                  index=table.index)
-            shown.insert(0, "seeds", table[("n", chosen[0])].astype(int))
+            shown.insert(0, "seeds", seeds)
             warned = table.get(("warned_runs", chosen[0]))  # None for rows of a sweep from before warnings
             if warned is not None and warned.any():
                 shown["warned"] = [f"{k} ⚠" if k else "" for k in table[("warned_runs", chosen[0])]]
             click.echo(shown.to_string())
+            notes = [f"mean ± half-width of the {label} across seeds" if label
+                     else "mean of one seed per point: no confidence interval (sweep with seeds = 2 or more)"]
+        if same:
+            notes.append("± 0: every seed gave the same value (these runs do not depend on the seed; more seeds add nothing)")
+        click.echo("\n" + "\n".join(notes))
     if csv_out is not None:
         tidy = table.stack(level=1, future_stack=True).rename_axis([*table.index.names, "metric"]).reset_index()
         atomic_write(csv_out, lambda p: tidy.to_csv(p, index=False))
@@ -662,13 +679,24 @@ def kernel_cleanup(all_owners: bool) -> None:
 
 
 @main.command(name="examples")
-def list_examples() -> None:
-    """List the shipped example scenarios and sweeps; `lossync run NAME` runs one from any folder."""
-    from .scenario import examples, examples_dir
+@click.option("--copy", "copy_name", metavar="NAME", help="Copy the example NAME (and any data file it reads) into DIR, to edit it.")
+@click.argument("folder", metavar="[DIR]", required=False, type=_Path(file_okay=False, path_type=Path))
+def list_examples(copy_name: str | None, folder: Path | None) -> None:
+    """List the shipped example scenarios and sweeps; `lossync run NAME` runs one from any folder.
 
-    for name, about in examples():
-        click.echo(f"{name:<20}{about}")
-    click.echo(f"\n(in {examples_dir()})")
+    With --copy NAME, copy that example into DIR (default: the current folder) instead; an
+    existing file is never overwritten."""
+    from .scenario import copy_example, examples, examples_dir
+
+    if copy_name is None:
+        if folder is not None:
+            raise ScenarioError("DIR", "a folder to copy into, with --copy NAME")
+        for name, about in examples():
+            click.echo(f"{name:<20}{about}")
+        click.echo(f"\n(in {examples_dir()}; `lossync examples --copy NAME` copies one here to edit)")
+        return
+    for path in copy_example(copy_name, folder or Path(".")):
+        click.echo(f"wrote {path}")
 
 
 @main.command(name="variants")

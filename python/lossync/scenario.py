@@ -23,6 +23,21 @@ from .io import os_reason
 ScenarioLike = str | Path | Mapping[str, Any]
 
 
+#: SI steps for rates in words, largest first.
+_RATE_STEPS = [(1e12, "Tb/s"), (1e9, "Gb/s"), (1e6, "Mb/s"), (1e3, "kb/s")]
+
+
+def rate_text(bps: float) -> str:
+    """A rate in bits per second in its natural unit, as iperf prints it: `10 Gb/s`, `100 Mb/s`,
+    `2.5 Gb/s`, `155.52 Mb/s`, `9600 b/s` (at most 6 significant digits)."""
+    if not math.isfinite(bps):
+        return f"{bps} b/s"
+    for scale, unit in _RATE_STEPS:
+        if abs(bps) >= scale:
+            return f"{bps / scale:.6g} {unit}"
+    return f"{bps:.6g} b/s"
+
+
 def default_scenario_path() -> Path:
     """The shipped default: the paper's 10 Gbps, 10-flow HSTCP case."""
     return Path(str(resources.files("lossync") / "scenarios" / "default.toml"))
@@ -39,6 +54,59 @@ def examples() -> list[tuple[str, str]]:
     for p in sorted(examples_dir().glob("*.toml")):
         first = next((line.lstrip("# ").strip() for line in p.read_text(encoding="utf-8").splitlines() if line.startswith("#")), "")
         found.append((p.stem, first))
+    return found
+
+
+def shipped_example(name: str) -> Path | None:
+    """The shipped example called `name` (`paper-10g` or `paper-10g.toml`), or None."""
+    if not name or Path(name).name != name:
+        return None
+    shipped = examples_dir() / (name if Path(name).suffix == ".toml" else f"{name}.toml")
+    return shipped if shipped.is_file() else None
+
+
+def copy_example(name: str, folder: str | Path = ".") -> list[Path]:
+    """Copies the shipped example `name` into `folder` (created if missing), with the data files
+    it names (`empirical-sync` reads `m-distribution.csv`), so that the copy runs as it is. A
+    sweep's `base` names a shipped example and is found without a copy. Nothing is overwritten:
+    if any file to be written exists, nothing is written and InputFileError names it.
+    Returns the paths written."""
+    source = shipped_example(name)
+    if source is None:
+        raise ScenarioError("--copy", f"{name!r} is not a shipped example (known: {', '.join(n for n, _ in examples())})")
+    sources = [source, *_data_files(read_document(source, "scenario"))]
+    folder = Path(folder)
+    targets = [folder / s.name for s in sources]
+    for t in targets:
+        if t.exists() or t.is_symlink():
+            raise InputFileError(str(t), "exists; not overwritten (remove it, or copy into another folder)")
+    folder.mkdir(parents=True, exist_ok=True)
+    for s, t in zip(sources, targets):
+        try:
+            with open(t, "xb") as f:  # exclusive: a file that appeared since the check is not overwritten
+                f.write(s.read_bytes())
+        except FileExistsError:
+            raise InputFileError(str(t), "exists; not overwritten (remove it, or copy into another folder)") from None
+    return targets
+
+
+def _data_files(doc: Any) -> list[Path]:
+    """The shipped files other than scenarios that a shipped document names by a string value."""
+    found: list[Path] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, str) and v and Path(v).name == v and Path(v).suffix != ".toml":
+            p = examples_dir() / v
+            if p.is_file() and p not in found:
+                found.append(p)
+
+    walk(doc)
     return found
 
 

@@ -1,8 +1,9 @@
 """Statistics of sweep results across seeds: mean, standard deviation, count and the 95%
-confidence half-width per point; the columns a sweep row carries."""
+confidence half-width per point (Student's t, from scipy); the columns a sweep row carries."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pandas as pd
@@ -23,23 +24,27 @@ METRICS = [
 #: Also in every row: the headline link's largest queue and drops over the whole run.
 LINK_METRICS = ["max_queue_pkts", "drops_pkts"]
 
+#: The confidence level of every interval lossync reports.
+CONFIDENCE = 0.95
 
 
-#: Two-sided 95% Student-t quantiles t_{0.975, df} for df = 1..30 (standard tables, e.g. NIST/
-#: SEMATECH e-Handbook of Statistical Methods, §1.3.6.7.2).
-_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
-
-
+@functools.lru_cache(maxsize=256)
 def t975(df: int) -> float:
-    """t_{0.975, df}; beyond 30 degrees of freedom the normal 1.960 plus the first correction term
-    (Cornish–Fisher: z + (z³ + z)/(4·df))."""
+    """t_{0.975, df}, the two-sided 95% Student-t quantile (`scipy.stats.t.ppf`); NaN below one
+    degree of freedom."""
     if df < 1:
         return math.nan
-    if df <= 30:
-        return _T975[df - 1]
-    z = 1.959964
-    return z + (z**3 + z) / (4 * df)
+    from scipy.stats import t  # imported on first use: `import lossync` stays light
+
+    return float(t.ppf(0.5 + CONFIDENCE / 2, df))
+
+
+def ci_label(n: int | list[int] | set[int]) -> str:
+    """What a `± ci95` is, in words: `95% CI (t, n=5)`; `n=3..5` where points have different
+    seed counts."""
+    counts = sorted({int(n)} if isinstance(n, int) else {int(k) for k in n})
+    ns = f"n={counts[0]}" if len(counts) == 1 else f"n={counts[0]}..{counts[-1]}"
+    return f"{CONFIDENCE:.0%} CI (t, {ns})"
 
 
 def summarize(results: pd.DataFrame, metrics: list[str] | None = None, axes: list[str] | None = None) -> pd.DataFrame:

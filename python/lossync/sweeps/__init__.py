@@ -4,7 +4,7 @@ nothing that finished and `resume=True` runs only what is missing.
 
 A sweep file (TOML):
 
-    base = "paper-10g.toml"            # a scenario file (relative to this file) or a [base] table
+    base = "paper-10g"                 # a shipped example, a scenario file (relative to this file) or a [base] table
     seeds = 10                         # seeds 1..10 per point (or a list of seeds)
     mode = "cross"                     # "cross": every combination; "zip": axes side by side
     set = ["run.duration=600"]         # fixed overrides applied to every point

@@ -26,7 +26,7 @@ from ..errors import InputFileError, LossyncError
 from ..io import atomic_write, remove_temporaries, write_text
 from ..scenario import apply_overrides, load_scenario, set_path, to_core
 from ..stats import LINK_METRICS, METRICS
-from .spec import SweepSpec, load_sweep, parse_spec
+from .spec import SweepSpec, base_path, load_sweep, parse_spec
 
 #: A sweep this large (runs) says its size before checking its scenarios (about 0.1 ms each), and
 #: its progress through them; a smaller one says its size when it starts running, so that a sweep
@@ -199,9 +199,9 @@ def sweep(
     else:
         parsed, folder = parse_spec(spec), Path(base_dir or Path.cwd()).resolve()
     if isinstance(parsed.base, str):
-        base_path = folder / parsed.base
-        base = load_scenario(base_path)
-        scenario_dir = str(base_path.parent)
+        path = base_path(parsed.base, folder)
+        base = load_scenario(path)
+        scenario_dir = str(path.parent)
     else:
         base, scenario_dir = parsed.base, str(folder)
     fixed = list(parsed.set)

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..errors import ScenarioError
-from ..scenario import find_scenario, read_document
+from ..errors import InputFileError, ScenarioError
+from ..scenario import examples, find_scenario, read_document, shipped_example
 
 #: The most runs one sweep may hold: its job list and result rows stay in memory (about 1 kB per
 #: run), and a million runs is weeks of fluid runs on one machine; split larger studies.
@@ -48,6 +48,7 @@ class Range(BaseModel):
 
 class SweepSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    #: A scenario file relative to the sweep file, a shipped example's name, or a table.
     base: str | dict[str, Any]
     axes: dict[str, list[Any] | Range]
     mode: Literal["cross", "zip"] = "cross"
@@ -108,6 +109,20 @@ def load_sweep(path: str | Path) -> tuple[SweepSpec, Path]:
     relative names resolve against."""
     p = find_scenario(path)
     return parse_spec(read_document(p, "sweep")), p.resolve().parent
+
+
+def base_path(base: str, folder: Path) -> Path:
+    """Where a sweep's `base` is: a scenario file relative to the sweep file's folder (`folder`) if
+    there is one, otherwise the shipped example of that name (`base = "dumbbell-reno"`, or
+    `"paper-10g.toml"` in a shipped sweep copied elsewhere)."""
+    p = folder / base
+    if p.exists():
+        return p
+    shipped = shipped_example(base)
+    if shipped is not None:
+        return shipped
+    known = ", ".join(n for n, _ in examples())
+    raise InputFileError("sweep.base", f"{base!r}: no such scenario file in {folder}, nor a shipped example ({known})", str(p))
 
 
 def parse_spec(doc: dict[str, Any] | SweepSpec) -> SweepSpec:

@@ -60,7 +60,7 @@ import numpy as np
 from ... import _core
 from ...errors import LossyncError
 from ...results import Result
-from ...scenario import ScenarioLike, to_core
+from ...scenario import ScenarioLike, rate_text, to_core
 from ..registry import Engine
 from . import health, netns
 from .measure import measure
@@ -199,7 +199,7 @@ def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str, left: list
     if left:
         warnings.append(f"kernel engine: removed what an earlier run killed outright left behind: {', '.join(left)}")
     if p.capacity_bps > clean_limit_bps():
-        warnings.append(f"kernel engine: forced above this machine's clean limit ({p.capacity_bps:g} > {clean_limit_bps():g} bit/s): "
+        warnings.append(f"kernel engine: forced above this machine's clean limit ({rate_text(p.capacity_bps)} > {rate_text(clean_limit_bps())}): "
                         "check summary['health'] before trusting the result")
     ecn = [f.ecn for f in p.flows]
     netns.build(net, n, p.capacity_bps, p.packet_size, p.leaf, ecn)

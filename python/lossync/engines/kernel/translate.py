@@ -26,6 +26,7 @@ from typing import Any
 
 from ... import _core
 from ...errors import ScenarioError
+from ...scenario import rate_text
 from ..dumbbell import DUMBBELL_ONLY, refuse_beyond_a_dumbbell
 from ..registry import refuse_beyond
 from .netns import ETH_HEADER_BYTES
@@ -281,10 +282,10 @@ def plan(sc: dict, force: bool = False) -> Plan:
     if link["loss_rate"] > 0:
         raise ScenarioError("links[0].loss_rate", "the kernel engine has no random loss (no sch_netem in this kernel)")
     if link["capacity_bps"] > MAX_CAPACITY_BPS:
-        raise ScenarioError("links[0].capacity", f"{link['capacity_bps']:g} bit/s: the kernel engine's delay box forwards at most {MAX_CAPACITY_BPS:g} bit/s, even with --force")
+        raise ScenarioError("links[0].capacity", f"{rate_text(link['capacity_bps'])}: the kernel engine's delay box forwards at most {rate_text(MAX_CAPACITY_BPS)}, even with --force")
     if link["capacity_bps"] > clean_limit_bps() and not force:
-        raise ScenarioError("links[0].capacity", f"{link['capacity_bps']:g} bit/s is above this machine's clean limit for the kernel engine "
-                                                 f"({clean_limit_bps():g} bit/s on {len(os.sched_getaffinity(0))} cores, docs/kernel.md); --force runs it anyway")
+        raise ScenarioError("links[0].capacity", f"{rate_text(link['capacity_bps'])} is above this machine's clean limit for the kernel engine "
+                                                 f"({rate_text(clean_limit_bps())} on {len(os.sched_getaffinity(0))} cores, docs/kernel.md); --force runs it anyway")
     ps = link["packet_size_bytes"]
     if ps != round(ps) or not MIN_PACKET <= ps <= MAX_PACKET:
         raise ScenarioError("links[0].packet_size", f"the kernel engine needs a whole number of bytes in [{MIN_PACKET}, {MAX_PACKET}] (the MTU)")
