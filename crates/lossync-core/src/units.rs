@@ -82,7 +82,7 @@ fn split_quantity(rest: &str) -> Option<(Quantity, &str)> {
     }
 }
 
-const RATE_HELP: &str = "bits: 10G, 10Gbit, 10gbps, 10Gb/s, 100mbit, 1.5Mbps (iperf, ns-3, tc's \
+const RATE_HELP: &str = "bits: 10G, 10Gbit, 10gbps, 10Gb/s, 100mbit, 1.5Mbps (iperf, tc's \
      mbit/gbit); bytes: a capital B or the word byte, 10GB/s, 10GBps, 10GByte/s, 1GiB/s";
 
 /// Parses a data rate into bits per second, as iperf, tc and ns-3 users write it.
@@ -250,7 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn rates_in_bits_as_iperf_tc_and_ns3_write_them() {
+    fn rates_in_bits_as_iperf_and_tc_write_them() {
         let cases: &[(&str, f64)] = &[
             // iperf -b: a bare prefix is bits.
             ("10G", 10e9),
