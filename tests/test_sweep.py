@@ -332,7 +332,8 @@ def test_a_sweeps_base_may_name_a_shipped_example(tmp_path):
     from lossync.sweeps.spec import base_path
 
     assert base_path("dumbbell-reno", tmp_path) == tmp_path / "dumbbell-reno"
-    assert base_path("paper-10g.toml", tmp_path) == ROOT / "python" / "lossync" / "examples" / "paper-10g.toml"
+    # The shipped one: the installed package's (site-packages in CI, the source tree when editable).
+    assert base_path("paper-10g.toml", tmp_path) == Path(lossync.__file__).parent / "examples" / "paper-10g.toml"
 
 
 def test_a_shipped_sweep_copied_elsewhere_finds_its_base(tmp_path):
