@@ -25,7 +25,9 @@ from .engines import run as run_scenario
 from .engines.core import Interrupted
 from .errors import LossyncError, ScenarioError
 from .io import atomic_write, os_reason
-from .scenario import default_scenario_path, rate_text, variants
+from .scenario import default_scenario_path, variants
+from .summary_text import fmt as _fmt
+from .summary_text import summary_table
 
 DEFAULT_OUT = "lossync-default"
 
@@ -147,89 +149,6 @@ def _exit_interrupted() -> None:
 @click.version_option(_core.__version__, prog_name="lossync")
 def main() -> None:
     """Fluid simulation of high-speed TCP variants, router buffers and loss synchronization."""
-
-
-def _fmt(v: object, digits: int = 4) -> str:
-    if v is None:
-        return "n/a"
-    if isinstance(v, float):
-        return f"{v:.{digits}g}"
-    return str(v)
-
-
-def _count(v: float) -> str:
-    """A count as an integer; with one decimal where it is fractional (window reductions in a
-    continuous-loss model)."""
-    return f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}"
-
-
-def summary_table(summary: dict) -> str:
-    """A readable text summary: headline numbers, then one line per link and per flow."""
-    s = summary
-    w = max(14, 2 + max(len(link["name"]) for link in s["links"]))
-    lines = [
-        f"scenario {s['scenario']}  engine {s['engine']}  seed {s['seed']}  "
-        f"{s['duration_s']:g} s simulated, measured from {s['measured_from_s']:.6g} s, step {s['step_s']:g} s",
-        "",
-        f"  utilization        {s['utilization']:.4f}   (bottleneck {s['bottleneck']})",
-        f"  Jain's index       {s['jain']:.4f}",
-        f"  loss rate          {s['loss_rate']:.3e}",
-        f"  congestion events  {s['congestion_events']}",
-        f"  sync rate (mean)   {_fmt(s['sync_rate_mean'])}",
-        f"  mean queue         {s['mean_queue_pkts']:.1f} packets ({s['mean_queueing_delay_s'] * 1e3:.2f} ms)",
-        "",
-        f"  {'link':<{w}}{'capacity':>12}{'buffer':>12}{'util':>8}{'loss':>11}{'meanQ':>10}{'maxQ':>10}{'events':>8}{'sync':>7}",
-    ]
-    for link in s["links"]:
-        lines.append(
-            f"  {link['name']:<{w}}{rate_text(link['capacity_bps']):>12}{link['buffer_pkts']:>12,.0f}"
-            f"{link['utilization']:>8.4f}{link['loss_rate']:>11.2e}{link['mean_queue_pkts']:>10.1f}"
-            f"{link['max_queue_pkts']:>10.1f}{link['congestion_events']:>8}{_fmt(link['sync_rate_mean'], 3):>7}"
-        )
-    for link in s["links"]:
-        # The queue's signals and how long packets waited (a packet-level engine sees each one).
-        soj = link.get("sojourn_mean_s")
-        if soj is not None and soj == soj:  # not NaN
-            lines.append(
-                f"  {link['name']:<{w}}sojourn mean {soj * 1e3:.2f} ms, p50 {link['sojourn_p50_s'] * 1e3:.2f} ms, "
-                f"p99 {link['sojourn_p99_s'] * 1e3:.2f} ms; marks {link['mark_rate']:.2e}, "
-                f"AQM drops {link['early_drop_rate']:.2e}, overflow drops {link['overflow_drop_rate']:.2e}"
-            )
-    for link in s["links"]:
-        b = link.get("bursts")
-        if b:  # an optical burst assembler
-            # The per-burst histograms are the packet engine's (the fluid's bursts hold fluid).
-            per_burst = (f"segments/burst {_fmt(b['mean_segments'], 3)} (max {b['max_segments']}), "
-                         f"flows/burst {_fmt(b['mean_flows'], 3)} (max {b['max_flows']}), ") if b["segments_histogram"] else ""
-            lines.append(
-                f"  {link['name']:<{w}}bursts {b['bursts']}, lost {b['lost_bursts']} ({_fmt(b['loss_rate'], 4)}), "
-                f"{per_burst}flows/lost burst {_fmt(b['mean_flows_per_lost_burst'], 3)}"
-            )
-    for d in s.get("dynamic", []):  # flows that arrive and finish (packet engine)
-        lines.append(
-            f"  group {d['group']}: {d['arrivals']} arrivals ({_fmt(d['arrival_rate_per_s'], 4)}/s of {d['rate_per_s']:g}/s), "
-            f"{d['completed']} finished, {d['refused']} refused, {_fmt(d['active_mean'], 3)} active on average, "
-            f"goodput {rate_text(d['goodput_bps'])}"
-        )
-        for c in d["fct"]:
-            lines.append(
-                f"    FCT {c['class']:<10} {c['flows']:>7} flows  mean {_fmt(c['fct_mean_s'], 4)} s  p50 {_fmt(c['fct_p50_s'], 4)} s  "
-                f"p90 {_fmt(c['fct_p90_s'], 4)} s  p99 {_fmt(c['fct_p99_s'], 4)} s"
-            )
-    a = s.get("aggregate")
-    if a:  # run.aggregate_interval
-        lines.append(
-            f"  aggregate cwnd/RTT every {a['interval_s']:g} s: mean {_fmt(a['mean_pps'], 6)} pps, "
-            f"std {_fmt(a['std_pps'], 4)}, CV {_fmt(a['cv'], 4)}; throughput across flows CV {_fmt(a['flow_throughput_cv'], 4)}"
-        )
-    lines += ["", f"  {'flow':>4}  {'variant':<10}{'rtt ms':>8}{'Mbps':>12}{'share':>8}{'loss':>11}{'cwnd':>10}{'cuts':>8}"]
-    total = sum(f["throughput_bps"] for f in s["flows"]) or 1.0
-    for f in s["flows"]:
-        lines.append(
-            f"  {f['flow']:>4}  {f['variant']:<10}{f['rtt_s'] * 1e3:>8.1f}{f['throughput_bps'] / 1e6:>12.2f}"
-            f"{f['throughput_bps'] / total:>8.3f}{f['loss_rate']:>11.2e}{f['mean_cwnd_pkts']:>10.1f}{_count(f['reductions']):>8}"
-        )
-    return "\n".join(lines)
 
 
 @main.command()
