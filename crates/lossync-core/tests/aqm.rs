@@ -9,7 +9,7 @@ mod common;
 
 use common::{run, scenario_error};
 
-/// `count` flows of `cc` (slow start on) over a dumbbell with `queue`.
+/// 10 flows of `cc` (slow start on) over a dumbbell with `queue`, in the packet engine.
 fn dumbbell(
     capacity: &str,
     buffer: u32,
@@ -18,24 +18,7 @@ fn dumbbell(
     rtt: &str,
     run_s: (u32, u32),
 ) -> String {
-    format!(
-        r#"
-engine = "packet"
-[dumbbell]
-capacity = "{capacity}"
-buffer = {{ packets = {buffer} }}
-queue = {queue}
-[[flows]]
-count = 10
-{cc}
-rtt = "{rtt}"
-slow_start = true
-[run]
-duration = "{}s"
-warmup = "{}s"
-"#,
-        run_s.0, run_s.1
-    )
+    common::aqm_dumbbell("packet", capacity, buffer, queue, cc, rtt, 0.0, run_s)
 }
 
 #[test]

@@ -6,40 +6,7 @@
 
 mod common;
 
-use common::run;
-
-/// `count` flows of `cc` (slow start on) over a dumbbell with `queue`, in `engine`.
-#[allow(clippy::too_many_arguments)]
-fn dumbbell(
-    engine: &str,
-    capacity: &str,
-    buffer: u32,
-    queue: &str,
-    flows: &str,
-    rtt: &str,
-    jitter_s: f64,
-    run_s: (u32, u32),
-) -> String {
-    format!(
-        r#"
-engine = "{engine}"
-[dumbbell]
-capacity = "{capacity}"
-buffer = {{ packets = {buffer} }}
-queue = {queue}
-[[flows]]
-count = 10
-{flows}
-rtt = "{rtt}"
-slow_start = true
-send_jitter = {jitter_s}
-[run]
-duration = "{}s"
-warmup = "{}s"
-"#,
-        run_s.0, run_s.1
-    )
-}
+use common::{aqm_dumbbell as dumbbell, run};
 
 #[test]
 fn fluid_pie_holds_the_mean_queueing_delay_at_its_target() {

@@ -87,3 +87,37 @@ slow_start = true
 "#
     )
 }
+
+/// The AQM tests' dumbbell (aqm*.rs): 10 flows of `flows` (its `cc` line and any more; slow start
+/// on, send jitter `jitter_s`) over a bottleneck with `queue`, in `engine`.
+#[allow(clippy::too_many_arguments)]
+pub fn aqm_dumbbell(
+    engine: &str,
+    capacity: &str,
+    buffer: u32,
+    queue: &str,
+    flows: &str,
+    rtt: &str,
+    jitter_s: f64,
+    run_s: (u32, u32),
+) -> String {
+    format!(
+        r#"
+engine = "{engine}"
+[dumbbell]
+capacity = "{capacity}"
+buffer = {{ packets = {buffer} }}
+queue = {queue}
+[[flows]]
+count = 10
+{flows}
+rtt = "{rtt}"
+slow_start = true
+send_jitter = {jitter_s}
+[run]
+duration = "{}s"
+warmup = "{}s"
+"#,
+        run_s.0, run_s.1
+    )
+}
