@@ -9,6 +9,6 @@ cd "$(dirname "$0")/.."
 python3 -m pip install --quiet '.[test]'  # as a user installs it (not -e): the tests check what is installed
 python3 -m ruff check python tests scripts
 cargo fmt --all -- --check
-cargo clippy --all-targets -- -D warnings
+cargo clippy --all-targets --all-features -- -D warnings  # --all-features: the benchmarks too (feature `bench`)
 cargo test -p lossync-core
 python3 -m pytest -q
