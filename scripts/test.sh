@@ -9,6 +9,13 @@ cd "$(dirname "$0")/.."
 python3 -m pip install --quiet '.[test]'  # as a user installs it (not -e): the tests check what is installed
 python3 -m ruff check python tests scripts
 cargo fmt --all -- --check
-cargo clippy --all-targets -- -D warnings
+cargo clippy --all-targets --all-features -- -D warnings  # --all-features: the benchmarks too (feature `bench`)
 cargo test -p lossync-core
-python3 -m pytest -q
+# The Python tests: first those marked `serial` alone (the kernel engine's real-time runs, whose
+# health checks see any other load), then the rest on every core (pytest-xdist; at most 8 workers,
+# as sweeps and studies start process pools of their own).
+workers=$(( $(nproc) < 8 ? $(nproc) : 8 ))
+status=0
+python3 -m pytest -q -m serial || status=$?
+python3 -m pytest -q -m "not serial" -n "$workers" --dist loadgroup || status=$?
+exit "$status"

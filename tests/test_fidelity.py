@@ -27,6 +27,7 @@ def slice_frame():
     return fidelity.frame(rows)
 
 
+@pytest.mark.xdist_group("fidelity-slice")  # one worker computes the slice for both
 def test_default_model_is_closer_to_the_packet_engine_than_proportional(slice_frame):
     ad = slice_frame.assign(ad=slice_frame["du"].abs()).pivot_table(index=["variant", "buffer", "capacity", "flows", "rtt"], columns="model", values="ad")
     assert len(ad) == 12
@@ -36,6 +37,7 @@ def test_default_model_is_closer_to_the_packet_engine_than_proportional(slice_fr
     assert (ad["tcp"] <= ad["proportional"] + 0.01).mean() >= 0.9
 
 
+@pytest.mark.xdist_group("fidelity-slice")  # one worker computes the slice for both
 def test_issue_11_tolerances_on_the_slice(slice_frame):
     # Within 3 points in 90% of the cells, within 5 in every cell of 10% BDP or more.
     tcp = slice_frame[slice_frame["model"] == "tcp"]

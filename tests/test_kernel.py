@@ -22,6 +22,9 @@ from lossync.engines.kernel.measure import measure as kernel_measure
 
 ROOT = os.geteuid() == 0 and all(shutil.which(t) for t in ("ip", "tc", "sysctl"))
 needs_root = pytest.mark.skipif(not ROOT, reason="the kernel engine needs root and iproute2 (network namespaces, tc)")
+# Real-time runs whose health checks see other load: scripts/test.sh runs these alone, not beside
+# the rest of the suite on every core.
+pytestmark = pytest.mark.serial
 
 # 20 Mb/s, 40 ms, 2 Reno + 2 CUBIC flows, a buffer of one BDP (67 packets): the link stays full.
 DOC = {

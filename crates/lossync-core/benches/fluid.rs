@@ -1,7 +1,8 @@
 //! The fluid engine on the paper's 10 Gbps case (10 flows, RTT 80..260 ms, buffer 10% of BDP,
 //! sync X = 0.6), 300 simulated seconds per iteration, one variant per benchmark; and the same
 //! case under the `tcp` loss model (its cost per flow-update against sync's).
-//! `cargo bench -p lossync-core`; compare runs with `-- --save-baseline NAME` / `--baseline NAME`.
+//! `cargo bench -p lossync-core --features bench`; compare runs with `-- --save-baseline NAME` /
+//! `--baseline NAME`.
 
 #[path = "../tests/common/mod.rs"]
 mod common;

@@ -1,7 +1,7 @@
 //! The packet engine's event loop in steady state: 10 Reno flows (RTT 80..260 ms, buffer 25% of
 //! BDP, slow start) at 100 Mb/s, 1 Gb/s and 10 Gb/s. Each iteration takes an engine already run
 //! through a warm-up (untimed) and times the next simulated seconds; throughput is in events
-//! (about three per data packet). `cargo bench -p lossync-core --bench packet`.
+//! (about three per data packet). `cargo bench -p lossync-core --features bench --bench packet`.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
