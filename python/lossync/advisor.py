@@ -1,5 +1,7 @@
-"""The buffer-sizing advisor: the smallest bottleneck buffer that reaches each target utilization,
-found by bisection over simulations, beside the classic rules (docs/model.md §4.1–4.2).
+"""The buffer-sizing advisor: for each target utilization, a bracket of bottleneck buffers (the
+smallest probed whose confidence interval over seeds clears the target, the largest below it that
+does not), narrowed by bisection over simulations only as far as the noise allows, beside the
+classic rules (docs/model.md §4.1–4.2).
 
     lossync size-buffer --capacity 10Gbps --flows 10:highspeed:80ms..260ms --verify
 """
@@ -76,6 +78,17 @@ class Probe:
     ci95: float
     rows: list[dict[str, Any]]
 
+    def low(self) -> float:
+        """The bottom of the 95% interval (one seed has none: the mean)."""
+        return self.utilization - (0.0 if math.isnan(self.ci95) else self.ci95)
+
+    def high(self) -> float:
+        return self.utilization + (0.0 if math.isnan(self.ci95) else self.ci95)
+
+    def clears(self, target: float) -> bool:
+        """Whether the whole 95% interval lies at or above `target`."""
+        return self.low() >= target
+
 
 def _probe(pool, base: dict, base_dir: str, fraction: float, seeds: list[int]) -> Probe:
     point = {"dumbbell.buffer.bdp_fraction": fraction}
@@ -92,6 +105,78 @@ def _probe(pool, base: dict, base_dir: str, fraction: float, seeds: list[int]) -
     return Probe(fraction, mean, ci, rows)
 
 
+@dataclass
+class Bracket:
+    """Where a target utilization is crossed: `high` is the smallest buffer probed whose 95%
+    interval clears the target, `low` the largest below it that does not (None: no buffer
+    needed, or none up to the largest tried clears). `steps` is the search, one entry per probe
+    with the bracket after it; `stopped_by` why it ended: "noise" (the two ends' intervals
+    overlap: a probe between them could not be told from either), "resolution" (narrower than
+    `tolerance`), "no buffer needed", "not reached"."""
+
+    target: float
+    low: Probe | None
+    high: Probe | None
+    stopped_by: str
+    steps: list[dict[str, Any]]
+
+
+def search_bracket(probe: Callable[[float], Probe], target: float, max_fraction: float, tolerance: float,
+                   known: dict[float, Probe] | None = None) -> Bracket:
+    """Narrows [low, high] around the buffer where `target` is crossed. Every probe lies strictly
+    inside the bracket of the moment and replaces one of its ends, so the bracket only shrinks: the
+    search cannot oscillate, whatever the noise. A probe whose interval clears the target becomes
+    the top, any other the bottom. Probes already made (`known`, for another target) narrow the
+    starting bracket for free."""
+    steps: list[dict[str, Any]] = []
+
+    def step(p: Probe, low: float, high: float) -> None:
+        steps.append({"bdp_fraction": p.fraction, "utilization": p.utilization, "ci95": p.ci95,
+                      "clears": p.clears(target), "low": low, "high": high})
+
+    zero = probe(0.0)
+    if zero.clears(target):
+        step(zero, 0.0, 0.0)
+        return Bracket(target, None, zero, "no buffer needed", steps)
+    top = probe(max_fraction)
+    if not top.clears(target):
+        step(top, max_fraction, max_fraction)
+        return Bracket(target, top, None, "not reached", steps)
+    # The starting bracket: the smallest probe known to clear, the largest below it that does not.
+    seen = {0.0: zero, max_fraction: top, **(known or {})}
+    high = min((p for p in seen.values() if p.clears(target) and 0 < p.fraction <= max_fraction), key=lambda p: p.fraction)
+    low = max((p for p in seen.values() if not p.clears(target) and p.fraction < high.fraction), key=lambda p: p.fraction)
+    step(high, low.fraction, high.fraction)
+    while True:
+        if high.fraction - low.fraction <= max(tolerance * high.fraction, 1e-4):
+            return Bracket(target, low, high, "resolution", steps)
+        if low.high() >= high.low():
+            return Bracket(target, low, high, "noise", steps)
+        p = probe((low.fraction + high.fraction) / 2)
+        if p.clears(target):
+            high = p
+        else:
+            low = p
+        step(p, low.fraction, high.fraction)
+
+
+def round_outward(low: float, high: float, finest: float = 0.0) -> tuple[float, float]:
+    """[low, high] widened outward to a round unit, so it is still a bracket: the decade of its
+    width (0.52..0.71 → 0.5..0.8), but never finer than two significant figures of `high`
+    (0.6992..0.7031 → 0.69..0.71; 51,666..55,000 packets → 51,000..55,000) nor than `finest` (1
+    for packets). Two figures, because a third is not a claim the models back: the engines agree
+    with one another to points of utilization (docs/validation/fidelity.md), and the fluid engine
+    with the closed form of docs/model.md §4.2 to about half a percent of the buffer (one Reno
+    flow at 100 Mb/s, U ≥ 0.99: 0.6995 BDP against 0.7035)."""
+    width = high - low
+    if not width > 0 or not high > 0:
+        return low, high
+    unit = max(10.0 ** math.floor(math.log10(width)), 10.0 ** (math.floor(math.log10(high)) - 1), finest)
+    # The 1e-9 keeps an end already on the grid (0.7 / 0.1 = 6.999…) where it is; 12 digits drop
+    # the binary residue (35 × 0.01 = 0.35000000000000003).
+    return (float(f"{math.floor(low / unit + 1e-9) * unit:.12g}"), float(f"{math.ceil(high / unit - 1e-9) * unit:.12g}"))
+
+
 #: Packet-engine runs that check a fluid answer (`verify`): seeds and run length.
 VERIFY_SEEDS, VERIFY_DURATION_S, VERIFY_WARMUP_S = 2, 120.0, 40.0
 
@@ -101,21 +186,32 @@ def size_buffer(
     targets: tuple[float, ...] = (0.9, 0.95, 0.99),
     seeds: int = 5,
     max_fraction: float = 2.0,
-    tolerance: float = 0.002,
+    tolerance: float = 0.01,
     workers: int | None = None,
     engine: str | None = None,
     verify: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """For each target utilization, the smallest buffer (as a fraction of the dumbbell's BDP at its
-    reference RTT) whose mean utilization over `seeds` runs reaches it, found by bisection to within
-    `tolerance` (relative, or 1e-4 of the BDP absolute). Returns (table, rules of thumb); the rules
-    also say which engine and loss model answered (`engine`, `loss_model`).
+    """For each target utilization, a bracket of buffers (as fractions of the dumbbell's BDP at
+    its reference RTT): `probed_high`, the smallest buffer probed whose 95% confidence interval
+    over `seeds` runs lies at or above the target, and `probed_low`, the largest probed below it
+    whose interval does not. Each probe halves the bracket (`search_bracket`: it never leaves
+    it); the search stops where the two ends' intervals overlap, since the noise then cannot
+    order a probe between them, or where the bracket is narrower than `tolerance` (relative, or
+    1e-4 of the BDP absolute). The bracket as reported (`bdp_fraction_low`/`_high`,
+    `buffer_pkts_low`/`_high`) is rounded outward to its width or two significant figures (`round_outward`).
+    Returns (table, rules of thumb); the rules also say which engine and loss model answered.
+
+    Table columns per target: the bracket; `bdp_fraction` and `buffer_pkts`, the exact top of
+    the bracket, whose runs give `utilization`, `utilization_ci95`, delay, loss, Jain's index,
+    `uncongested_runs` and `warnings`; `low_utilization`, `low_ci95` at the bottom; `stopped_by`
+    ("noise", "resolution", "no buffer needed", "not reached"); `search`, the probes in order,
+    each with the bracket after it; `note`, why there is no answer.
 
     engine: the scenario's own (default fluid), or "fluid" / "packet".
     The packet engine runs with one packet time of send jitter unless the scenario sets it: the
     reference of docs/validation/fidelity.md, whose seeds differ.
-    verify: also run the packet engine at each buffer found (VERIFY_SEEDS runs of
+    verify: also run the packet engine at the top of each bracket (VERIFY_SEEDS runs of
         VERIFY_DURATION_S) and report its utilization beside the answer (`packet_utilization`).
     progress: called with one line per probed buffer size (the CLI prints them to stderr).
     """
@@ -149,49 +245,21 @@ def size_buffer(
     with ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=ctx) as pool:
         cache: dict[float, Probe] = {}
 
-        def probe(f: float) -> Probe:
+        def probe(f: float, target: float) -> Probe:
             if f not in cache:
                 cache[f] = p = _probe(pool, doc, base_dir, f, list(range(1, seeds + 1)))
                 if progress:
                     ci = "" if math.isnan(p.ci95) else f" ± {p.ci95:.4f}"
-                    progress(f"probe {len(cache):>2}: buffer {f:.4f} BDP ({f * bdp:,.0f} packets): U {p.utilization:.4f}{ci}")
+                    verdict = "clears" if p.clears(target) else "does not clear"
+                    progress(f"probe {len(cache):>2}: buffer {f:.4f} BDP ({f * bdp:,.0f} packets): U {p.utilization:.4f}{ci}, "
+                             f"{verdict} {target:g}")
             return cache[f]
 
         for target in sorted(targets):
-            if probe(0.0).utilization >= target:
-                found = probe(0.0)
-            elif probe(max_fraction).utilization < target:
-                found = None
-            else:
-                lo, hi = 0.0, max_fraction
-                while hi - lo > max(tolerance * hi, 1e-4):
-                    mid = (lo + hi) / 2
-                    lo, hi = (lo, mid) if probe(mid).utilization >= target else (mid, hi)
-                found = probe(hi)
-            if found is None:
-                r = probe(max_fraction).rows
-                rows.append({"target": target, "bdp_fraction": math.nan, "buffer_pkts": math.nan,
-                             "utilization": probe(max_fraction).utilization, "note": f"not reached at {max_fraction} BDP",
-                             # An answer from runs that never left slow start's ramp says so too.
-                             "uncongested_runs": sum(x["congestion_events"] == 0 for x in r),
-                             "warnings": _warnings(r)})
-                continue
-            r = found.rows
-            rows.append({
-                "target": target,
-                "bdp_fraction": found.fraction,
-                "buffer_pkts": found.fraction * bdp,
-                "utilization": found.utilization,
-                "utilization_ci95": found.ci95,
-                "mean_queueing_delay_s": sum(x["mean_queueing_delay_s"] for x in r) / len(r),
-                "loss_rate": sum(x["loss_rate"] for x in r) / len(r),
-                "jain": sum(x["jain"] for x in r) / len(r),
-                # Runs that saw no congestion event after the warm-up measured a transient (the
-                # end of slow start), not the buffer's steady state: said beside the answer.
-                "uncongested_runs": sum(x["congestion_events"] == 0 for x in r),
-                "warnings": _warnings(r),
-                "note": "",
-            })
+            b = search_bracket(lambda f, t=target: probe(f, t), target, max_fraction, tolerance, cache)
+            rows.append(_answer(b, bdp, max_fraction))
+            if progress and b.high is not None and b.low is not None:
+                progress(f"U≥{target:g}: between {b.low.fraction:.4f} and {b.high.fraction:.4f} BDP (stopped by {b.stopped_by})")
         if verify:
             _verify(pool, doc, base_dir, rows, progress)
     # The rules, at the same reference RTT and capacity (docs/model.md §4.1).
@@ -202,6 +270,7 @@ def size_buffer(
         "bdp_pkts": bdp,
         "reference_rtt_s": rtt_ref,
         "flows": n,
+        "seeds": seeds,
         "rule_of_thumb_pkts": bdp,
         "appenzeller_pkts": bdp / math.sqrt(n),
         "retained_gamma": gamma,
@@ -211,6 +280,36 @@ def size_buffer(
         "loss_model": sc["loss"]["model"] if sc["engine"] == "fluid" else "packets (real drops, send jitter one packet time unless the scenario sets it)",
     }
     return pd.DataFrame(rows), rules
+
+
+def _answer(b: Bracket, bdp: float, max_fraction: float) -> dict[str, Any]:
+    """One table row from a bracket (size_buffer's columns)."""
+    nan = math.nan
+    row: dict[str, Any] = {"target": b.target, "stopped_by": b.stopped_by, "search": b.steps, "note": ""}
+    if b.high is None:  # not reached: the largest buffer tried, and what it measured
+        r = b.low.rows
+        row.update(bdp_fraction=nan, buffer_pkts=nan, bdp_fraction_low=max_fraction, bdp_fraction_high=nan,
+                   buffer_pkts_low=max_fraction * bdp, buffer_pkts_high=nan, probed_low=max_fraction, probed_high=nan,
+                   utilization=b.low.utilization, utilization_ci95=b.low.ci95,
+                   note=f"not reached at {max_fraction} BDP" if b.low.high() < b.target
+                   else f"not shown at {max_fraction} BDP: its 95% interval reaches below the target")
+    else:
+        low = 0.0 if b.low is None else b.low.fraction
+        lo, hi = round_outward(low, b.high.fraction)
+        # In packets: the reported bracket, itself rounded (so it holds it), not a second one.
+        lo_pkts, hi_pkts = round_outward(lo * bdp, hi * bdp, finest=1.0)
+        r = b.high.rows
+        row.update(bdp_fraction=b.high.fraction, buffer_pkts=b.high.fraction * bdp, bdp_fraction_low=lo, bdp_fraction_high=hi,
+                   buffer_pkts_low=lo_pkts, buffer_pkts_high=hi_pkts, probed_low=low, probed_high=b.high.fraction,
+                   utilization=b.high.utilization, utilization_ci95=b.high.ci95,
+                   low_utilization=nan if b.low is None else b.low.utilization, low_ci95=nan if b.low is None else b.low.ci95,
+                   mean_queueing_delay_s=sum(x["mean_queueing_delay_s"] for x in r) / len(r),
+                   loss_rate=sum(x["loss_rate"] for x in r) / len(r), jain=sum(x["jain"] for x in r) / len(r))
+    # Runs that saw no congestion event after the warm-up measured a transient (the end of slow
+    # start), not the buffer's steady state: said beside the answer.
+    row["uncongested_runs"] = sum(x["congestion_events"] == 0 for x in r)
+    row["warnings"] = _warnings(r)
+    return row
 
 
 def _warnings(rows: list[dict[str, Any]]) -> list[str]:

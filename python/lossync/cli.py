@@ -446,8 +446,10 @@ def reproduce(name: str | None, list_them: bool, quick: bool, engine: str | None
 @click.option("--seeds", default=5, show_default=True, help="Runs per probed buffer size.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field.")
 def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, targets, seeds, overrides) -> None:
-    """The smallest buffer reaching each target utilization, by bisection over simulations, beside
-    the rule of thumb, Appenzeller's RTT·C/√n and the synchronized closed form."""
+    """For each target utilization, a bracket of buffers: the smallest probed whose 95% CI over the
+    seeds clears the target and the largest below it that does not, narrowed by bisection only as
+    far as the noise allows; beside the rule of thumb, Appenzeller's RTT·C/√n and the synchronized
+    closed form."""
     from .advisor import VERIFY_DURATION_S, VERIFY_SEEDS, build_scenario, size_buffer
     from .scenario import apply_overrides, load_scenario
 
@@ -470,16 +472,7 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
     click.echo(f"answered by the {rules['engine']} engine, loss model {rules['loss_model']}"
                + (f"; checked by the packet engine with send jitter ({VERIFY_SEEDS} runs × {VERIFY_DURATION_S:g} s per answer)" if verify else "") + "\n")
     check = verify and "packet_utilization" in table
-    click.echo(f"  {'target':>7}{'buffer pkts':>14}{'of BDP':>9}{'U mean':>9}{'± ci95':>8}{'q delay':>10}{'loss':>10}{'Jain':>7}"
-               + (f"{'U packet':>10}{'diff':>8}" if check else ""))
-    for _, r in table.iterrows():
-        if r["note"]:
-            click.echo(f"  {r['target']:>7.3f}  {r['note']}")
-            continue
-        ci = "" if math.isnan(r["utilization_ci95"]) else f"{r['utilization_ci95']:.4f}"
-        extra = f"{r['packet_utilization']:>10.4f}{r['packet_utilization'] - r['utilization']:>+8.3f}" if check else ""
-        click.echo(f"  {r['target']:>7.3f}{r['buffer_pkts']:>14,.0f}{r['bdp_fraction']:>9.4f}{r['utilization']:>9.4f}{ci:>8}"
-                   f"{r['mean_queueing_delay_s'] * 1e3:>8.2f}ms{r['loss_rate']:>10.2e}{r['jain']:>7.3f}{extra}")
+    click.echo(_bracket_table(table, seeds, check))
     for _, r in table.iterrows():
         for engine, col, runs, remedy in (("", "uncongested_runs", seeds, "lengthen --duration"),
                                           ("packet ", "packet_uncongested_runs", VERIFY_SEEDS,
@@ -506,6 +499,37 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
     for t, rho in rules["closed_form"].items():
         click.echo(f"    synchronized closed form, γ={g:.3f}, U≥{t:g}: {rho * bdp:>8,.0f} packets ({rho:.4f} BDP)")
     click.echo(f"    synchronized, 100% utilization: ρ* = (1−γ)/γ = {rules['closed_form_full_utilization']:.4f} BDP")
+
+
+def _bracket_table(table, seeds: int, check: bool) -> str:
+    """size-buffer's answers: each target's bracket of buffers, rounded outward to what its width
+    allows, the utilization (± its 95% CI) at both ends, and why the search stopped there."""
+    from .stats import ci_label
+
+    ci = lambda u, c: f"{u:.4f}" + ("" if math.isnan(c) else f" ± {c:.4f}")  # noqa: E731
+    lines = [f"  {'target':>7}  {'buffer (packets)':<22}{'of BDP':<17}{'U at the top':<19}{'U below':<19}{'q delay':>9}{'loss':>10}"
+             f"{'Jain':>7}" + (f"{'U packet':>10}{'diff':>8}" if check else "")]
+    for _, r in table.iterrows():
+        if r["note"]:
+            lines.append(f"  {r['target']:>7.3f}  {r['note']}: U {ci(r['utilization'], r['utilization_ci95'])}")
+            continue
+        pkts = f"{r['buffer_pkts_low']:,.10g} – {r['buffer_pkts_high']:,.10g}"
+        frac = f"{r['bdp_fraction_low']:.10g} – {r['bdp_fraction_high']:.10g}"
+        below = "" if math.isnan(r["low_utilization"]) else ci(r["low_utilization"], r["low_ci95"])
+        extra = f"{r['packet_utilization']:>10.4f}{r['packet_utilization'] - r['utilization']:>+8.3f}" if check else ""
+        lines.append(f"  {r['target']:>7.3f}  {pkts:<22}{frac:<17}{ci(r['utilization'], r['utilization_ci95']):<19}{below:<19}"
+                     f"{r['mean_queueing_delay_s'] * 1e3:>7.2f}ms{r['loss_rate']:>10.2e}{r['jain']:>7.3f}{extra}")
+    noise = f"± the half-width of the {ci_label(seeds)} across seeds" if seeds > 1 else "one seed: no confidence interval"
+    lines += ["", "  each bracket: the smallest buffer probed whose utilization clears the target and the largest below",
+              f"  it that does not ({noise}), rounded outward to its width or to 2 significant",
+              "  figures. The search halves the bracket and never leaves it; it stops where the two ends' intervals",
+              "  overlap (stopped by noise: a buffer between them could not be told from either) or at 1% of the",
+              "  buffer (stopped by resolution)."]
+    stops = {}
+    for _, r in table.iterrows():
+        stops.setdefault(r["stopped_by"], []).append(f"{r['target']:g}")
+    lines.append("  stopped by " + "; ".join(f"{why}: U≥{', '.join(ts)}" for why, ts in stops.items()))
+    return "\n".join(lines)
 
 
 @main.command(name="calibrate")
