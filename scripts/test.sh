@@ -7,6 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet '.[test]'  # as a user installs it (not -e): the tests check what is installed
+# A headless browser for the report's screenshot test (tests/test_report.py), from Debian's packages
+# where this runs as root; elsewhere, or if it cannot be installed, that test skips and says why.
+if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+        || echo "scripts/test.sh: chromium not installed; the report's screenshot test will skip" >&2
+fi
 python3 -m ruff check python tests scripts
 cargo fmt --all -- --check
 cargo clippy --all-targets --all-features -- -D warnings  # --all-features: the benchmarks too (feature `bench`)

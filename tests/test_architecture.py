@@ -16,10 +16,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "python" / "lossync"
 LAYERS = [
     ["lossync._core", "lossync.errors", "lossync.io"],
     ["lossync.scenario", "lossync.stats"],
-    ["lossync.results", "lossync.plot"],
+    ["lossync.results", "lossync.plot", "lossync.htmlpage"],
     ["lossync.engines"],
     ["lossync.sweeps", "lossync.compare", "lossync.calibrate"],
-    ["lossync.advisor", "lossync.studies"],
+    ["lossync.advisor", "lossync.studies", "lossync.reporting"],
     ["lossync.cli", "lossync", "lossync.__main__"],
 ]
 

@@ -21,6 +21,7 @@ _PUBLIC = {
     "default_scenario_path": "scenario",
     "load_results": "sweeps",
     "load_scenario": "scenario",
+    "report": "reporting",
     "reproduce": "studies",
     "resolve": "scenario",
     "run": "engines",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import signal
 import sys
 import tempfile
@@ -192,7 +193,7 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
         # Ctrl-C: the part simulated, marked partial (or whole, if the simulation had ended), is
         # written if --out was given.
         if out_dir is not None:
-            stop.result.write(out_dir, figure=not no_figure)
+            stop.result.write(out_dir, figure=not no_figure, command=_command_line())
             what = ("the partial result (marked \"partial\": true)" if stop.result.summary["partial"]
                     else "the simulation had ended; its whole result")
             click.echo(f"lossync: interrupted; {what} is in {out_dir}", err=True)
@@ -208,7 +209,7 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
         click.echo(summary_table(result.summary))
         click.echo(f"\n  wall time {wall:.2f} s")
     if out_dir is not None:
-        paths = result.write(out_dir, figure=not no_figure)
+        paths = result.write(out_dir, figure=not no_figure, command=_command_line())
         click.echo("wrote " + ", ".join(str(p) for p in paths), err=as_json)
     # Their folders were checked writable before the run (_writable_dir); create them as --out is.
     for f in (drops_file, sync_file):
@@ -220,6 +221,11 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
     if sync_file is not None:
         atomic_write(sync_file, lambda p: result.sync_distribution().to_csv(p, index=False))
         click.echo(f"wrote {sync_file}", err=as_json)
+
+
+def _command_line() -> str:
+    """This process's command line, as a shell would take it back (for the record an output keeps)."""
+    return shlex.join(["lossync", *sys.argv[1:]])
 
 
 def _writable_dir(option: str, folder: Path) -> None:
@@ -288,7 +294,8 @@ def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: 
     # Default: beside the sweep file, or in the working folder for a shipped example named.
     out_dir = out_dir or (spec.with_suffix("") if spec.exists() else Path(spec.stem))
     try:
-        results = sweep(spec, out_dir, scheduler=scheduler, workers=workers, resume=resume, announce=lambda line: click.echo(line, err=True))
+        results = sweep(spec, out_dir, scheduler=scheduler, workers=workers, resume=resume, announce=lambda line: click.echo(line, err=True),
+                        command=_command_line())
     except KeyboardInterrupt:
         click.echo(f"lossync: interrupted; finished runs are in {out_dir}; rerun with --resume", err=True)
         sys.exit(130)
@@ -431,6 +438,21 @@ def reproduce(name: str | None, list_them: bool, quick: bool, engine: str | None
     report = run_study(name, out_dir, quick=quick, engine=engine)
     click.echo(report.read_text())
     click.echo(f"wrote {out_dir}/figure.png and {report}")
+
+
+@main.command(name="report")
+@click.argument("folder", type=_Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--out", "out", type=_Path(dir_okay=False, path_type=Path), help="The HTML file to write (default: FOLDER/report.html).")
+def report_cmd(folder: Path, out: Path | None) -> None:
+    """One self-contained HTML page for the run, sweep or study in FOLDER (what `run --out`,
+    `sweep` or `reproduce` wrote): the scenario, the summary, the figures, the warnings and the
+    command that reproduces it; the figures are inline and it links to nothing outside itself."""
+    from .reporting import report
+
+    if out is not None:
+        _writable_dir("--out", out.parent)
+        out.parent.mkdir(parents=True, exist_ok=True)
+    click.echo(f"wrote {report(folder, out)}")
 
 
 @main.command(name="size-buffer")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pandas as pd
 
 from . import _core
 from .errors import InputFileError
-from .io import check_result_set, write_result_set
+from .io import atomic_write, check_result_set, write_result_set
 
 EVENT_COLUMNS = ["link", "start_s", "candidates", "signalled", "lost"]
 #: One row per finished flow of a dynamic group (`arrivals`; packet engine).
@@ -96,8 +97,13 @@ class Result:
         """Per-link metrics, one row per link."""
         return pd.DataFrame(self.summary["links"]).set_index("name")
 
-    def provenance(self) -> dict[str, Any]:
-        return {"lossync_version": _core.__version__, "seed": self.summary["seed"], "scenario": self.scenario}
+    def provenance(self, command: str | None = None) -> dict[str, Any]:
+        """What made this result: the version, the seed, the resolved scenario and, where known, the
+        command line (`lossync run ...`; lossync report shows it)."""
+        doc = {"lossync_version": _core.__version__, "seed": self.summary["seed"], "scenario": self.scenario}
+        if command is not None:
+            doc["command"], doc["cwd"] = command, os.getcwd()
+        return doc
 
     def scenario_toml(self) -> str:
         """The resolved scenario as TOML, every default written out: running it reproduces this
@@ -110,13 +116,14 @@ class Result:
 
         return figure(self, max_flows=max_flows)
 
-    def write(self, out_dir: str | Path, figure: bool = True) -> list[Path]:
+    def write(self, out_dir: str | Path, figure: bool = True, command: str | None = None) -> list[Path]:
         """Writes summary.json (with the resolved scenario for provenance), scenario.toml (the
         resolved scenario, which re-runs to this result), series.parquet, events.csv, fct.parquet
         (with dynamic traffic only), aggregate.parquet (with `run.aggregate_interval` only) and
         figure.png into `out_dir`, as one set: summary.json appears last, only beside files of
         the same run, and names each with its SHA-256 (`files`), so `Result.read` can tell a
-        complete set; an interrupted or killed write leaves no summary.json."""
+        complete set; an interrupted or killed write leaves no summary.json. command: the command
+        line that made it, kept in the summary's provenance (`lossync report` shows it)."""
         files = {
             "scenario.toml": lambda p: p.write_text(self.scenario_toml()),
             "series.parquet": lambda p: self.series.to_parquet(p, index=False),
@@ -131,7 +138,7 @@ class Result:
             files["figure.png"] = lambda p: fig.savefig(p, dpi=120, format="png")
 
         def write_summary(path: Path, digests: dict[str, str]) -> None:
-            doc = dict(self.summary, provenance=self.provenance(), files=digests)
+            doc = dict(self.summary, provenance=self.provenance(command), files=digests)
             path.write_text(json.dumps(doc, indent=2) + "\n")
 
         try:
@@ -141,6 +148,20 @@ class Result:
                 import matplotlib.pyplot as plt
 
                 plt.close(fig)
+
+    def report(self, path: str | Path, command: str | None = None) -> Path:
+        """Writes one self-contained HTML page of this run to `path`: the summary, the figure, the
+        warnings, the command that reproduces it and the resolved scenario, the figure inline and
+        nothing linked from outside the file (share it as it is). command: the command line that
+        made it, if known. `lossync report DIR` does the same for a folder `write` filled."""
+        from .htmlpage import figure_png, run_page
+
+        commands = [("Re-run it: save the Scenario below as scenario.toml (the resolved scenario, its seed included), then",
+                     "lossync run scenario.toml")]
+        if command is not None:
+            commands.insert(0, ("Made by", command))
+        text = run_page(self, figure_png(self.plot()), commands)
+        return atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
 
     @classmethod
     def read(cls, out_dir: str | Path) -> Result:

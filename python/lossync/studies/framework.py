@@ -10,6 +10,8 @@ congestion event. `quick` cuts seeds and duration for CI; its numbers are indica
 from __future__ import annotations
 
 import json
+import os
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,6 +116,10 @@ def reproduce(name: str, out: str | Path, quick: bool = False, engine: str | Non
         raise ScenarioError("--engine", f"{name} runs on {', '.join(study.engines)} only, not {engine}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    # What this folder is and the command that remakes it (`lossync report` shows them).
+    command = shlex.join(["lossync", "reproduce", name, *(["--quick"] if quick else []), "--engine", engine, "--out", str(out)])
+    atomic_write(out / "study.json", lambda p: p.write_text(json.dumps({"study": name, "quick": quick, "engine": engine,
+                                                                        "command": command, "cwd": os.getcwd()}) + "\n"))
     data = study.run(out, quick, engine)
     protocol = f"--quick: {study.fidelity[1]}, indicative only" if quick else f"full fidelity: {study.fidelity[0]}"
     fig = study.figure(data)

@@ -180,6 +180,7 @@ def sweep(
     base_dir: str | Path | None = None,
     columns: Callable[[Any], dict[str, Any]] | None = None,
     announce: Callable[[str], None] | None = None,
+    command: str | None = None,
 ) -> pd.DataFrame:
     """Runs a sweep and returns its results (one row per point and seed, failures included).
 
@@ -192,6 +193,8 @@ def sweep(
     sweep never mixes rows with and without them.
     announce: called with one line of text: the sweep's size before any work, then its progress
     at each tenth where no progress bar shows it (the command line prints them).
+    command: the command line that started it, kept in `out/command.json` with the folder it ran
+    in (`lossync report` shows it).
     """
     say = announce or (lambda _: None)
     if isinstance(spec, (str, Path)):
@@ -239,6 +242,8 @@ def sweep(
             runs.mkdir(parents=True, exist_ok=True)
             remove_temporaries(runs)  # rows a killed sweep was writing; we hold the lock
             write_text(spec_file, spec_text)
+            if command is not None:
+                write_text(out / "command.json", json.dumps({"command": command, "cwd": os.getcwd()}) + "\n")
 
             done = set()
             if resume:
