@@ -2,8 +2,10 @@
 the scenario, the summary, the figures, the warnings and the command that reproduces it, with
 nothing linked from outside the file; and what a browser draws of it."""
 
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -114,6 +116,18 @@ def test_a_sweep_has_one_page_with_everything(folders):
     assert "(12 runs)" in text  # each warning with how many runs gave it
     # A figure per headline metric, against the buffer, a line per variant.
     assert sum(t == "img" for t, _ in page.tags) == 4
+
+
+def test_the_sweep_file_on_the_page_reruns_the_sweep(folders, tmp_path):
+    # The Scenario section's sweep file, saved and run as the Reproduce section says, gives the
+    # same runs: the same resolved scenarios (hashes) and the same numbers.
+    text = (folders["sweep"] / "report.html").read_text(encoding="utf-8")
+    block = re.search(r"The sweep \(JSON, a sweep file\)</h3>\s*<pre>(.*?)</pre>", text, re.S).group(1)
+    (tmp_path / "sweep.json").write_text(html.unescape(block))
+    again = lossync.sweep(tmp_path / "sweep.json", tmp_path / "again", workers=2, progress=False)
+    before = lossync.load_results(folders["sweep"])
+    key = lambda rows: rows.sort_values("scenario_hash")[["scenario_hash", "utilization", "jain"]].reset_index(drop=True)  # noqa: E731
+    assert key(again).equals(key(before))
 
 
 def test_a_study_has_one_page_with_everything(folders):
