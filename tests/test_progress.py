@@ -142,8 +142,11 @@ def test_calibrate_stopped_by_its_limit_keeps_the_closest_fit(monkeypatch, tmp_p
 
 def test_calibrate_refuses_when_the_limit_leaves_no_reference():
     doc = {"dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": 0.05}}, "flows": [{"count": 2, "cc": "reno", "rtt": "40ms"}]}
+    # The function from its module: `lossync.calibrate` is the module once a test imported it.
+    from lossync.calibrate import calibrate
+
     with pytest.raises(RunTimeout, match="before the packet reference's first runs"):
-        lossync.calibrate(doc, timeout_s=1e-9, duration_s=60)
+        calibrate(doc, timeout_s=1e-9, duration_s=60)
 
 
 def test_deadline_and_duration_text():
