@@ -166,6 +166,14 @@ def size_buffer(
         progress(f"each probe: {seeds} runs of {sc['run']['duration_s']:g} s on the {sc['engine']} engine, estimated "
                  f"{duration_text(per_run * math.ceil(seeds / workers))} on {workers} workers; at most about {per_target} probes per target")
     bar = progress_bar(None, "size-buffer", "run", bars)
+    if progress and bar is not None:  # a line above the bar, not through it
+        say = progress
+
+        def progress(line: str) -> None:
+            bar.clear()
+            say(line)
+            bar.refresh()
+
     with bar if bar is not None else nullcontext(), ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         cache: dict[float, Probe] = {}
 
