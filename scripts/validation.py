@@ -119,6 +119,8 @@ def run_cell(study: str, key: dict, doc: dict, engines: list[str], timeout_s: fl
                 row["cost"] = {"wall_s": time.perf_counter() - t0, "data_packets": r.summary["links"][0]["arrivals_pkts"]}
             elif engine == "ns3":
                 r, st = run_ns3_with_stats(doc, timeout_s=timeout_s)
+                if r.summary["partial"]:  # stopped by the limit: a cell ns-3 did not finish
+                    raise lossync.LossyncError(f"engine ns3: the simulation did not finish within {timeout_s} s")
                 row["cost"] = {"wall_s": st.wall_s, "events": st.events, "data_packets": st.data_packets_sent}
             else:
                 if hist is None:

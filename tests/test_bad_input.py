@@ -524,8 +524,9 @@ def test_a_new_engine_is_one_registration():
     seen = []
     packet = ENGINES["packet"]
     toy = Engine(name="toy", about="a test", capabilities={**packet.capabilities, "topology": "dumbbell"},
-                 run=lambda sc, ov, base, progress, force: seen.append("run") or packet.run(sc, [*ov, 'engine="packet"'], base, progress, force),
-                 check=lambda sc, force: seen.append("check"))
+                 run=lambda sc, ov, base, progress, force, timeout_s: seen.append("run")
+                 or packet.run(sc, [*ov, 'engine="packet"'], base, progress, force, timeout_s),
+                 check=lambda sc, force: seen.append("check"), estimate=packet.estimate)
     ENGINES["toy"] = toy
     try:
         doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}}, "flows": [{"cc": "reno", "rtt": "50ms"}],

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+import lossync
 from lossync import ScenarioError, resolve
 from lossync.compare import compare, relative_share_error, with_send_jitter
 from lossync.scenario import find_scenario, load_scenario
@@ -126,3 +127,53 @@ def test_each_engines_warnings_are_shown(tmp_path):
     assert "lossync: warning: [packet:jitter] run.duration: no congestion event" in r.stderr  # the default reference
     j = subprocess.run([sys.executable, "-m", "lossync", "compare", str(f), "--json"], capture_output=True, text=True, timeout=300)
     assert any(w.startswith("run.duration") for w in json.loads(j.stdout)["packet:jitter"]["warnings"])
+
+
+def test_parking_lot_4_per_flow_group_and_per_link(tmp_path):
+    # Issue 32, acceptance 4: each flow group's throughput per engine and every link's
+    # utilization, with the differences from the reference (40 s instead of 600: seconds of
+    # packet engine).
+    short = ["--set", "run.duration=40s", "--set", "run.warmup=10s"]
+    df = compare("parking-lot-4", ["fluid", "packet:jitter"], short[1::2])
+    groups, links = ["long", "short-a", "short-b", "short-c", "short-d"], ["a", "b", "c", "d"]
+    for e in df.index:
+        # Each link carries the long flow and its short one: their throughputs fill it as far as
+        # the link's utilization says (departures, retransmissions included, against deliveries).
+        for g, li in zip(groups[1:], links):
+            carried = df.loc[e, "group.long.throughput_bps"] + df.loc[e, f"group.{g}.throughput_bps"]
+            assert carried == pytest.approx(df.loc[e, f"link.{li}.utilization"] * 1e9, rel=0.02), (e, li)
+        assert sum(df.loc[e, f"group.{g}.share"] for g in groups) == pytest.approx(1.0)
+        # The headline utilization is one link's, its bottleneck's.
+        assert df.loc[e, "utilization"] in [df.loc[e, f"link.{li}.utilization"] for li in links]
+    fluid, packet = df.loc["fluid"], df.loc["packet:jitter"]
+    assert fluid["d.group.long.throughput_bps"] == pytest.approx(fluid["group.long.throughput_bps"] - packet["group.long.throughput_bps"])
+    assert fluid["d.link.a.utilization"] == pytest.approx(fluid["link.a.utilization"] - packet["link.a.utilization"])
+    # The fluid engine says its long flow's figure is outside its validated region; the packet
+    # engine, which is the reference, does not.
+    assert any(w.startswith("flows[0] (long): its path crosses 4 links that can each be its bottleneck (a, b, c, d)") for w in fluid["warnings"])
+    assert not any("bottleneck (" in w for w in packet["warnings"])
+
+    r = subprocess.run([sys.executable, "-m", "lossync", "compare", "parking-lot-4", *short], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    at = out.index(next(line for line in out if line.startswith("flow group")))
+    for k, g in enumerate(groups):
+        row = out[at + 1 + 2 * k].split()  # the throughput, then the share below it
+        assert row[0] == g and len(row) == 5 and row[2] == row[4] == "Mb/s", row
+        share = out[at + 2 + 2 * k].split()
+        assert [float(x) for x in share] == pytest.approx([df.loc[e, f"group.{g}.share"] for e in df.index], abs=6e-4)
+    at = out.index(next(line for line in out if line.startswith("link ")))
+    assert [out[at + 1 + k].split()[0] for k in range(4)] == links
+    assert [float(x) for x in out[at + 1].split()[1:]] == pytest.approx([df.loc[e, "link.a.utilization"] for e in df.index], abs=6e-5)
+    assert "difference from packet:jitter" in r.stdout
+    assert "lossync: warning: [fluid] flows[0] (long): its path crosses 4 links" in r.stderr
+
+
+def test_the_multi_bottleneck_warning_follows_the_validated_region():
+    # NSFNet's flows cross two RED access links that can each be their bottleneck; there the
+    # fluid engine's per-flow throughput stayed within 8% (docs/validation/topologies.md): no
+    # warning. A dumbbell has one link.
+    nsfnet = lossync.run("nsfnet", ["run.duration=5s", "run.warmup=1s"], warn=False).summary
+    assert not any("can each be its bottleneck" in w for w in nsfnet["warnings"])
+    lot = lossync.run("parking-lot", ["run.duration=5s", "run.warmup=1s"], warn=False).summary
+    assert [w.split(":")[0] for w in lot["warnings"] if "can each be its bottleneck" in w] == ["flows[0] (long)"]

@@ -525,3 +525,18 @@ def test_red_with_ecn_marks_instead_of_dropping(capsys):
     assert s["utilization"] > 0.9
     assert sum(f["mark_rate"] > 0 for f in s["flows"]) == 10
     assert_nothing_left(os.getpid())
+
+
+@needs_root
+def test_a_timeout_shortens_the_traffic_and_leaves_nothing():
+    # The limit counts the set-up (namespaces, delay box, RTT checks: seconds); the traffic then
+    # runs only as long as it leaves, and the result is that part, marked partial.
+    doc = {**DOC, "run": {"duration": "30s", "warmup": "2s"}}
+    s = kernel.run_kernel(doc, timeout_s=15).summary
+    assert s["partial"] is True and 2 < s["duration_s"] < 30
+    assert any(w.startswith("timeout: stopped by the wall-time limit") and "of 30 s simulated" in w for w in s["warnings"]), s["warnings"]
+    assert s["utilization"] > 0.9
+    assert_nothing_left(os.getpid())
+    with pytest.raises(lossync.LossyncError, match="not past its 2 s warm-up"):
+        kernel.run_kernel(doc, timeout_s=3)
+    assert_nothing_left(os.getpid())

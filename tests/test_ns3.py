@@ -2,6 +2,10 @@
 exactly B packets at the bottleneck, and refuses what it cannot translate. Skipped when the
 optional `ns3` wheel is not installed (pip install 'lossync[ns3]')."""
 
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -291,3 +295,52 @@ def test_dctcp_and_bbr_translate():
     assert " 1 200 120 " in flows[1]  # BBR paces
     assert flows[2].startswith("flow ns3::TcpCubic ") and "@ecn=On" in flows[2]
     assert "qdisc_type ns3::CoDelQueueDisc\n" in params and "qdisc_attr UseEcn true\n" in params
+
+
+# --- Progress and wall-time limits (issue 32, item 3) ------------------------------------------
+
+
+def test_the_progress_lines_change_nothing_in_the_run(capsys):
+    # The program's progress checks are events of its own, left out of the event count: the run
+    # with a bar is the run without one, to the last number.
+    doc = reno({"bdp_fraction": 0.25}, count=2, duration="40s")
+    quiet, _ = run_ns3_with_stats(doc, progress=False)
+    assert "sim s" not in capsys.readouterr().err
+    shown, _ = run_ns3_with_stats(doc, progress=True)
+    assert re.search(r"ns-3: .*sim s", capsys.readouterr().err)
+    assert shown.summary == quiet.summary
+
+
+def test_a_timeout_stops_ns3_with_the_part_simulated_marked_partial():
+    r, st = run_ns3_with_stats(reno({"packets": 20}, duration="100000s", warmup="5s"), timeout_s=2)
+    s = r.summary
+    assert s["partial"] is True and 5 < s["duration_s"] < 100000 and s["duration_s"] == pytest.approx(st.sim_s)
+    assert any(w.startswith("timeout: stopped by the wall-time limit") and f"at {st.sim_s:.6g} s of 100000 s" in w for w in s["warnings"])
+
+
+def test_compare_with_ns3_shows_progress_and_a_timeout_keeps_the_finished_engines(tmp_path):
+    # Issue 32, acceptance 2: `compare --engines fluid,packet:jitter,ns3` says what the runs will
+    # take before they start, shows ns-3's progress, and a limit prints the engines that finished,
+    # the rest marked not finished. ns-3 takes minutes for 1000 s at 100 Mb/s; the others seconds.
+    from lossync.engines.ns3 import build_program
+
+    build_program()  # compiled once, outside the limit
+    f = tmp_path / "b.toml"
+    f.write_text('[dumbbell]\ncapacity = "100Mbps"\nbuffer = { bdp_fraction = 0.25 }\n'
+                 '[[flows]]\ncount = 4\ncc = "reno"\nrtt = "40ms..80ms"\nslow_start = true\n'
+                 '[run]\nduration = "1000s"\nwarmup = "10s"\n')
+    r = subprocess.run([sys.executable, "-m", "lossync", "compare", str(f), "--engines", "fluid,packet:jitter,ns3", "--timeout", "12",
+                        "--progress"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    err = r.stderr
+    estimate = re.search(r"lossync: compare: 3 engines, 1000 s simulated each; estimated (.*) in all \(fluid .*, packet:jitter .*, ns3 (.*);", err)
+    assert estimate, err
+    start = err.index("lossync: compare: [3/3] ns3, estimated")
+    # tqdm's bar of ns-3's simulated seconds, redrawn as the program reports them.
+    updates = re.findall(r"ns-3:\s+\d+%.*? ([\d.]+)/1000 \[", err[start:])
+    assert len(updates) >= 2 and float(updates[-1]) > 0, err[start:]
+    out = r.stdout.splitlines()
+    assert out[0].split() == ["metric", "fluid", "packet:jitter", "ns3"]
+    head = out[1].split()
+    assert head[0] == "utilization" and 0.5 < float(head[1]) <= 1 and 0.5 < float(head[2]) <= 1 and head[3:] == ["not", "finished"]
+    assert re.fullmatch(r"ns3: not finished: stopped at [\d.]+ of 1000 s simulated", out[-1]), out[-1]

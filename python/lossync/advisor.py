@@ -14,13 +14,17 @@ import multiprocessing
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from .compare import with_send_jitter
+from .engines import estimate_wall_s
 from .errors import LossyncError, ScenarioError
+from .progress import bar as progress_bar
+from .progress import duration_text
 from .scenario import ScenarioLike, find_scenario, load_scenario, resolve
 from .stats import METRICS, t975
 from .sweeps import run_point
@@ -90,9 +94,13 @@ class Probe:
         return self.low() >= target
 
 
-def _probe(pool, base: dict, base_dir: str, fraction: float, seeds: list[int]) -> Probe:
+def _probe(pool, base: dict, base_dir: str, fraction: float, seeds: list[int], bar=None) -> Probe:
     point = {"dumbbell.buffer.bdp_fraction": fraction}
-    rows = list(pool.map(run_point, *zip(*[(base, base_dir, [], point, s) for s in seeds])))
+    rows = []
+    for row in pool.map(run_point, *zip(*[(base, base_dir, [], point, s) for s in seeds])):
+        rows.append(row)
+        if bar is not None:
+            bar.update(1)
     bad = [r for r in rows if r["status"] != "ok"]
     if bad:
         raise LossyncError(bad[0]["error"])
@@ -191,6 +199,7 @@ def size_buffer(
     engine: str | None = None,
     verify: bool = False,
     progress: Callable[[str], None] | None = None,
+    bars: bool | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """For each target utilization, a bracket of buffers (as fractions of the dumbbell's BDP at
     its reference RTT): `probed_high`, the smallest buffer probed whose 95% confidence interval
@@ -213,7 +222,9 @@ def size_buffer(
     reference of docs/validation/fidelity.md, whose seeds differ.
     verify: also run the packet engine at the top of each bracket (VERIFY_SEEDS runs of
         VERIFY_DURATION_S) and report its utilization beside the answer (`packet_utilization`).
-    progress: called with one line per probed buffer size (the CLI prints them to stderr).
+    progress: called with one line per probed buffer size (the CLI prints them to stderr), and
+        first with what a probe will take, roughly (the engine's `estimate`).
+    bars: a bar of the runs (None: where someone watches, `progress.watched`).
     """
     for t in targets:
         if not 0 < t <= 1:
@@ -242,12 +253,29 @@ def size_buffer(
 
     ctx = multiprocessing.get_context("spawn")
     rows = []
-    with ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=ctx) as pool:
+    workers = workers or os.cpu_count() or 1
+    # The largest buffer probed: the slowest runs of the packet engine (the fluid's do not depend on it).
+    per_run = estimate_wall_s({**doc, "dumbbell": {**doc["dumbbell"], "buffer": {"bdp_fraction": max_fraction}}}, (), base_dir)
+    # A bisection to `tolerance` of max_fraction, plus its two ends, per target at most.
+    per_target = math.ceil(math.log2(1 / tolerance)) + 2
+    if progress:
+        progress(f"each probe: {seeds} runs of {sc['run']['duration_s']:g} s on the {sc['engine']} engine, estimated "
+                 f"{duration_text(per_run * math.ceil(seeds / workers))} on {workers} workers; at most about {per_target} probes per target")
+    bar = progress_bar(None, "size-buffer", "run", bars)
+    if progress and bar is not None:  # a line above the bar, not through it
+        say = progress
+
+        def progress(line: str) -> None:
+            bar.clear()
+            say(line)
+            bar.refresh()
+
+    with bar if bar is not None else nullcontext(), ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         cache: dict[float, Probe] = {}
 
         def probe(f: float, target: float) -> Probe:
             if f not in cache:
-                cache[f] = p = _probe(pool, doc, base_dir, f, list(range(1, seeds + 1)))
+                cache[f] = p = _probe(pool, doc, base_dir, f, list(range(1, seeds + 1)), bar)
                 if progress:
                     ci = "" if math.isnan(p.ci95) else f" ± {p.ci95:.4f}"
                     verdict = "clears" if p.clears(target) else "does not clear"

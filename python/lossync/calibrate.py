@@ -28,9 +28,10 @@ from typing import Any, NamedTuple
 
 from . import _core
 from .compare import with_send_jitter
-from .engines import run
+from .engines import estimate_wall_s, run
 from .errors import ScenarioError
 from .io import write_text
+from .progress import Deadline, RunTimeout, duration_text
 from .scenario import ScenarioLike, find_scenario, load_scenario
 
 #: Where `event_threshold` is bisected: up to 100 (the scenario field's bound) to raise a too-low
@@ -49,11 +50,28 @@ class Fit(NamedTuple):
     s: float
 
 
-def seed_means(doc: dict[str, Any], seeds: list[int], base_dir: str | None) -> tuple[float, float]:
+class _OutOfTime(Exception):
+    """The wall-time limit ran out during a run of the fit (it stopped short, or never started)."""
+
+
+def seed_means(doc: dict[str, Any], seeds: list[int], base_dir: str | None, deadline: Deadline | None = None,
+               bars: bool | None = False) -> tuple[float, float]:
     """Mean utilization and mean synchronization rate (share of a link's flows that lose per
     congestion event) over `seeds`; the rate's mean is over the runs that saw an event (a summary
-    without one has none), NaN if none did."""
-    summaries = [run({**doc, "run": {**doc["run"], "seed": s}}, progress=False, base_dir=base_dir, warn=False).summary for s in seeds]
+    without one has none), NaN if none did. With a `deadline`, _OutOfTime once it has passed
+    (a run it stops is not used)."""
+    deadline = deadline or Deadline(None)
+    summaries = []
+    for s in seeds:
+        if deadline.expired():
+            raise _OutOfTime
+        try:
+            r = run({**doc, "run": {**doc["run"], "seed": s}}, progress=bars, base_dir=base_dir, warn=False, timeout_s=deadline.remaining_s())
+        except RunTimeout:
+            raise _OutOfTime from None
+        if r.summary["partial"]:
+            raise _OutOfTime
+        summaries.append(r.summary)
     rates = [x["sync_rate_mean"] for x in summaries if x["sync_rate_mean"] is not None]
     return sum(x["utilization"] for x in summaries) / len(summaries), sum(rates) / len(rates) if rates else math.nan
 
@@ -71,6 +89,8 @@ def calibrate(
     converged_within: float = 0.01,
     max_doublings: int = 4,
     sync_tolerance: float = 0.01,
+    timeout_s: float | None = None,
+    bars: bool | None = None,
 ) -> dict[str, Any]:
     """Fits the `tcp` loss model so that the fluid engine's mean utilization over seeds 1..`seeds`
     matches the packet engine's (within `tolerance`, or as close as the bisection gets in 20
@@ -92,7 +112,13 @@ def calibrate(
     0.890, 0.900, 0.927, 0.946 and 0.956 over 60 to 960 s); the fit uses the longest runs (packet
     and fluid). A reference that never settles is said in `fitted.note`. (Comparing the two
     halves of one run is not enough: 10 CUBIC flows at 100 Mb/s, 5% BDP, give halves 0.0006 apart
-    over 60 s and 0.686 over 120 s.)"""
+    over 60 s and 0.686 over 120 s.)
+
+    `timeout_s`: a wall-time limit. Once it passes, the fit stops and keeps what it has: the
+    last packet reference that finished (a longer one cut short is not used) and the closest fit
+    tried so far, said in `fitted.note` and `fitted.partial`; RunTimeout if no packet reference or
+    no fluid run finished. `bars`: each run's progress bar (None: where someone watches)."""
+    deadline = Deadline(timeout_s, "--timeout")
     if seeds < 1:
         raise ScenarioError("--seeds", "must be at least 1")
     if reference_sync_rate is not None and (reference_utilization is None or not fit_sync_rate):
@@ -128,14 +154,28 @@ def calibrate(
     smallest = min((link["buffer_pkts"] for link in sc["links"] if link["buffer_pkts"] > 0), default=0.0)
     seed_list = list(range(1, seeds + 1))
 
-    unsettled = ""
+    unsettled = stopped = ""
     s_packet = math.nan  # no synchronization reference for a given utilization
     if reference_utilization is None:
-        u_shorter, agreed = None, 0
+        u_shorter, s_shorter, agreed = None, math.nan, 0
         for doubling in range(max_doublings + 1):
             reference = with_send_jitter({**doc, "engine": "packet"}, (), base_dir)
             reference_name = _packet_reference(reference, base_dir)
-            u_packet, s_packet = seed_means(reference, seed_list, base_dir)
+            say(f"{reference_name}, {seeds} runs of {sc['run']['duration_s']:g} s: estimated "
+                f"{duration_text(seeds * estimate_wall_s(reference, (), base_dir))}")
+            try:
+                u_packet, s_packet = seed_means(reference, seed_list, base_dir, deadline, bars)
+            except _OutOfTime:
+                if u_shorter is None:
+                    raise RunTimeout(f"timeout: calibrate's {timeout_s:g} s wall-time limit ran out before the packet reference's first "
+                                     f"runs ({seeds} of {sc['run']['duration_s']:g} s) finished: nothing to fit to") from None
+                # The runs half as long are the reference, and the fluid runs match their length.
+                u_packet, s_packet = u_shorter, s_shorter
+                doc["run"].update(duration=sc["run"]["duration_s"] / 2, warmup=sc["run"]["warmup_s"] / 2)
+                sc = json.loads(_core.resolve(json.dumps(doc), "json", base_dir or "."))
+                unsettled = (f"; stopped by the {timeout_s:g} s wall-time limit during the packet runs of twice that length: the "
+                             f"reference is the runs of {sc['run']['duration_s']:g} s, not known to have settled")
+                break
             say(f"{reference_name}, {sc['run']['duration_s']:g} s: U {u_packet:.4f}, {_rate(s_packet)} (mean of {seeds} runs)")
             if u_shorter is not None:
                 agreed = agreed + 1 if abs(u_packet - u_shorter) <= converged_within else 0
@@ -146,7 +186,7 @@ def calibrate(
                              f"{u_shorter:.4f} over runs half as long; {agreed} of the 2 agreements in a row it needs): "
                              "the fit is that uncertain")
             if doubling < max_doublings:
-                u_shorter = u_packet
+                u_shorter, s_shorter = u_packet, s_packet
                 doc["run"].update(duration=2 * sc["run"]["duration_s"], warmup=2 * sc["run"]["warmup_s"])
                 sc = json.loads(_core.resolve(json.dumps(doc), "json", base_dir or "."))
         if unsettled:
@@ -164,9 +204,10 @@ def calibrate(
         loss: dict[str, Any] = {"model": "tcp", "event_threshold": e, **kept}
         if c is not None:  # None: the default headroom (docs/fluid.md)
             loss["burst_per_sqrt_buffer"] = c
-        u, s = seed_means({**doc, "engine": "fluid", "loss": loss}, seed_list, base_dir)
+        u, s = seed_means({**doc, "engine": "fluid", "loss": loss}, seed_list, base_dir, deadline, bars)
         say(f"fluid, burst_per_sqrt_buffer {'default' if c is None else f'{c:.4f}':>8}, event_threshold {e:7.3f}: U {u:.4f}, {_rate(s)}")
-        return Fit(c, e, u, s)
+        tried.append(Fit(c, e, u, s))
+        return tried[-1]
 
     def bisect(fit_of: Callable[[float], Fit], lo: float, hi: float, f_lo: Fit, f_hi: Fit) -> tuple[float, Fit]:
         """The x in [lo, hi] whose U is closest to the packet engine's, U monotone in x."""
@@ -192,49 +233,60 @@ def calibrate(
             return zero
         return bisect(lambda c: fluid(c, e), 0.0, hi, zero, fluid(hi, e))[1]
 
-    before = fluid(None, 1.0)
-    u_before = before.u
-    after = before
+    tried: list[Fit] = []  # every fluid evaluation, for a fit a wall-time limit stops
     fitted_sync = False
     at_limit = False  # the fit stops at a bound, and its note already says how far it stays
     wants_sync = fit_sync_rate and math.isfinite(s_packet)
-    if abs(u_before - u_packet) <= tolerance:
-        note = f"the fluid engine (default headroom) is within {tolerance} of the packet engine: nothing to fit"
-        if wants_sync and smallest > 0 and abs(before.s - s_packet) > sync_tolerance:
-            # The utilization needs no fit, the synchronization rate does.
-            after, fitted_sync = _fit_sync(headroom_for, before, u_packet, s_packet, tolerance, sync_tolerance), True
-            note = (f"the utilization needed no fit (within {tolerance}); fitted burst_per_sqrt_buffer and event_threshold "
-                    "(the synchronization rate)" if after is not before else note)
-    elif (zero := fluid(0.0, 1.0)).u >= u_packet and smallest == 0:
-        after, at_limit = zero, True
-        note = "no buffered link, so no headroom to fit: the fluid engine stays above the packet engine"
-    elif zero.u >= u_packet:
-        # The headroom moves utilization down as it grows (a smaller effective buffer drains
-        # more often): bisect it between none and its bound. Then, with fit_sync_rate, if the
-        # fluid engine misses the reference's synchronization rate, bisect event_threshold (on
-        # its logarithm, within SYNC_THRESHOLD_RANGE) to match it, refitting the headroom at
-        # each: U fixes the headroom only given how many flows lose per overflow.
-        after = bisect(lambda c: fluid(c, 1.0), 0.0, hi, zero, fluid(hi, 1.0))[1]
-        if wants_sync and abs(after.s - s_packet) > sync_tolerance:
-            after = _fit_sync(headroom_for, after, u_packet, s_packet, tolerance, sync_tolerance)
-            fitted_sync = True
-        at_limit = after.c is not None and after.c >= hi
-        note = ("fitted burst_per_sqrt_buffer" + (" and event_threshold (the synchronization rate)" if fitted_sync else "")
-                if not at_limit else "burst_per_sqrt_buffer at its limit (95% of the smallest buffer): the fluid engine stays above the packet engine")
-    else:
-        # Too low even without headroom: more flows lose per overflow than in packets; raise the
-        # drops per loss event (bisection on its logarithm: the effect is multiplicative).
-        e_hi = THRESHOLD_MAX
+    try:
+        before = fluid(None, 1.0)
+        u_before = before.u
+        after = before
+        if abs(u_before - u_packet) <= tolerance:
+            note = f"the fluid engine (default headroom) is within {tolerance} of the packet engine: nothing to fit"
+            if wants_sync and smallest > 0 and abs(before.s - s_packet) > sync_tolerance:
+                # The utilization needs no fit, the synchronization rate does.
+                after, fitted_sync = _fit_sync(headroom_for, before, u_packet, s_packet, tolerance, sync_tolerance), True
+                note = (f"the utilization needed no fit (within {tolerance}); fitted burst_per_sqrt_buffer and event_threshold "
+                        "(the synchronization rate)" if after is not before else note)
+        elif (zero := fluid(0.0, 1.0)).u >= u_packet and smallest == 0:
+            after, at_limit = zero, True
+            note = "no buffered link, so no headroom to fit: the fluid engine stays above the packet engine"
+        elif zero.u >= u_packet:
+            # The headroom moves utilization down as it grows (a smaller effective buffer drains
+            # more often): bisect it between none and its bound. Then, with fit_sync_rate, if the
+            # fluid engine misses the reference's synchronization rate, bisect event_threshold (on
+            # its logarithm, within SYNC_THRESHOLD_RANGE) to match it, refitting the headroom at
+            # each: U fixes the headroom only given how many flows lose per overflow.
+            after = bisect(lambda c: fluid(c, 1.0), 0.0, hi, zero, fluid(hi, 1.0))[1]
+            if wants_sync and abs(after.s - s_packet) > sync_tolerance:
+                after = _fit_sync(headroom_for, after, u_packet, s_packet, tolerance, sync_tolerance)
+                fitted_sync = True
+            at_limit = after.c is not None and after.c >= hi
+            note = ("fitted burst_per_sqrt_buffer" + (" and event_threshold (the synchronization rate)" if fitted_sync else "")
+                    if not at_limit else "burst_per_sqrt_buffer at its limit (95% of the smallest buffer): the fluid engine stays above the packet engine")
+        else:
+            # Too low even without headroom: more flows lose per overflow than in packets; raise the
+            # drops per loss event (bisection on its logarithm: the effect is multiplicative).
+            e_hi = THRESHOLD_MAX
 
-        def threshold_of(x: float) -> float:  # the value run is the value written: exp(log(100)) is 100.00000000000004
-            return min(math.exp(x), e_hi)
+            def threshold_of(x: float) -> float:  # the value run is the value written: exp(log(100)) is 100.00000000000004
+                return min(math.exp(x), e_hi)
 
-        after = bisect(lambda x: fluid(0.0, threshold_of(x)), 0.0, math.log(e_hi), zero, fluid(0.0, e_hi))[1]
-        at_limit = after.e >= e_hi
-        note = "fitted event_threshold (no headroom)" if not at_limit else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
-        if wants_sync:
-            note += ("; the synchronization rate is not fitted: event_threshold went to the utilization, the fluid engine "
-                     "being below the packet engine even without headroom")
+            after = bisect(lambda x: fluid(0.0, threshold_of(x)), 0.0, math.log(e_hi), zero, fluid(0.0, e_hi))[1]
+            at_limit = after.e >= e_hi
+            note = "fitted event_threshold (no headroom)" if not at_limit else "event_threshold at its limit (100): the fluid engine stays below the packet engine"
+            if wants_sync:
+                note += ("; the synchronization rate is not fitted: event_threshold went to the utilization, the fluid engine "
+                         "being below the packet engine even without headroom")
+    except _OutOfTime:
+        if not tried:
+            raise RunTimeout(f"timeout: calibrate's {timeout_s:g} s wall-time limit ran out before the fluid engine's first runs "
+                             "finished: nothing fitted") from None
+        before, after = tried[0], min(tried, key=lambda f: abs(f.u - u_packet))
+        u_before, fitted_sync, at_limit = before.u, False, False
+        note = "the closest fit tried"
+        stopped = f"; stopped by the {timeout_s:g} s wall-time limit after {len(tried)} fluid evaluations: a partial fit"
+        say("warning: " + stopped.removeprefix("; "))
     burst = after.c  # None: the default headroom kept
     threshold, u_after = after.e, after.u
     if abs(u_after - u_packet) > tolerance and not at_limit:
@@ -261,7 +313,8 @@ def calibrate(
             "packet_sync_rate": _finite(s_packet),
             "fluid_sync_rate_uncalibrated": _finite(before.s),
             "fluid_sync_rate_calibrated": _finite(after.s),
-            "note": note + unsettled + other_model,
+            "note": note + unsettled + stopped + other_model,
+            "partial": bool(stopped) or "wall-time limit" in unsettled,
             "lossync_version": _core.__version__,
         },
     }

@@ -26,8 +26,8 @@ from .engines import run as run_scenario
 from .engines.core import Interrupted
 from .errors import LossyncError, ScenarioError
 from .io import atomic_write, os_reason
+from .progress import RunTimeout
 from .scenario import default_scenario_path, variants
-from .summary_text import fmt as _fmt
 from .summary_text import summary_table
 
 DEFAULT_OUT = "lossync-default"
@@ -92,6 +92,9 @@ class Cli(click.Group):
     def _invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except RunTimeout as e:  # not bad input: GNU timeout(1)'s status
+            click.echo(f"lossync: error: {e}", err=True)
+            sys.exit(124)
         except LossyncError as e:
             if _interrupted:
                 _exit_interrupted()
@@ -141,6 +144,14 @@ def _usage_error(e: click.UsageError) -> str:
     return f"{e.format_message().rstrip('.')}{where}"
 
 
+#: `--timeout` and `--progress` of the long commands.
+_TIMEOUT = click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+                        help="Wall-time limit: stop by then and report the part done, marked partial (docs/scenario.md, \"Progress and time limits\").")
+_PROGRESS = click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal).")
+#: A run expected to take longer than this says so before it starts.
+LONG_RUN_S = 10.0
+
+
 def _exit_interrupted() -> None:
     click.echo("lossync: interrupted", err=True)
     sys.exit(130)
@@ -164,8 +175,11 @@ def main() -> None:
 @click.option("--seed", type=int, help="Shortcut for --set run.seed=SEED.")
 @click.option("--duration", help="Shortcut for --set run.duration=DURATION (e.g. 600s).")
 @click.option("--force", is_flag=True, help="Kernel engine: run a capacity above this machine's clean limit (the summary warns).")
+@_TIMEOUT
+@_PROGRESS
 def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None, as_json: bool, engine: str | None, no_figure: bool,
-        drops_file: Path | None, sync_file: Path | None, seed: int | None, duration: str | None, force: bool) -> None:
+        drops_file: Path | None, sync_file: Path | None, seed: int | None, duration: str | None, force: bool, timeout_s: float | None,
+        progress: bool | None) -> None:
     """Run SCENARIO (a TOML file) and print its summary.
 
     With no SCENARIO, runs the shipped default (the paper's 10 Gbps, 10-flow HighSpeed TCP case)
@@ -186,9 +200,10 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
     for option, f in (("--drops", drops_file), ("--sync-out", sync_file)):
         if f is not None:
             _writable_dir(option, f.parent)
+    _say_estimate(scenario, overrides)
     started = time.perf_counter()
     try:
-        result = run_scenario(scenario, overrides, force=force, warn=False)  # printed below
+        result = run_scenario(scenario, overrides, force=force, warn=False, timeout_s=timeout_s, progress=progress)  # printed below
     except Interrupted as stop:
         # Ctrl-C: the part simulated, marked partial (or whole, if the simulation had ended), is
         # written if --out was given.
@@ -226,6 +241,17 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
 def _command_line() -> str:
     """This process's command line, as a shell would take it back (for the record an output keeps)."""
     return shlex.join(["lossync", *sys.argv[1:]])
+
+
+def _say_estimate(scenario: Path, overrides: tuple[str, ...]) -> None:
+    """On stderr, before a run expected to be long: what it will take, roughly."""
+    from .engines import estimate_wall_s
+    from .progress import duration_text
+
+    estimate = estimate_wall_s(scenario, overrides)
+    if estimate > LONG_RUN_S:
+        click.echo(f"lossync: estimated {duration_text(estimate)} of wall time (rough, from the engine's typical speed; "
+                   "--timeout SECONDS stops it with the part done)", err=True)
 
 
 def _writable_dir(option: str, folder: Path) -> None:
@@ -285,8 +311,10 @@ def _say_headroom(resolved: dict) -> None:
 @click.option("--scheduler", metavar="ADDRESS", help="Run on this Dask scheduler (tcp://host:8786) instead of a local process pool.")
 @click.option("--workers", type=click.IntRange(min=1, max=1024),
               help="Local pool size (default: all cores; at most 1024 processes, beyond one machine use --scheduler).")
-@click.option("--resume", is_flag=True, help="Keep the finished runs in the results folder; run only the missing or failed ones.")
-def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: int | None, resume: bool) -> None:
+@click.option("--resume", is_flag=True, help="Keep the finished runs in the results folder; run only the missing, failed or partial ones.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Wall-time limit per run: a run stopped by it is kept, marked partial (column `partial`, a warning), and rerun by --resume.")
+def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: int | None, resume: bool, timeout_s: float | None) -> None:
     """Run a sweep: a base scenario, axes, seeds. One Parquet row per (point, seed) in OUT/runs/."""
     from .stats import axes_of
     from .sweeps import sweep
@@ -295,7 +323,7 @@ def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: 
     out_dir = out_dir or (spec.with_suffix("") if spec.exists() else Path(spec.stem))
     try:
         results = sweep(spec, out_dir, scheduler=scheduler, workers=workers, resume=resume, announce=lambda line: click.echo(line, err=True),
-                        command=_command_line())
+                        command=_command_line(), timeout_s=timeout_s)
     except KeyboardInterrupt:
         click.echo(f"lossync: interrupted; finished runs are in {out_dir}; rerun with --resume", err=True)
         sys.exit(130)
@@ -560,7 +588,9 @@ def _bracket_table(table, seeds: int, check: bool) -> str:
 @click.option("--seeds", default=2, show_default=True, help="Packet and fluid runs per point (seeds 1..N).")
 @click.option("--duration", "duration", default=None, help="Run length, e.g. 60s (default: the scenario's, and its warmup; with --duration, statistics after its first third). Doubled, at most four times, until the packet engine's utilization has agreed with runs half as long within a point twice in a row.")
 @click.option("--fit-sync-rate", is_flag=True, help="After the headroom, fit the drops per loss event to the packet engine's synchronization rate too (closer at this buffer, farther at others: docs/validation/calibration.md).")
-def calibrate_cmd(scenario, out, seeds, duration, fit_sync_rate) -> None:
+@_TIMEOUT
+@_PROGRESS
+def calibrate_cmd(scenario, out, seeds, duration, fit_sync_rate, timeout_s, progress) -> None:
     """Fit the fluid engine's loss process (the tcp model's burst headroom or drops per loss
     event) to short packet runs of SCENARIO (with one packet time of send jitter, the reference,
     unless the scenario sets send_jitter) and write a calibration file: name it with
@@ -573,7 +603,8 @@ def calibrate_cmd(scenario, out, seeds, duration, fit_sync_rate) -> None:
             duration = float(duration.removesuffix("s"))
         except ValueError:
             raise ScenarioError("--duration", f"{duration!r} is not a number of seconds (e.g. 60 or 60s)") from None
-    cal = calibrate(scenario, out, seeds=seeds, duration_s=duration, fit_sync_rate=fit_sync_rate, progress=lambda line: click.echo(f"  {line}", err=True))
+    cal = calibrate(scenario, out, seeds=seeds, duration_s=duration, fit_sync_rate=fit_sync_rate, progress=lambda line: click.echo(f"  {line}", err=True),
+                    timeout_s=timeout_s, bars=progress)
     f = cal["fitted"]
     c = cal["burst_per_sqrt_buffer"]
     burst = "default" if c is None else f"{c} ({f['burst_pkts_at_smallest_buffer']} packets at {f['smallest_buffer_pkts']:g} of buffer)"
@@ -595,36 +626,31 @@ def calibrate_cmd(scenario, out, seeds, duration, fit_sync_rate) -> None:
 @click.option("--reference", default=None, help="The engine differences are taken from (default: packet:jitter if compared, else packet, else the first).")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON (one object per engine).")
-def compare_cmd(scenario: Path, engines: str, reference: str | None, overrides: tuple[str, ...], as_json: bool) -> None:
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Wall-time limit for the whole comparison: the engines finished by then are printed, the others marked not finished.")
+@_PROGRESS
+def compare_cmd(scenario: Path, engines: str, reference: str | None, overrides: tuple[str, ...], as_json: bool, timeout_s: float | None,
+                progress: bool | None) -> None:
     """Run SCENARIO in several engines and print the metrics side by side, with each engine's
     difference from the reference (the packet engine, with send jitter if compared: it models
-    packets, bursts and recovery, which the fluid engine approximates)."""
+    packets, bursts and recovery, which the fluid engine approximates): the headline metrics,
+    each flow group's throughput and share, and each link's utilization."""
     from .compare import compare, default_reference
+    from .compare_text import compare_text
 
     names = [e.strip() for e in engines.split(",")]
     if "" in names:
         raise ScenarioError("--engines", f"{engines!r}: an empty engine name (a stray comma?)")
-    table = compare(scenario, names, overrides, reference=reference)
+    table = compare(scenario, names, overrides, reference=reference, progress=progress, timeout_s=timeout_s,
+                    announce=lambda line: click.echo(f"lossync: {line}", err=True))
     if as_json:
         click.echo(json.dumps({e: {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                                for e, row in table.to_dict(orient="index").items()}, indent=2))
         return
-    ref = reference or default_reference(table.index)
     for e in table.index:
         for w in table.loc[e, "warnings"]:
             click.echo(f"lossync: warning: [{e}] {w}", err=True)
-    metrics = [c for c in table.columns if not c.startswith("d.") and c != "warnings"]
-    width = max(12, *(len(e) + 2 for e in table.index))
-    click.echo(f"{'metric':<20}" + "".join(f"{e:>{width}}" for e in table.index))
-    for m in metrics:
-        click.echo(f"{m:<20}" + "".join(f"{_fmt(table.loc[e, m]):>{width}}" for e in table.index))
-    click.echo(f"\ndifference from {ref}")
-    for m in metrics:
-        click.echo(f"{m:<20}" + "".join(f"{'' if e == ref else _signed(table.loc[e, 'd.' + m]):>{width}}" for e in table.index))
-
-
-def _signed(v: float) -> str:
-    return "n/a" if math.isnan(v) else f"{v:+.4g}"
+    click.echo(compare_text(table, reference or default_reference(table.index)))
 
 
 @main.group(name="kernel")

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from . import _core
-from .engines import ENGINES, run
+from .engines import ENGINES, estimate_wall_s, run
 from .errors import ScenarioError
+from .progress import Deadline, RunTimeout, duration_text
 from .scenario import ScenarioLike, find_scenario, load_scenario, to_core
 
 #: Scalar metrics compared.
@@ -73,6 +75,19 @@ def variant_shares(summary: dict[str, Any]) -> dict[str, float]:
     return {v: (t / total if total > 0 else float("nan")) for v, t in tput.items()}
 
 
+def group_throughputs(summary: dict[str, Any]) -> dict[str, float]:
+    """Each flow group's throughput in b/s (the sum over its flows), by its name."""
+    tput: dict[str, float] = {}
+    for f in summary["flows"]:
+        tput[f["group"]] = tput.get(f["group"], 0.0) + f["throughput_bps"]
+    return tput
+
+
+#: Column prefixes of the per-group and per-link figures: `group.<name>.throughput_bps`,
+#: `group.<name>.share` (of the total throughput), `link.<name>.utilization`.
+PER_GROUP, PER_LINK = "group.", "link."
+
+
 def _row(name: str, summary: dict[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {"engine": name}
     for m in COMPARED:
@@ -80,8 +95,24 @@ def _row(name: str, summary: dict[str, Any]) -> dict[str, Any]:
         row[m] = float("nan") if v is None else float(v)
     for v, s in variant_shares(summary).items():
         row[f"share.{v}"] = s
+    groups = group_throughputs(summary)
+    total = sum(groups.values())
+    for g, t in groups.items():
+        row[f"{PER_GROUP}{g}.throughput_bps"] = t
+        row[f"{PER_GROUP}{g}.share"] = t / total if total > 0 else float("nan")
+    for link in summary["links"]:
+        row[f"{PER_LINK}{link['name']}.utilization"] = float(link["utilization"])
     row["warnings"] = list(summary.get("warnings", []))  # why a number may be wrong, per engine
+    row["finished"], row["status"] = True, "finished"
     return row
+
+
+def _unfinished(name: str, why: str) -> dict[str, Any]:
+    return {"engine": name, "warnings": [], "finished": False, "status": f"not finished: {why}"}
+
+
+def _numeric(c: str) -> bool:
+    return c in COMPARED or c.startswith(("share.", PER_GROUP, PER_LINK))
 
 
 def compare(
@@ -90,12 +121,26 @@ def compare(
     overrides: list[str] | tuple[str, ...] = (),
     base_dir: str | Path | None = None,
     reference: str | None = None,
+    *,
+    progress: bool | None = None,
+    timeout_s: float | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
     """Runs `scenario` in each of `engines` ("fluid", "packet", "packet:jitter", "ns3", or
     "fluid:<model>" with a model of `FLUID_MODELS`) and returns one row per engine: the metrics of
-    `COMPARED`, each variant's throughput share (`share.<variant>`), `d.<metric>`, the difference
-    from the reference engine's row (default: `default_reference`), and `warnings`, the
-    run's reasons its numbers may be wrong (outside the validated region, no congestion seen)."""
+    `COMPARED`, each variant's throughput share (`share.<variant>`), each flow group's throughput
+    and share (`group.<name>.throughput_bps`, `group.<name>.share`), each link's utilization
+    (`link.<name>.utilization`), `d.<column>`, the difference from the reference engine's row
+    (default: `default_reference`), `warnings`, the run's reasons its numbers may be wrong
+    (outside the validated region, no congestion seen), and `finished` / `status`.
+
+    progress: each run's bar (None: where someone watches, `progress.watched`).
+    timeout_s: a wall-time limit for the whole comparison: an engine it stops, or never starts, is
+    a row with `finished` false, its numbers NaN and `status` saying how far it got.
+    announce: called with a line before the runs (what they will take, roughly: each engine's
+    `estimate`) and before each run."""
+    deadline = Deadline(timeout_s)
+    say = announce or (lambda _line: None)
     doc = load_scenario(scenario) if isinstance(scenario, (str, Path)) else dict(scenario)
     if isinstance(scenario, (str, Path)) and base_dir is None:
         base_dir = find_scenario(scenario).resolve().parent
@@ -108,7 +153,7 @@ def compare(
     ref = reference or default_reference(engines)
     if ref not in engines:
         raise ScenarioError("reference", f"{ref!r} is not one of the engines compared ({', '.join(engines)})")
-    rows = []
+    runs = {}
     for name in engines:
         engine, model = specs[name]
         d, more = dict(doc, engine=engine), list(overrides)
@@ -116,10 +161,33 @@ def compare(
             d, more = with_send_jitter(d, overrides, base_dir), []
         elif model:
             d["loss"] = FLUID_MODELS[model]
-        r = run(d, more, progress=False, base_dir=base_dir, warn=False)
+        runs[name] = (d, more)
+    estimates = {name: estimate_wall_s(d, more, base_dir) for name, (d, more) in runs.items()}
+    text, base = to_core(*runs[engines[0]], base_dir)
+    simulated = json.loads(_core.resolve(text, "json", base))["run"]["duration_s"]
+    say(f"compare: {len(engines)} engines, {simulated:g} s simulated each; estimated {duration_text(sum(estimates.values()))} in all "
+        f"({', '.join(f'{n} {duration_text(t)}' for n, t in estimates.items())}; rough, from each engine's typical speed)"
+        + (f"; --timeout {timeout_s:g} s" if timeout_s is not None else ""))
+    rows = []
+    for k, name in enumerate(engines, 1):
+        if deadline.expired():
+            rows.append(_unfinished(name, "not started (the wall-time limit ran out)"))
+            continue
+        say(f"compare: [{k}/{len(engines)}] {name}, estimated {duration_text(estimates[name])}")
+        d, more = runs[name]
+        try:
+            r = run(d, more, progress=progress, base_dir=base_dir, warn=False, timeout_s=deadline.remaining_s())
+        except RunTimeout as e:
+            rows.append(_unfinished(name, str(e).removeprefix("timeout: ")))
+            continue
+        if r.summary["partial"]:
+            rows.append(_unfinished(name, f"stopped at {r.summary['duration_s']:.6g} of {simulated:g} s simulated"))
+            continue
         rows.append(_row(name, r.summary))
     df = pd.DataFrame(rows).set_index("engine")
-    for c in [c for c in df.columns if c in COMPARED or c.startswith("share.")]:
+    numeric = [c for c in df.columns if _numeric(c)]
+    df[numeric] = df[numeric].astype(float)
+    for c in numeric:
         df[f"d.{c}"] = df[c] - df.loc[ref, c]
     return df
 
@@ -143,4 +211,5 @@ def relative_share_error(row: pd.Series, ref: pd.Series) -> float:
     return float(max(errs)) if errs else float("nan")
 
 
-__all__ = ["COMPARED", "FLUID_MODELS", "compare", "default_reference", "relative_share_error", "variant_shares", "with_send_jitter"]
+__all__ = ["COMPARED", "FLUID_MODELS", "PER_GROUP", "PER_LINK", "compare", "default_reference", "group_throughputs", "relative_share_error",
+           "variant_shares", "with_send_jitter"]

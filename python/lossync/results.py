@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ import pandas as pd
 from . import _core
 from .errors import InputFileError
 from .io import atomic_write, check_result_set, write_result_set
+from .scenario import rate_text
 
 EVENT_COLUMNS = ["link", "start_s", "candidates", "signalled", "lost"]
 #: One row per finished flow of a dynamic group (`arrivals`; packet engine).
@@ -116,6 +118,23 @@ class Result:
 
         return figure(self, max_flows=max_flows)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view of a Result: the summary table, its warnings and the figure, inline (a
+        PNG in a data URI: nothing external)."""
+        import base64
+        import io
+
+        import matplotlib.pyplot as plt
+
+        fig = self.plot()
+        try:
+            png = io.BytesIO()
+            fig.savefig(png, dpi=80, format="png", bbox_inches="tight")
+        finally:
+            plt.close(fig)  # or the notebook's inline backend shows it a second time
+        img = base64.b64encode(png.getvalue()).decode("ascii")
+        return summary_html(self.summary) + f'<img alt="lossync run: windows, queue, utilization" src="data:image/png;base64,{img}"/>'
+
     def write(self, out_dir: str | Path, figure: bool = True, command: str | None = None) -> list[Path]:
         """Writes summary.json (with the resolved scenario for provenance), scenario.toml (the
         resolved scenario, which re-runs to this result), series.parquet, events.csv, fct.parquet
@@ -183,3 +202,47 @@ class Result:
         if "fct.parquet" in digests:
             result.fct = pd.read_parquet(out / "fct.parquet")
         return result
+
+
+#: Flows listed in `summary_html`; the rest are counted.
+HTML_FLOWS = 20
+
+
+def summary_html(summary: dict[str, Any]) -> str:
+    """A run's summary as HTML tables: the headline metrics, the warnings, one row per link, and
+    the first HTML_FLOWS flows."""
+    from html import escape
+
+    s = summary
+
+    def table(head: list[str], rows: list[list[Any]]) -> str:
+        cells = "".join(f"<th>{escape(h)}</th>" for h in head)
+        body = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in r) + "</tr>" for r in rows)
+        return f'<table class="lossync-summary"><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>'
+
+    def num(v: Any, spec: str) -> str:
+        return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
+
+    partial = ' <b style="color:#b00">partial</b>' if s.get("partial") else ""
+    title = (f"<p><b>{escape(str(s['scenario']))}</b>: engine {escape(s['engine'])}, seed {s['seed']}, {s['duration_s']:g} s simulated, "
+             f"measured from {s['measured_from_s']:.6g} s{partial}</p>")
+    head = table(["metric", "value"], [
+        ["utilization", f"{s['utilization']:.4f} (bottleneck {s['bottleneck']})"],
+        ["Jain's index", num(s["jain"], ".4f")],
+        ["loss rate", num(s["loss_rate"], ".3e")],
+        ["congestion events", s["congestion_events"]],
+        ["sync rate (mean)", num(s["sync_rate_mean"], ".4g")],
+        ["mean queue", f"{s['mean_queue_pkts']:.1f} packets ({s['mean_queueing_delay_s'] * 1e3:.2f} ms)"],
+    ])
+    warns = "".join(f"<li>{escape(w)}</li>" for w in s.get("warnings", []))
+    warns = f'<p>Warnings:</p><ul class="lossync-warnings">{warns}</ul>' if warns else ""
+    links = table(["link", "capacity", "buffer (packets)", "utilization", "loss rate", "mean queue", "events"],
+                  [[li["name"], rate_text(li["capacity_bps"]), f"{li['buffer_pkts']:,.0f}", f"{li['utilization']:.4f}",
+                    num(li["loss_rate"], ".2e"), f"{li['mean_queue_pkts']:.1f}", li["congestion_events"]] for li in s["links"]])
+    total = sum(f["throughput_bps"] for f in s["flows"]) or 1.0
+    flows = table(["flow", "group", "variant", "RTT (ms)", "throughput", "share", "loss rate", "mean cwnd"],
+                  [[f["flow"], f["group"], f["variant"], f"{f['rtt_s'] * 1e3:.1f}", rate_text(f["throughput_bps"]),
+                    f"{f['throughput_bps'] / total:.3f}", num(f["loss_rate"], ".2e"), f"{f['mean_cwnd_pkts']:.1f}"]
+                   for f in s["flows"][:HTML_FLOWS]])
+    more = f"<p>and {len(s['flows']) - HTML_FLOWS} more flows (Result.flows)</p>" if len(s["flows"]) > HTML_FLOWS else ""
+    return f'<div class="lossync-result">{title}{head}{warns}{links}{flows}{more}</div>'

@@ -72,7 +72,7 @@ def summarize(results: pd.DataFrame, metrics: list[str] | None = None, axes: lis
     return table
 
 
-BOOKKEEPING = {"seed", "status", "error", "wall_s", "lossync_version", "scenario_hash", "flow_throughput_bps", "warnings", "key"}
+BOOKKEEPING = {"seed", "status", "error", "wall_s", "lossync_version", "scenario_hash", "flow_throughput_bps", "warnings", "key", "partial"}
 
 
 def axes_of(results: pd.DataFrame) -> list[str]:

@@ -1,6 +1,6 @@
 """Engines: `lossync.run(scenario) -> Result` on the engine the scenario names.
 
-Every engine is an `Engine` (engines/registry.py: name, capabilities, `run`, `check`) in
+Every engine is an `Engine` (engines/registry.py: name, capabilities, `run`, `check`, `estimate`) in
 `ENGINES`. The fluid and packet engines live in the Rust core (engines/core.py lists them from the
 binding and drives them); ns-3 is a C++ program built and run by engines/ns3/; the kernel engine
 runs Linux TCP in network namespaces (engines/kernel/, root only). A new engine outside the core
@@ -14,7 +14,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from .. import _core
 from ..errors import LossyncWarning, ScenarioError
+from ..progress import Deadline
 from ..results import Result
 from ..scenario import ScenarioLike, in_user_terms, resolve, to_core
 from . import kernel, ns3
@@ -43,29 +45,45 @@ def run(
     base_dir: str | Path | None = None,
     force: bool = False,
     warn: bool = True,
+    timeout_s: float | None = None,
 ) -> Result:
     """Runs a scenario (a TOML file name or a dict) and returns its Result.
 
     overrides: `path.to.field=value` strings applied before validation.
-    progress: show a progress bar; default: when stderr is a terminal.
+    progress: show a progress bar; default: when stderr is a terminal or in a notebook.
     base_dir: where relative file names in a dict scenario resolve (default: the working directory).
     force: run a kernel-engine capacity above this machine's clean limit (docs/kernel.md; the
     summary warns); the other engines have no such limit.
     warn: also emit each of `Result.warnings` as a `LossyncWarning`, so that a caller who reads
     only the numbers still hears why they may be wrong. Callers that report the warnings
     themselves (the command line, sweep rows, `compare`) turn it off.
+    timeout_s: a wall-time limit in seconds: the run stops by then (give or take a quarter of a
+    second, a millisecond of simulated time in ns-3) and returns the part simulated, marked
+    partial (`summary["partial"]`, a warning saying how far it got); RunTimeout if nothing was.
     """
+    deadline = Deadline(timeout_s)  # a bad limit is refused before anything runs
     text, _ = to_core(scenario, overrides, base_dir)
     doc = json.loads(text)
     engine = _named(doc) or ENGINES["fluid"]  # a bad name's type: the core says so
     try:
-        result = engine.run(scenario, overrides, base_dir, progress, force)
+        result = engine.run(scenario, overrides, base_dir, progress, force, deadline.remaining_s())
     except ScenarioError as e:  # engines name resolved links; say what the user wrote
         raise in_user_terms(e, doc) from None
     if warn:
         for w in result.warnings:
             warnings.warn(w, LossyncWarning, stacklevel=2)  # blamed on the caller's line
     return result
+
+
+def estimate_wall_s(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None) -> float:
+    """A rough wall time of the run, in seconds, from its engine's typical speed (each engine's
+    `estimate`: docs/scenario.md, "Progress and time limits"); a progress bar gives the live one."""
+    text, base = to_core(scenario, overrides, base_dir)
+    try:
+        sc = json.loads(_core.resolve(text, "json", base))
+    except ScenarioError as e:  # in the user's terms, as `run` says it
+        raise in_user_terms(e, json.loads(text)) from None
+    return lookup(sc["engine"]).estimate(sc)
 
 
 def check(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), force: bool = False) -> dict[str, Any]:
@@ -82,4 +100,4 @@ def check(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), f
     return resolved
 
 
-__all__ = ["ENGINES", "Engine", "Result", "check", "run"]
+__all__ = ["ENGINES", "Engine", "Result", "check", "estimate_wall_s", "run"]

@@ -6,12 +6,13 @@ engine's speed. Results do not depend on where the run is cut (tests/test_api.py
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
 from .. import _core
 from ..errors import LossyncError
+from ..progress import Deadline, RunTimeout, stopped_warning
+from ..progress import bar as progress_bar
 from ..results import Result
 from ..scenario import ScenarioLike, to_core
 from .registry import Engine
@@ -20,6 +21,11 @@ from .registry import Engine
 CHUNK_WALL_S = 0.25
 #: The first chunk's share of the run, before its speed is known.
 FIRST_CHUNK = 1e-6
+#: Typical costs on one core, for the estimate said before a long run (docs/validation/bench.txt,
+#: `lossync bench`): the fluid engine 28-43 ns per flow and step; the packet engine 6-9 million
+#: data packets per second through a dumbbell, 7.4 million packet-hops per second on parking-lot-4.
+FLUID_S_PER_FLOW_STEP = 40e-9
+PACKET_S_PER_PACKET_HOP = 1.5e-7
 
 
 class Interrupted(KeyboardInterrupt):
@@ -32,25 +38,27 @@ class Interrupted(KeyboardInterrupt):
         self.result = result
 
 
-def run_core(text: str, base_dir: str | Path, progress: bool | None = None) -> Result:
+def run_core(text: str, base_dir: str | Path, progress: bool | None = None, timeout_s: float | None = None) -> Result:
     """Runs a scenario (JSON text) on the engine it names; relative file names resolve against
     `base_dir`. Ctrl-C raises `Interrupted` with the partial result (or a plain
-    KeyboardInterrupt if nothing was measured yet)."""
+    KeyboardInterrupt if nothing was measured yet). `timeout_s`: stop between chunks once that
+    much wall time has passed and return the part simulated, marked partial."""
+    deadline = Deadline(timeout_s)
     sim = _core.Simulation(text, "json", str(base_dir))
     duration = sim.duration_s
-    if progress is None:
-        progress = sys.stderr.isatty()
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=round(duration, 6), unit="sim s", leave=False, desc="simulating")
+    bar = progress_bar(round(duration, 6), "simulating", "sim s", progress)
     step = duration * FIRST_CHUNK
     until = 0.0
     try:
         # On `until`, not the engine's clock: a step that does not divide the duration leaves
         # the clock a fraction of a step short of it.
         while until < duration:
+            if deadline.expired():
+                now, warmup = sim.now_s, json.loads(sim.resolved)["run"]["warmup_s"]
+                so_far = _result_so_far(sim, duration, stopped_warning(now, duration, deadline.elapsed_s(), warmup))
+                if so_far is None or now <= 0:
+                    raise RunTimeout(f"timeout: the {deadline.timeout_s:g} s wall-time limit ran out before anything was simulated")
+                return so_far
             until = min(duration, until + step)
             started = time.perf_counter()
             sim.advance(until)
@@ -72,9 +80,10 @@ def run_core(text: str, base_dir: str | Path, progress: bool | None = None) -> R
     return Result.from_core(finished, json.loads(sim.resolved), drops, sim.fct())
 
 
-def _result_so_far(sim: _core.Simulation, duration: float) -> Result | None:
-    """The result of what was simulated before a Ctrl-C: marked partial, unless the interrupt came
-    after the last step (then the run is whole, and says nothing of an interruption)."""
+def _result_so_far(sim: _core.Simulation, duration: float, why: str | None = None) -> Result | None:
+    """The result of what was simulated before a Ctrl-C (or the wall-time limit `why` says):
+    marked partial, unless the stop came after the last step (then the run is whole, and says
+    nothing of a stop); None if nothing was measured yet."""
     now, done = sim.now_s, sim.done
     try:
         drops = sim.drops()
@@ -86,20 +95,35 @@ def _result_so_far(sim: _core.Simulation, duration: float) -> Result | None:
         return result
     result.summary["partial"] = True
     result.summary.setdefault("warnings", []).append(
-        f"interrupted: {now:g} s of {duration:g} s simulated; every metric covers the part simulated only")
+        why or f"interrupted: {now:g} s of {duration:g} s simulated; every metric covers the part simulated only")
     return result
 
 
-def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force) -> Result:
+def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force, timeout_s=None) -> Result:
     text, base = to_core(scenario, overrides, base_dir)
-    return run_core(text, base, progress)
+    return run_core(text, base, progress, timeout_s)
 
 
 def _engine_check(sc: dict, force: bool) -> None:
     """Nothing beyond resolution: `_core.resolve` runs the core engine's own check."""
 
 
+def _estimate_fluid(sc: dict) -> float:
+    return len(sc["flows"]) * sc["run"]["duration_s"] / sc["run"]["step_s"] * FLUID_S_PER_FLOW_STEP
+
+
+def _estimate_packet(sc: dict) -> float:
+    """Every link that carries data full for the whole run: an upper bound on its packets."""
+    crossed = {i for f in sc["flows"] for i in f["path"]}
+    pkts = sum(link["capacity_pps"] for i, link in enumerate(sc["links"]) if i in crossed) * sc["run"]["duration_s"]
+    return pkts * PACKET_S_PER_PACKET_HOP
+
+
+_ESTIMATES = {"fluid": _estimate_fluid, "packet": _estimate_packet}
+
+
 def core_engines() -> list[Engine]:
     """The core's engines, as its registry lists them (`_core.engines()`)."""
-    return [Engine(name=e["name"], about=e["about"], capabilities=e["capabilities"], run=_engine_run, check=_engine_check)
+    return [Engine(name=e["name"], about=e["about"], capabilities=e["capabilities"], run=_engine_run, check=_engine_check,
+                   estimate=_ESTIMATES.get(e["name"], _estimate_packet))
             for e in json.loads(_core.engines())]

@@ -20,10 +20,14 @@ from ..errors import ScenarioError
 from ..results import Result
 from ..scenario import ScenarioLike
 
-#: (scenario, overrides, base_dir, progress, force) -> Result
-EngineRun = Callable[[ScenarioLike, "list[str] | tuple[str, ...]", "str | Path | None", "bool | None", bool], Result]
+#: (scenario, overrides, base_dir, progress, force, timeout_s) -> Result; with timeout_s (wall
+#: seconds, or None) the run stops by then and returns the part simulated, marked partial
+#: (`summary["partial"]`, a warning saying how far it got).
+EngineRun = Callable[[ScenarioLike, "list[str] | tuple[str, ...]", "str | Path | None", "bool | None", bool, "float | None"], Result]
 #: (resolved scenario, force): raises ScenarioError (or LossyncError) for what the engine cannot run.
 EngineCheck = Callable[[dict[str, Any], bool], None]
+#: resolved scenario -> a rough wall time of its run in seconds, from the engine's typical speed.
+EngineEstimate = Callable[[dict[str, Any]], float]
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,8 @@ class Engine:
     run: EngineRun
     #: Its own refusals, beyond its capabilities (those are checked for every engine).
     check: EngineCheck
+    #: What a run will take, said before a long one starts (the bars then give the live figure).
+    estimate: EngineEstimate
 
 
 #: name -> Engine, in the order users see them; filled by engines/__init__.py.

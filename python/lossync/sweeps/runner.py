@@ -24,6 +24,7 @@ import pandas as pd
 from .. import _core
 from ..errors import InputFileError, LossyncError
 from ..io import atomic_write, remove_temporaries, write_text
+from ..progress import Deadline
 from ..scenario import apply_overrides, load_scenario, set_path, to_core
 from ..stats import LINK_METRICS, METRICS
 from .spec import SweepSpec, base_path, load_sweep, parse_spec
@@ -60,16 +61,19 @@ def run_key(doc: dict[str, Any], base_dir: str | None = None) -> tuple[str, Loss
 
 
 def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict[str, Any], seed: int,
-              columns: Callable[[Any], dict[str, Any]] | None = None) -> dict[str, Any]:
+              columns: Callable[[Any], dict[str, Any]] | None = None, timeout_s: float | None = None) -> dict[str, Any]:
     """Runs one (point, seed). Never raises for a bad scenario: the row records the error.
-    columns: adds to the row what it returns for the run's Result."""
+    columns: adds to the row what it returns for the run's Result. timeout_s: the run's wall-time
+    limit; a run it stops is a row of the part simulated, `partial` true and a warning saying
+    how far it got."""
     from ..engines import run  # imported here so worker processes pay for it once, lazily
 
     row: dict[str, Any] = {**point, "seed": seed}
     started = time.perf_counter()
     try:
-        result = run(point_document(base, fixed, point, seed), progress=False, base_dir=base_dir, warn=False)
+        result = run(point_document(base, fixed, point, seed), progress=False, base_dir=base_dir, warn=False, timeout_s=timeout_s)
         s = result.summary
+        row["partial"] = bool(s["partial"])
         row.update({m: s[m] for m in METRICS})
         headline = next(l for l in s["links"] if l["name"] == s["bottleneck"])
         row.update({m: headline[m] for m in LINK_METRICS})
@@ -83,7 +87,7 @@ def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict
         row["scenario_hash"] = hashlib.sha256(resolved.encode()).hexdigest()[:16]
         row["status"], row["error"] = "ok", ""
     except LossyncError as e:
-        row["status"], row["error"], row["warnings"] = "error", str(e), []
+        row["status"], row["error"], row["warnings"], row["partial"] = "error", str(e), [], False
     row["wall_s"] = time.perf_counter() - started
     row["lossync_version"] = _core.__version__
     return row
@@ -112,6 +116,19 @@ def _read_run(f: Path, columns: list[str] | None = None) -> pd.DataFrame:
         return pd.read_parquet(f, columns=columns)
     except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
         raise InputFileError(str(f), f"not a lossync sweep row ({str(e).splitlines()[0]})") from None
+
+
+def _finished(f: Path) -> bool:
+    """Whether a run's row is whole: it ran, and no wall-time limit stopped it (rows of sweeps
+    before `--timeout` have no `partial` column)."""
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.read_schema(f).names
+    except (OSError, ValueError) as e:
+        raise InputFileError(str(f), f"not a lossync sweep row ({str(e).splitlines()[0]})") from None
+    row = _read_run(f, ["status", "partial"] if "partial" in names else ["status"]).iloc[0]
+    return row["status"] == "ok" and not row.get("partial", False)
 
 
 @contextmanager
@@ -181,6 +198,7 @@ def sweep(
     columns: Callable[[Any], dict[str, Any]] | None = None,
     announce: Callable[[str], None] | None = None,
     command: str | None = None,
+    timeout_s: float | None = None,
 ) -> pd.DataFrame:
     """Runs a sweep and returns its results (one row per point and seed, failures included).
 
@@ -195,7 +213,10 @@ def sweep(
     at each tenth where no progress bar shows it (the command line prints them).
     command: the command line that started it, kept in `out/command.json` with the folder it ran
     in (`lossync report` shows it).
+    timeout_s: a wall-time limit per run: a run it stops is kept as the part simulated (`partial`
+    true, a warning in `warnings`), and a resumed sweep runs it again.
     """
+    Deadline(timeout_s, "--timeout")  # a bad limit is refused before anything runs
     say = announce or (lambda _: None)
     if isinstance(spec, (str, Path)):
         parsed, folder = load_sweep(spec)
@@ -248,14 +269,14 @@ def sweep(
             done = set()
             if resume:
                 for f in runs.glob("*.parquet"):
-                    if _read_run(f, ["status"])["status"].iloc[0] == "ok":
+                    if _finished(f):
                         done.add(f.stem)
             jobs = [j for j in jobs_all if j[2] not in done]
             if n_points * n_seeds < LARGE:
                 say(size)
             if done:
                 say(f"sweep: {len(done):,} runs finished before; running the other {len(jobs):,}")
-            _execute(jobs, base, scenario_dir, fixed, runs, dask, workers, progress, columns, say)
+            _execute(jobs, base, scenario_dir, fixed, runs, dask, workers, progress, columns, say, timeout_s)
             return load_results(out, {k for _, _, k in jobs_all})
     finally:
         if dask is not None:
@@ -280,7 +301,8 @@ def _progress(items: Iterator[Any], total: int, verb: str, progress: bool | None
 
 def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], scenario_dir: str, fixed: list[str],
              runs: Path, dask: tuple[Executor, Any] | None, workers: int | None, progress: bool | None,
-             columns: Callable[[Any], dict[str, Any]] | None = None, say: Callable[[str], None] = lambda _: None) -> None:
+             columns: Callable[[Any], dict[str, Any]] | None = None, say: Callable[[str], None] = lambda _: None,
+             timeout_s: float | None = None) -> None:
     """Runs `jobs` on the Dask executor given (its client is the caller's to close), or on a
     process pool of `workers` made and shut down here."""
     if not jobs:
@@ -299,14 +321,14 @@ def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], 
     try:
         for job in jobs:
             p, s, _ = job
-            futures[executor.submit(run_point, base, scenario_dir, fixed, p, s, columns)] = job
+            futures[executor.submit(run_point, base, scenario_dir, fixed, p, s, columns, timeout_s)] = job
         for fut in as_completed(futures):
             p, s, key = futures[fut]
             try:
                 row = fut.result()
             except Exception as e:  # a crash of the worker, not a bad scenario
                 row = {**p, "seed": s, "status": "error", "error": f"{type(e).__name__}: {e}", "wall_s": float("nan"),
-                       "lossync_version": _core.__version__, "warnings": []}
+                       "lossync_version": _core.__version__, "warnings": [], "partial": False}
             _write_row(runs, key, row)
             failed += row["status"] != "ok"
             finished += 1

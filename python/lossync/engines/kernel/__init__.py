@@ -59,6 +59,8 @@ import numpy as np
 
 from ... import _core
 from ...errors import LossyncError
+from ...progress import Deadline, RunTimeout, stopped_warning
+from ...progress import bar as progress_bar
 from ...results import Result
 from ...scenario import ScenarioLike, rate_text, to_core
 from ..registry import Engine
@@ -71,6 +73,7 @@ START_MARGIN_S = 0.5  # between starting the helpers and t = 0 of the run
 QUEUE_INTERVAL_S = 0.02  # tc samples at most this far apart (a fork of tc each)
 SENDER_INTERVAL_S = 0.01  # TCP_INFO samples at most this far apart: below any RTT we emulate
 RTT_CORRECTION_S = 1e-4  # a residual above this is corrected once
+MEASURE_MARGIN_S = 2.0  # after the traffic, a timed run keeps this long to stop and measure
 _runs = count()
 
 
@@ -100,11 +103,15 @@ def _sigterm_exits():
 
 
 def run_kernel(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None,
-               force: bool = False) -> Result:
+               force: bool = False, timeout_s: float | None = None, progress: bool | None = False) -> Result:
     """Runs a dumbbell scenario (a TOML file name or a dict) with Linux TCP in network
     namespaces and returns its Result (`engine` = "kernel"); `result.rtt_check` maps each
     target RTT to the one measured before the run, `result.summary["health"]` says whether the
-    emulation was clean. force: run a capacity above this machine's clean limit."""
+    emulation was clean. force: run a capacity above this machine's clean limit. timeout_s: a
+    wall-time limit, set-up included: the traffic runs only as long as it leaves (the result
+    marked partial), RunTimeout if that is not past the warm-up. progress: a bar of the run's
+    seconds (None: where someone watches)."""
+    deadline = Deadline(timeout_s)
     text, base = to_core(scenario, overrides, base_dir)
     sc = json.loads(_core.resolve(text, "json", base))
     p = plan(sc, force)
@@ -115,7 +122,7 @@ def run_kernel(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = 
     net = netns.Network(f"{os.getpid()}-{next(_runs)}")
     with _sigterm_exits():
         try:
-            return _run(net, sc, p, text, base, left)
+            return _run(net, sc, p, text, base, left, deadline, progress)
         finally:
             # A second Ctrl-C or SIGTERM waits until the clean-up is done (then it is raised).
             blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
@@ -192,7 +199,8 @@ def _wait_ready(proc: subprocess.Popen, what: str, timeout_s: float = 10.0) -> N
         raise LossyncError(f"engine kernel: the {what} did not start: {proc.stderr.read().decode().strip() if proc.poll() is not None else 'timeout'}")
 
 
-def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str, left: list[str]) -> Result:
+def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str, left: list[str], deadline: Deadline,
+         progress: bool | None) -> Result:
     n = len(p.flows)
     run = sc["run"]
     warnings: list[str] = []
@@ -225,6 +233,14 @@ def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str, left: list
         netns.create_tcp_metrics(net, [i for i, f in enumerate(p.flows) if not f.slow_start], PORT)
         duration = float(run["duration_s"])
         record = float(run["record_interval_s"])
+        stopped = None
+        if (left_s := deadline.remaining_s()) is not None and left_s - START_MARGIN_S - MEASURE_MARGIN_S < duration:
+            # The traffic runs for what the limit leaves; a run that would not pass the warm-up is not started.
+            reach = round(left_s - START_MARGIN_S - MEASURE_MARGIN_S, 3)
+            if reach < run["warmup_s"] + record:
+                raise RunTimeout(f"timeout: the {deadline.timeout_s:g} s wall-time limit leaves {max(reach, 0):g} s of the {duration:g} s "
+                                 f"run after the set-up, not past its {run['warmup_s']:g} s warm-up; nothing was measured")
+            stopped, duration = (reach, duration), reach
         q_interval = record / max(1, int(np.ceil(record / QUEUE_INTERVAL_S)))
         s_interval = min(record, SENDER_INTERVAL_S)
         flows = [{"src": netns.flow_address(netns.SENDER_NET, i), "dst": netns.flow_address(netns.RECEIVER_NET, i), "port": PORT,
@@ -236,9 +252,10 @@ def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str, left: list
             with open(out / "queue.jsonl", "w") as qf, open(out / "senders.jsonl", "w") as sf:
                 sampler = net.start("rtr", "qsampler.py", "r1", repr(t0), repr(q_interval), repr(duration), stdout=qf)
                 sender = net.start("snd", "sender.py", json.dumps(flows), repr(t0), repr(s_interval), repr(duration), str(buf_bytes), stdout=sf)
+            _watch(sender, t0, duration, progress)
             for proc, what in ((sender, "senders"), (sampler, "queue sampler")):
                 try:
-                    code = proc.wait(timeout=START_MARGIN_S + duration + 30)
+                    code = proc.wait(timeout=max(1.0, t0 + duration + 30 - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     raise LossyncError(f"engine kernel: the {what} did not finish") from None
                 if code != 0:
@@ -255,10 +272,26 @@ def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str, left: list
             warnings.append(w)
         q = np.array([json.loads(line) for line in (out / "queue.jsonl").read_text().splitlines() if line.strip()], dtype=float)
         s = np.array([json.loads(line) for line in (out / "senders.jsonl").read_text().splitlines() if line.strip()], dtype=float)
+    if stopped is not None:
+        warnings.append(stopped_warning(*stopped, deadline.elapsed_s()))
     result = measure(text, base, sc, q, s, record, warnings)
+    result.summary["partial"] = stopped is not None
     result.rtt_check = rtt_check
     result.summary["health"] = verdict
     return result
+
+
+def _watch(proc: subprocess.Popen, t0: float, duration: float, progress: bool | None) -> None:
+    """A bar of the run's seconds (real time) while `proc` runs, where progress is on."""
+    bar = progress_bar(round(duration, 3), "kernel", "s", progress)
+    if bar is None:
+        return
+    try:
+        while proc.poll() is None and time.monotonic() < t0 + duration + 30:
+            time.sleep(0.25)
+            bar.update(round(min(duration, max(0.0, time.monotonic() - t0)) - bar.n, 3))
+    finally:
+        bar.close()
 
 
 def _check_red(net: netns.Network, p: Plan) -> None:
@@ -288,8 +321,17 @@ def _engine_check(sc: dict, force: bool) -> None:
     plan(sc, force)
 
 
-def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force) -> Result:
-    return run_kernel(scenario, overrides, base_dir, force)
+def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force, timeout_s=None) -> Result:
+    return run_kernel(scenario, overrides, base_dir, force, timeout_s, progress)
+
+
+#: A run's set-up (namespaces, delay box, RTT checks) and measurement, in wall seconds, beyond
+#: its duration in real time.
+SETUP_S = 8.0
+
+
+def _estimate(sc: dict) -> float:
+    return sc["run"]["duration_s"] + SETUP_S
 
 
 #: Its queue is a pfifo (drop-tail) or Linux's red, where the kernel has it (translate.plan refuses
@@ -297,5 +339,5 @@ def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force) ->
 #: kernel itself (no sch_codel, sch_pie, sch_fq_codel or sch_dualpi2 module): the refusal says so.
 ENGINE = Engine(
     name="kernel", about="real Linux TCP in network namespaces (as root; docs/kernel.md)",
-    capabilities=CAPABILITIES, run=_engine_run, check=_engine_check,
+    capabilities=CAPABILITIES, run=_engine_run, check=_engine_check, estimate=_estimate,
 )

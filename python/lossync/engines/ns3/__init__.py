@@ -90,8 +90,10 @@ What is modelled (the packet engine's dumbbell, docs/packet.md):
   than one link, a modelled reverse direction (two-way traffic), `parallel` connections, random
   loss (`loss_rate`), `rwnd`, and buffers under 2 packets (3 with an AQM). `access_capacity` sets
   the flow's access link.
-- `wall_limit_s` (benchmarks): the program stops itself, cleanly, at the first simulated
-  millisecond after that much wall time, and the result covers the time simulated.
+- `wall_limit_s` (benchmarks) and `timeout_s` (`--timeout`): the program stops itself, cleanly,
+  at the first simulated millisecond after that much wall time, and the result covers the time
+  simulated, marked partial; one that does not stop is killed (process.py). With a progress bar
+  the program says how far it got on stderr every half second of wall time.
 - Measurements as in the packet engine: utilization = departures / (capacity x measured time),
   goodput from in-order deliveries, Jain, loss, the queue's exact time average (the program
   integrates the occupancy at every arrival and departure; samples are only for the series),
@@ -129,9 +131,7 @@ Known differences from the packet engine (they explain most gaps in docs/validat
 from __future__ import annotations
 
 import json
-import subprocess
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,11 +142,13 @@ import pandas as pd
 
 from ... import _core
 from ...errors import LossyncError, ScenarioError
+from ...progress import Deadline, RunTimeout, stopped_warning
 from ...results import Result
 from ...scenario import ScenarioLike, to_core
 from ..dumbbell import DUMBBELL_ONLY, refuse_beyond_a_dumbbell
 from ..registry import Engine
 from .build import build_program, ns3_root
+from .process import run_program
 
 #: IPv4 (20) + TCP (20) + timestamp option (10, padded to 12): IP packets are packet_size bytes.
 HEADER_BYTES = 52
@@ -587,25 +589,26 @@ def run_ns3_with_stats(
     initial_ssthresh_pkts: float | None = None,
     timeout_s: float | None = None,
     wall_limit_s: float | None = None,
+    progress: bool | None = False,
 ) -> tuple[Result, Ns3Stats]:
     """`run_ns3`, and what the run cost (Ns3Stats). wall_limit_s: stop the simulation (cleanly,
-    at its next record) after this much wall time; the result covers the time simulated."""
+    at its next simulated millisecond) after this much wall time of simulation; timeout_s: the
+    same, counting from this call (compilation included). A run stopped short is marked
+    partial, with a warning saying how far it got."""
+    deadline = Deadline(timeout_s)
     text, base = _as_ns3(scenario, overrides, base_dir)
     sc = json.loads(_core.resolve(text, "json", base))
-    params = translate(sc, initial_ssthresh_pkts, wall_limit_s)
+    translate(sc, initial_ssthresh_pkts)  # refusals before the compilation
     exe = build_program()
+    left = deadline.remaining_s()
+    if left is not None and left <= 0:
+        raise RunTimeout(f"timeout: the {timeout_s:g} s wall-time limit ran out while ns-3's program was compiled; nothing was simulated")
+    limits = [x for x in (left, wall_limit_s) if x is not None]
+    limit = min(limits) if limits else None
+    params = translate(sc, initial_ssthresh_pkts, limit)
     with tempfile.TemporaryDirectory(prefix="lossync-ns3-") as tmp:
         out = Path(tmp)
-        (out / "params.txt").write_text(params)
-        t0 = time.perf_counter()
-        try:
-            r = subprocess.run([str(exe), str(out / "params.txt"), str(out)], capture_output=True, text=True, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            raise LossyncError(f"engine ns3: the simulation did not finish within {timeout_s} s") from None
-        wall = time.perf_counter() - t0
-        if r.returncode != 0:
-            tail = "\n".join(r.stderr.strip().splitlines()[-15:])
-            raise LossyncError(f"engine ns3: the simulation failed (exit status {r.returncode}):\n{tail}")
+        wall = run_program(exe, params, out, sc["run"]["duration_s"], limit, progress)
         scalars, fl, reasons = _read_totals(out / "totals.txt")
         sojourn = np.fromfile(out / "sojourn.bin", dtype="<i8")
         drops_file = out / "drops.txt"
@@ -615,8 +618,12 @@ def run_ns3_with_stats(
             d = pd.DataFrame({"time_s": np.array([], dtype="f8"), "flow": np.array([], dtype="u4")})
         raw = pd.read_csv(out / "series.txt", sep=" ", header=None, dtype="f8")
     result = _measure(text, base, sc, scalars, fl, d, raw, reasons, sojourn)
+    end, duration = float(scalars["end_s"]), sc["run"]["duration_s"]
+    if end < duration - 1e-9:
+        result.summary["partial"] = True
+        result.summary["warnings"].append(stopped_warning(end, duration, wall, sc["run"]["warmup_s"]))
     stats = Ns3Stats(
-        wall_s=wall, sim_s=float(scalars["end_s"]), events=int(scalars["events"]), data_packets_sent=int(fl[:, 1].sum()),
+        wall_s=wall, sim_s=end, events=int(scalars["events"]), data_packets_sent=int(fl[:, 1].sum()),
         other_drops=int(scalars["other_drops"]), max_wire_bytes=int(scalars["max_wire_bytes"]),
     )
     return result, stats
@@ -629,6 +636,7 @@ def run_ns3(
     *,
     initial_ssthresh_pkts: float | None = None,
     timeout_s: float | None = None,
+    progress: bool | None = False,
 ) -> Result:
     """Runs a scenario (a TOML file name or a dict) in ns-3 and returns its Result, with the
     same summary, series, events and drops as the packet engine (`engine` = "ns3").
@@ -636,9 +644,12 @@ def run_ns3(
     initial_ssthresh_pkts: with slow start on, the initial slow-start threshold in packets
         (default: unlimited, as in the scenario); capping it near the fair share avoids the
         slow-start overshoot that makes ns-3 slow at high speed.
-    timeout_s: give up after this much wall time.
+    timeout_s: stop after this much wall time; the result covers the time simulated, marked
+        partial.
+    progress: a bar of the simulated time (None: where someone watches, `progress.watched`).
     """
-    return run_ns3_with_stats(scenario, overrides, base_dir, initial_ssthresh_pkts=initial_ssthresh_pkts, timeout_s=timeout_s)[0]
+    return run_ns3_with_stats(scenario, overrides, base_dir, initial_ssthresh_pkts=initial_ssthresh_pkts, timeout_s=timeout_s,
+                              progress=progress)[0]
 
 
 def _measure(
@@ -717,13 +728,25 @@ def _engine_check(sc: dict[str, Any], force: bool) -> None:
     ns3_root()
 
 
-def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force) -> Result:
-    return run_ns3(scenario, overrides, base_dir)
+def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force, timeout_s=None) -> Result:
+    return run_ns3(scenario, overrides, base_dir, timeout_s=timeout_s, progress=progress)
+
+
+#: ns-3's speed through a dumbbell, data packets per wall second (docs/validation/bench.txt): 23,000
+#: at 100 Mb/s; at 1 and 10 Gb/s with slow start, 183 and 1,549 (its SACK scoreboard after the
+#: slow-start overshoot). Rough either way: the bar's live figure is ns-3's own.
+NS3_PKTS_PER_S, NS3_OVERSHOOT_PKTS_PER_S = 2.0e4, 1.0e3
+
+
+def _estimate(sc: dict[str, Any]) -> float:
+    link = sc["links"][0]
+    overshoot = link["capacity_bps"] >= 1e9 and any(f["slow_start"] for f in sc["flows"])
+    return link["capacity_pps"] * sc["run"]["duration_s"] / (NS3_OVERSHOOT_PKTS_PER_S if overshoot else NS3_PKTS_PER_S)
 
 
 ENGINE = Engine(
     name="ns3", about="ns-3's TCP on the scenario's dumbbell (pip install 'lossync[ns3]')",
     # pie and fq_codel: translated as soon as the core resolves them (same JSON shape).
     capabilities={**DUMBBELL_ONLY, "queues": ["droptail", "red", "step", "codel", "pie", "fq_codel"], "ecn": True},
-    run=_engine_run, check=_engine_check,
+    run=_engine_run, check=_engine_check, estimate=_estimate,
 )

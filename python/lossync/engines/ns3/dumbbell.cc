@@ -1,21 +1,8 @@
 // lossync's ns-3 engine: the scenario's dumbbell in ns-3 (what is modelled and how it differs
-// from the packet engine: the docstring of lossync/ns3_engine.py).
-//
-// Built and run by lossync/ns3_engine.py; usage: dumbbell PARAMS_FILE OUT_DIR.
-//
-// PARAMS_FILE holds `key value` lines (see engines/ns3/__init__.py, `translate`):
-//   capacity_bps packet_size mss buffer_pkts queue (droptail|qdisc) duration warmup
-//   from_first_congestion record_interval seed sndbuf_bytes rcvbuf_bytes ack_bytes delack_count
-//   delack_timeout wall_limit (s; 0: none)
-// with `queue qdisc`, the bottleneck's queue disc: `qdisc_type TYPEID` and `qdisc_attr NAME VALUE`
-// lines (attributes as text; `@quantum` calls FqCoDelQueueDisc::SetQuantum), and any number of
-// `default PATH VALUE` lines (Config::SetDefault, e.g. the CoDel queue discs fq_codel creates);
-// and one line per flow:
-//   flow TYPEID RTT_S START_S IW_PKTS SSTHRESH_PKTS(0: unlimited) PACING(0|1) SS_PCT CA_PCT
-//        [@access_bps=RATE] [@ecn=On|Off] [Attribute=value ...]   (attributes of the
-//        congestion-control TypeId)
-// With a wall_limit the run stops at the first record after that much wall time, and totals.txt
-// says how far it got (end_s): benchmarks measure ns-3 where it cannot finish.
+// from the packet engine: the docstring of engines/ns3/__init__.py, which builds and runs it).
+// Usage: dumbbell PARAMS_FILE OUT_DIR; PARAMS_FILE holds `key value` lines (params.h).
+// With a wall_limit the run stops soon after that much wall time (CheckWall), and totals.txt says
+// how far it got (end_s): benchmarks and --timeout measure ns-3 where it cannot finish.
 //
 // Topology (flow i):
 //   S_i --access (10 C, delay d_i)-- R --bottleneck (C)--> D (one receiver node, a PacketSink per flow)
@@ -138,7 +125,9 @@ struct Sim
 
     bool warm = false, measuring = false;
     Totals start;
-    uint64_t records = 0;
+    uint64_t records = 0, checks = 0;
+    double said = 0;      // wall s of the last progress line
+    bool stopped = false; // by the wall-time limit
 
     FILE* drops_out = nullptr;
     FILE* series_out = nullptr;
@@ -175,6 +164,10 @@ struct Sim
         IntegrateQueue();
         ++departed;
         --queue;
+        if ((p.wall_limit > 0 || p.progress > 0) && departed % 16 == 0 && !stopped)
+        {
+            CheckWall();
+        }
     }
 
     // A packet leaves for the wire: its sojourn, from its arrival at the bottleneck.
@@ -306,16 +299,34 @@ struct Sim
         }
     }
 
-    // With a wall-time limit: every simulated millisecond, stop if the limit has passed (ns-3
-    // can spend minutes on one simulated second at 1-10 Gb/s, so records are too far apart).
+    // With a wall-time limit or progress: stop if the limit has passed, say how far the run got.
+    // Checked every simulated millisecond (records are too far apart: ns-3 can spend minutes on
+    // one simulated second at 1-10 Gb/s), events left out of `events`, and every 16 departures
+    // from the bottleneck (one millisecond can take seconds in a slow-start overshoot).
+    void CheckWall()
+    {
+        double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+        if (p.wall_limit > 0 && wall > p.wall_limit)
+        {
+            stopped = true;
+            Finish();
+        }
+        else if (p.progress > 0 && wall >= said + p.progress)
+        {
+            said = wall;
+            std::fprintf(stderr, "progress %.6f\n", Simulator::Now().GetSeconds());
+            std::fflush(stderr);
+        }
+    }
+
     void WallCheck()
     {
-        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count() > p.wall_limit)
+        ++checks;
+        CheckWall();
+        if (!stopped)
         {
-            Finish();
-            return;
+            Simulator::Schedule(MilliSeconds(1), &Sim::WallCheck, this);
         }
-        Simulator::Schedule(MilliSeconds(1), &Sim::WallCheck, this);
     }
 
     // Ends the run after the current event (events at the same instant that are already
@@ -761,7 +772,7 @@ main(int argc, char** argv)
     }
     Simulator::ScheduleNow(&Sim::Record, &sim);
     sim.wall_start = std::chrono::steady_clock::now();
-    if (p.wall_limit > 0)
+    if (p.wall_limit > 0 || p.progress > 0)
     {
         Simulator::Schedule(MilliSeconds(1), &Sim::WallCheck, &sim);
     }
@@ -769,7 +780,7 @@ main(int argc, char** argv)
 
     Totals end;
     sim.Snapshot(end);
-    uint64_t events = Simulator::GetEventCount();
+    uint64_t events = Simulator::GetEventCount() - sim.checks;
     std::fclose(sim.drops_out);
     std::fclose(sim.series_out);
     std::fclose(sim.sojourn_out);

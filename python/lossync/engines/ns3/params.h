@@ -1,5 +1,18 @@
 // The ns-3 engine program's parameters (dumbbell.cc): the `key value` lines of PARAMS_FILE,
 // read and checked. Included by dumbbell.cc only.
+//
+// PARAMS_FILE holds `key value` lines (written by engines/ns3/__init__.py, `translate`):
+//   capacity_bps packet_size mss buffer_pkts queue (droptail|qdisc) duration warmup
+//   from_first_congestion record_interval seed sndbuf_bytes rcvbuf_bytes ack_bytes delack_count
+//   delack_timeout wall_limit (s; 0: none) progress (wall s between `progress T_S` lines on
+//   stderr, T_S the simulated time reached; 0: none)
+// with `queue qdisc`, the bottleneck's queue disc: `qdisc_type TYPEID` and `qdisc_attr NAME VALUE`
+// lines (attributes as text; `@quantum` calls FqCoDelQueueDisc::SetQuantum), and any number of
+// `default PATH VALUE` lines (Config::SetDefault, e.g. the CoDel queue discs fq_codel creates);
+// and one line per flow:
+//   flow TYPEID RTT_S START_S IW_PKTS SSTHRESH_PKTS(0: unlimited) PACING(0|1) SS_PCT CA_PCT
+//        [@access_bps=RATE] [@ecn=On|Off] [Attribute=value ...]   (attributes of the
+//        congestion-control TypeId)
 #pragma once
 
 #include <cstdint>
@@ -45,6 +58,7 @@ struct Params
     uint32_t delack_count = 1;
     double delack_timeout = 0.2;
     double wall_limit = 0;
+    double progress = 0; // wall s between `progress T` lines on stderr (0: none)
     std::vector<FlowSpec> flows;
 };
 
@@ -140,6 +154,7 @@ ReadParams(const char* path)
         else if (key == "delack_count") p.delack_count = uint32_t(d);
         else if (key == "delack_timeout") p.delack_timeout = d;
         else if (key == "wall_limit") p.wall_limit = d;
+        else if (key == "progress") p.progress = d;
         else Fail("unknown key " + key);
     }
     if (p.capacity_bps <= 0 || p.duration <= 0 || p.flows.empty() || p.record_interval <= 0)
