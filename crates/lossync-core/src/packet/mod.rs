@@ -123,6 +123,11 @@ pub struct PacketEngine {
     /// Per port: its data serialization time at the last sample.
     last_record_busy_ps: Vec<u64>,
     series: Vec<Vec<f64>>,
+    /// The delay columns (`metrics::Records::delay_samples`), and per port its sojourn
+    /// histogram's (count, sum) at the last sample (wrapping: the histogram restarts when the
+    /// measurement does).
+    delays: Vec<Vec<f64>>,
+    last_record_sojourn: Vec<(u64, u128)>,
     /// The aggregate Σ cwnd/RTT: its interval (0: off), samples taken, samples.
     aggregate_every_ps: f64,
     aggregate_taken: u64,
@@ -279,6 +284,10 @@ impl PacketEngine {
             queue,
             start_ports: vec![PortAcc::default(); ports.len()],
             last_record_busy_ps: vec![0; ports.len()],
+            delays: (0..2 * ports.len() + n)
+                .map(|_| Vec::with_capacity(n_records))
+                .collect(),
+            last_record_sojourn: vec![(0, 0); ports.len()],
             access,
             pipes,
             ports,
