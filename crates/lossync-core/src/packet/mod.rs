@@ -46,7 +46,10 @@
 //! their size and finish ([`dynamic`]); a slot is reused once none of its packets is in the
 //! network (a count per connection), so late packets never reach its next flow.
 //!
-//! Not modelled in this version: ECN, routing that changes during a run.
+//! Not modelled in this version: routing that changes during a run.
+//!
+//! A link can be traced ([`PacketEngine::trace_link`]): a node after its ports records the
+//! packets leaving them ([`trace`]), written as a capture file by [`pcap`].
 //!
 //! This file holds the engine, its construction, the event loop and the route walk; `flows.rs`
 //! the connections' end points, `records.rs` the measurements, `limits.rs` what a run is refused
@@ -60,6 +63,7 @@ pub mod event;
 mod flows;
 mod limits;
 pub mod node;
+pub mod pcap;
 pub mod pipe;
 pub mod port;
 pub mod receiver;
@@ -68,6 +72,7 @@ mod ring;
 pub mod route;
 pub mod sender;
 pub mod topology;
+pub mod trace;
 
 use crate::cc::LAW_STREAM;
 use crate::error::Result;
@@ -136,6 +141,8 @@ pub struct PacketEngine {
     /// Dynamic traffic: per group with arrivals, its process and free slots.
     dynamic: Vec<dynamic::Group>,
     completions: Vec<CompletionRecord>,
+    /// The node that records the packets crossing a traced link (`trace_link`), if any.
+    trace_node: Option<u32>,
 }
 
 impl PacketEngine {
@@ -310,6 +317,7 @@ impl PacketEngine {
             flows,
             dynamic,
             completions,
+            trace_node: None,
             scenario: sc,
         })
     }
@@ -325,6 +333,11 @@ impl PacketEngine {
 
     pub fn is_done(&self) -> bool {
         self.now_ps >= self.end_ps
+    }
+
+    /// The scenario it runs.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
     }
 
     /// Events waiting in the heap (a few per flow; for tests and benchmarks).
