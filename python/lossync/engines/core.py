@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import _core
 from ..errors import LossyncError
@@ -20,6 +22,18 @@ from .registry import Engine
 CHUNK_WALL_S = 0.25
 #: The first chunk's share of the run, before its speed is known.
 FIRST_CHUNK = 1e-6
+#: A packet trace keeps at most this many packets unless told otherwise: about 60 MB of pcap.
+PCAP_PACKETS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Pcap:
+    """A packet trace to write: the packets crossing `link` (both its directions, where the
+    scenario models the other), the first `packets` of them, to `file` (docs/packet.md, "Packet traces")."""
+
+    link: str
+    file: Path
+    packets: int = PCAP_PACKETS
 
 
 class Interrupted(KeyboardInterrupt):
@@ -32,11 +46,14 @@ class Interrupted(KeyboardInterrupt):
         self.result = result
 
 
-def run_core(text: str, base_dir: str | Path, progress: bool | None = None) -> Result:
+def run_core(text: str, base_dir: str | Path, progress: bool | None = None, pcap: Pcap | None = None) -> Result:
     """Runs a scenario (JSON text) on the engine it names; relative file names resolve against
-    `base_dir`. Ctrl-C raises `Interrupted` with the partial result (or a plain
-    KeyboardInterrupt if nothing was measured yet)."""
+    `base_dir`. With `pcap`, writes that packet trace and describes it in `summary["pcap"]`.
+    Ctrl-C raises `Interrupted` with the partial result (or a plain KeyboardInterrupt if nothing
+    was measured yet)."""
     sim = _core.Simulation(text, "json", str(base_dir))
+    if pcap is not None:
+        sim.trace_link(pcap.link, pcap.packets)
     duration = sim.duration_s
     if progress is None:
         progress = sys.stderr.isatty()
@@ -60,26 +77,48 @@ def run_core(text: str, base_dir: str | Path, progress: bool | None = None) -> R
             if bar is not None:
                 bar.update(round(sim.now_s - bar.n, 6))
     except KeyboardInterrupt:
-        so_far = _result_so_far(sim, duration)
+        so_far = _result_so_far(sim, duration, pcap)
         if so_far is None:
             raise
         raise Interrupted(so_far) from None
     finally:
         if bar is not None:
             bar.close()
+    traced = _write_pcap(sim, pcap)
     drops = sim.drops()
     finished = sim.finish()
-    return Result.from_core(finished, json.loads(sim.resolved), drops, sim.fct())
+    result = Result.from_core(finished, json.loads(sim.resolved), drops, sim.fct())
+    if traced is not None:
+        result.summary["pcap"] = traced
+    return result
 
 
-def _result_so_far(sim: _core.Simulation, duration: float) -> Result | None:
+def _write_pcap(sim: _core.Simulation, pcap: Pcap | None) -> dict[str, Any] | None:
+    """Writes the trace (whole or not at all), and says what it holds: the link, the file, the
+    packets written and those that crossed the link, and whether the cap left some out."""
+    if pcap is None:
+        return None
+    from ..io import atomic_write
+
+    counts: list[tuple[int, int]] = []
+    pcap.file.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(pcap.file, lambda tmp: counts.append(sim.write_pcap(str(tmp))))
+    written, seen = counts[0]
+    return {"link": pcap.link, "file": str(pcap.file), "packets": written, "crossed": seen,
+            "capped": seen > written, "max_packets": pcap.packets}
+
+
+def _result_so_far(sim: _core.Simulation, duration: float, pcap: Pcap | None = None) -> Result | None:
     """The result of what was simulated before a Ctrl-C: marked partial, unless the interrupt came
     after the last step (then the run is whole, and says nothing of an interruption)."""
     now, done = sim.now_s, sim.done
     try:
+        traced = _write_pcap(sim, pcap)
         drops = sim.drops()
         finished = sim.finish()
         result = Result.from_core(finished, json.loads(sim.resolved), drops, sim.fct())
+        if traced is not None:
+            result.summary["pcap"] = traced
     except LossyncError:
         return None
     if done:
@@ -90,9 +129,9 @@ def _result_so_far(sim: _core.Simulation, duration: float) -> Result | None:
     return result
 
 
-def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force) -> Result:
+def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force, pcap: Pcap | None = None) -> Result:
     text, base = to_core(scenario, overrides, base_dir)
-    return run_core(text, base, progress)
+    return run_core(text, base, progress, pcap)
 
 
 def _engine_check(sc: dict, force: bool) -> None:
