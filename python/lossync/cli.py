@@ -23,7 +23,7 @@ from . import _core
 from .engines import ENGINES
 from .engines import check as check_scenario
 from .engines import run as run_scenario
-from .engines.core import Interrupted
+from .engines.core import PCAP_PACKETS, Interrupted
 from .errors import LossyncError, ScenarioError
 from .io import atomic_write, os_reason
 from .progress import RunTimeout
@@ -175,11 +175,15 @@ def main() -> None:
 @click.option("--seed", type=int, help="Shortcut for --set run.seed=SEED.")
 @click.option("--duration", help="Shortcut for --set run.duration=DURATION (e.g. 600s).")
 @click.option("--force", is_flag=True, help="Kernel engine: run a capacity above this machine's clean limit (the summary warns).")
+@click.option("--pcap", "pcap_link", metavar="LINK", help="Packet engine: write the packets crossing LINK (both ways) as a pcap file for Wireshark/tshark.")
+@click.option("--pcap-file", type=_Path(dir_okay=False, path_type=Path), help="With --pcap: the file (default: LINK.pcap, in --out if given).")
+@click.option("--pcap-packets", type=click.IntRange(min=1), default=PCAP_PACKETS, show_default=True,
+              help="With --pcap: keep the first this many packets (the summary says when the cap was hit).")
 @_TIMEOUT
 @_PROGRESS
 def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None, as_json: bool, engine: str | None, no_figure: bool,
-        drops_file: Path | None, sync_file: Path | None, seed: int | None, duration: str | None, force: bool, timeout_s: float | None,
-        progress: bool | None) -> None:
+        drops_file: Path | None, sync_file: Path | None, seed: int | None, duration: str | None, force: bool,
+        pcap_link: str | None, pcap_file: Path | None, pcap_packets: int, timeout_s: float | None, progress: bool | None) -> None:
     """Run SCENARIO (a TOML file) and print its summary.
 
     With no SCENARIO, runs the shipped default (the paper's 10 Gbps, 10-flow HighSpeed TCP case)
@@ -197,13 +201,20 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
     # Outputs are checked before the run, not found unwritable after it.
     if out_dir is not None:
         _writable_dir("--out", out_dir)
-    for option, f in (("--drops", drops_file), ("--sync-out", sync_file)):
+    if pcap_link is not None and pcap_file is None:
+        pcap_file = (out_dir or Path(".")) / f"{pcap_link}.pcap"
+    for option, f in (("--drops", drops_file), ("--sync-out", sync_file), ("--pcap-file", pcap_file)):
         if f is not None:
             _writable_dir(option, f.parent)
     _say_estimate(scenario, overrides)
     started = time.perf_counter()
     try:
-        result = run_scenario(scenario, overrides, force=force, warn=False, timeout_s=timeout_s, progress=progress)  # printed below
+        result = run_scenario(scenario, overrides, force=force, warn=False, timeout_s=timeout_s, progress=progress,  # printed below
+                              pcap=pcap_link, pcap_file=pcap_file, pcap_packets=pcap_packets)
+    except ScenarioError as e:
+        if e.field in ("pcap", "pcap_file"):  # the options' names, not the API's
+            raise ScenarioError("--" + e.field.replace("_", "-"), e.reason) from None
+        raise
     except Interrupted as stop:
         # Ctrl-C: the part simulated, marked partial (or whole, if the simulation had ended), is
         # written if --out was given.
@@ -226,6 +237,11 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
     if out_dir is not None:
         paths = result.write(out_dir, figure=not no_figure, command=_command_line())
         click.echo("wrote " + ", ".join(str(p) for p in paths), err=as_json)
+    if "pcap" in result.summary:
+        t = result.summary["pcap"]
+        cap = (f"; capped: the first {t['packets']:,} of {t['crossed']:,} that crossed it (--pcap-packets)"
+               if t["capped"] else "")
+        click.echo(f"wrote {t['file']} ({t['packets']:,} packets of link {t['link']}{cap})", err=as_json)
     # Their folders were checked writable before the run (_writable_dir); create them as --out is.
     for f in (drops_file, sync_file):
         if f is not None:

@@ -32,7 +32,8 @@ class Result:
 
     summary: the headline metrics and per-link / per-flow tables, as a dict (docs/model.md §5).
     series: time series, one row per recording instant: `time_s`, `queue_pkts.<link>`,
-        `utilization.<link>`, `cwnd_pkts.<flow>`, `rate_pps.<flow>`.
+        `utilization.<link>`, `cwnd_pkts.<flow>`, `rate_pps.<flow>`; the fluid and packet engines
+        add `queueing_delay_s.<link>` and `rtt_s.<flow>` (docs/model.md §5.4).
     events: one row per congestion event in the measurement window: `link`, `start_s`,
         `candidates` (flows that could lose), `signalled` (flows the synchronization module
         signalled: m_k plus any spill; 0 in proportional mode), `lost` (flows that lost packets).

@@ -91,6 +91,36 @@ impl Simulation {
         }
     }
 
+    /// Traces the link named `link` (packet engine; [`PacketEngine::trace_link`]), keeping at
+    /// most `max_packets` packets. Refused, naming `pcap`, for an unknown link or on the fluid
+    /// engine, which has no packets.
+    pub fn trace_link(&mut self, link: &str, max_packets: usize) -> Result<()> {
+        let Simulation::Packet(e) = self else {
+            return Err(Error::field(
+                "pcap",
+                "a packet trace needs the packet engine (engine = \"packet\"); the fluid engine \
+                 has no packets",
+            ));
+        };
+        let links = &e.scenario().links;
+        let Some(l) = links.iter().position(|l| l.name == link) else {
+            let names: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
+            return Err(Error::field(
+                "pcap",
+                format!("no link named {link:?} (links: {})", names.join(", ")),
+            ));
+        };
+        e.trace_link(l, max_packets)
+    }
+
+    /// The packet trace, if one was asked for.
+    pub fn trace(&self) -> Option<&packet::trace::Trace> {
+        match self {
+            Simulation::Fluid(_) => None,
+            Simulation::Packet(e) => e.trace(),
+        }
+    }
+
     pub fn finish(self) -> RunResult {
         match self {
             Simulation::Fluid(e) => e.finish(),

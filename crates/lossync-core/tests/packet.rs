@@ -231,6 +231,52 @@ seed = {seed}
 }
 
 #[test]
+fn packet_a_trace_holds_every_departure_and_changes_nothing() {
+    // Both directions of the link (ACKs cross the reverse one), RED and random loss.
+    let text = r#"
+engine = "packet"
+[dumbbell]
+capacity = "10Mbps"
+buffer = { packets = 40 }
+queue = { discipline = "red", min_th = 10, max_th = 30 }
+loss_rate = 1e-3
+reverse = true
+[[flows]]
+count = 3
+cc = "cubic"
+rtt = "20ms..60ms"
+slow_start = true
+[run]
+duration = "5s"
+warmup = "0s"
+"#;
+    let traced = |max_packets: usize| {
+        let mut e = engine(text);
+        e.trace_link(0, max_packets).unwrap();
+        e.advance(f64::INFINITY);
+        let trace = e.trace().unwrap().clone();
+        (e.finish(), trace)
+    };
+    let (r, trace) = traced(usize::MAX);
+    let plain = run(text);
+    let json = |s| serde_json::to_string(s).unwrap();
+    assert_eq!(json(&r.summary), json(&plain.summary));
+    let l = &r.summary.links[0];
+    let data = trace.records.iter().filter(|t| !t.is_ack).count();
+    assert_eq!(data as f64, l.departures_pkts);
+    assert!(l.drops_pkts > 10.0 && trace.records.len() > data + 1000);
+    assert_eq!(trace.seen, trace.records.len() as u64);
+    assert!(!trace.capped());
+    assert!(trace
+        .records
+        .windows(2)
+        .all(|w| w[0].time_ps <= w[1].time_ps));
+    let (_, capped) = traced(100);
+    assert_eq!(capped.records[..], trace.records[..100]);
+    assert!(capped.capped() && capped.seen == trace.seen);
+}
+
+#[test]
 fn packet_conservation_is_exact() {
     // Stop in the middle of busy periods, with drop-tail and with RED plus random loss.
     for queue in [

@@ -8,7 +8,7 @@ use lossync_core::packet::event::{ps_from_s, PS_PER_S};
 use lossync_core::{scenario, Error, RunResult, Simulation as CoreSimulation};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyRuntimeError};
+use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError};
 use pyo3::prelude::*;
 use std::path::Path;
 
@@ -271,6 +271,39 @@ impl Simulation {
         let times: Vec<f64> = log.iter().map(|&(t, _)| t).collect();
         let flows: Vec<u32> = log.iter().map(|&(_, f)| f as u32).collect();
         Ok((times.into_pyarray(py), flows.into_pyarray(py)))
+    }
+
+    /// Traces the link named `link` (packet engine; before the first `advance`), keeping the
+    /// first `max_packets` packets; ScenarioError (field `pcap`) for an unknown link, another
+    /// engine or a run already started.
+    fn trace_link(&mut self, link: &str, max_packets: usize) -> PyResult<()> {
+        let engine = self
+            .engine
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("this simulation has finished"))?;
+        engine.trace_link(link, max_packets).map_err(to_py)
+    }
+
+    /// Writes the trace so far to `path` as a pcap file; returns (packets written, packets that
+    /// crossed the link). OSError if the file cannot be written.
+    fn write_pcap(&self, py: Python<'_>, path: &str) -> PyResult<(usize, u64)> {
+        let trace = self
+            .engine()?
+            .trace()
+            .ok_or_else(|| PyRuntimeError::new_err("no trace was asked for (trace_link)"))?;
+        py.detach(|| {
+            let mut file = std::fs::File::create(path)?;
+            trace.write_pcap(&mut file)?;
+            file.sync_all()
+        })
+        .map_err(|e| {
+            PyOSError::new_err((
+                e.raw_os_error().unwrap_or(0),
+                e.to_string(),
+                path.to_string(),
+            ))
+        })?;
+        Ok((trace.records.len(), trace.seen))
     }
 
     /// Ends the run: returns (summary JSON, [(column name, values)], events JSON).

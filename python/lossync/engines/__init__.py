@@ -20,7 +20,7 @@ from ..progress import Deadline
 from ..results import Result
 from ..scenario import ScenarioLike, in_user_terms, resolve, to_core
 from . import kernel, ns3
-from .core import core_engines
+from .core import PCAP_PACKETS, Pcap, core_engines
 from .registry import ENGINES, Engine, lookup, refuse_beyond
 
 for _engine in (
@@ -46,6 +46,9 @@ def run(
     force: bool = False,
     warn: bool = True,
     timeout_s: float | None = None,
+    pcap: str | None = None,
+    pcap_file: str | Path | None = None,
+    pcap_packets: int = PCAP_PACKETS,
 ) -> Result:
     """Runs a scenario (a TOML file name or a dict) and returns its Result.
 
@@ -60,13 +63,19 @@ def run(
     timeout_s: a wall-time limit in seconds: the run stops by then (give or take a quarter of a
     second, a millisecond of simulated time in ns-3) and returns the part simulated, marked
     partial (`summary["partial"]`, a warning saying how far it got); RunTimeout if nothing was.
+    pcap: the name of a link whose packets to write as a pcap file (packet engine; both
+    directions where the scenario models the other), to `pcap_file` (default `<link>.pcap`),
+    the first `pcap_packets` of them; `summary["pcap"]` says what the file holds
+    (docs/packet.md, "Packet traces").
     """
     deadline = Deadline(timeout_s)  # a bad limit is refused before anything runs
     text, _ = to_core(scenario, overrides, base_dir)
     doc = json.loads(text)
     engine = _named(doc) or ENGINES["fluid"]  # a bad name's type: the core says so
+    trace = _pcap(engine, pcap, pcap_file, pcap_packets)
     try:
-        result = engine.run(scenario, overrides, base_dir, progress, force, deadline.remaining_s())
+        result = engine.run(scenario, overrides, base_dir, progress, force, deadline.remaining_s(),
+                            **({"pcap": trace} if trace else {}))
     except ScenarioError as e:  # engines name resolved links; say what the user wrote
         raise in_user_terms(e, doc) from None
     if warn:
@@ -86,6 +95,21 @@ def estimate_wall_s(scenario: ScenarioLike, overrides: list[str] | tuple[str, ..
     return lookup(sc["engine"]).estimate(sc)
 
 
+def _pcap(engine: Engine, link: str | None, file: str | Path | None, packets: int) -> Pcap | None:
+    """The trace asked for, checked: the packet engine only, a link name, a positive cap."""
+    if link is None:
+        if file is not None:
+            raise ScenarioError("pcap_file", "needs pcap, the link to trace")
+        return None
+    if engine.name != "packet":
+        raise ScenarioError("pcap", f"a packet trace needs the packet engine (engine = \"packet\"); this scenario runs on {engine.name}")
+    if not isinstance(link, str) or not link:
+        raise ScenarioError("pcap", f"must be a link's name, not {link!r}")
+    if isinstance(packets, bool) or not isinstance(packets, int) or packets < 1:
+        raise ScenarioError("pcap_packets", f"must be a whole number of packets, at least 1, not {packets!r}")
+    return Pcap(link, Path(file) if file is not None else Path(f"{link}.pcap"), packets)
+
+
 def check(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), force: bool = False) -> dict[str, Any]:
     """Checks that the engine the scenario names can run it, refusing what `run` refuses before
     it starts (ScenarioError naming the field, in the user's terms), and returns it resolved."""
@@ -100,4 +124,4 @@ def check(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), f
     return resolved
 
 
-__all__ = ["ENGINES", "Engine", "Result", "check", "estimate_wall_s", "run"]
+__all__ = ["ENGINES", "PCAP_PACKETS", "Engine", "Pcap", "Result", "check", "estimate_wall_s", "run"]

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import _core
 from ..errors import LossyncError
@@ -26,6 +28,18 @@ FIRST_CHUNK = 1e-6
 #: data packets per second through a dumbbell, 7.4 million packet-hops per second on parking-lot-4.
 FLUID_S_PER_FLOW_STEP = 40e-9
 PACKET_S_PER_PACKET_HOP = 1.5e-7
+#: A packet trace keeps at most this many packets unless told otherwise: about 60 MB of pcap.
+PCAP_PACKETS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Pcap:
+    """A packet trace to write: the packets crossing `link` (both its directions, where the
+    scenario models the other), the first `packets` of them, to `file` (docs/packet.md, "Packet traces")."""
+
+    link: str
+    file: Path
+    packets: int = PCAP_PACKETS
 
 
 class Interrupted(KeyboardInterrupt):
@@ -38,13 +52,17 @@ class Interrupted(KeyboardInterrupt):
         self.result = result
 
 
-def run_core(text: str, base_dir: str | Path, progress: bool | None = None, timeout_s: float | None = None) -> Result:
+def run_core(text: str, base_dir: str | Path, progress: bool | None = None, timeout_s: float | None = None,
+             pcap: Pcap | None = None) -> Result:
     """Runs a scenario (JSON text) on the engine it names; relative file names resolve against
     `base_dir`. Ctrl-C raises `Interrupted` with the partial result (or a plain
     KeyboardInterrupt if nothing was measured yet). `timeout_s`: stop between chunks once that
-    much wall time has passed and return the part simulated, marked partial."""
+    much wall time has passed and return the part simulated, marked partial. With `pcap`, writes
+    that packet trace (of the part simulated) and describes it in `summary["pcap"]`."""
     deadline = Deadline(timeout_s)
     sim = _core.Simulation(text, "json", str(base_dir))
+    if pcap is not None:
+        sim.trace_link(pcap.link, pcap.packets)
     duration = sim.duration_s
     bar = progress_bar(round(duration, 6), "simulating", "sim s", progress)
     step = duration * FIRST_CHUNK
@@ -55,7 +73,7 @@ def run_core(text: str, base_dir: str | Path, progress: bool | None = None, time
         while until < duration:
             if deadline.expired():
                 now, warmup = sim.now_s, json.loads(sim.resolved)["run"]["warmup_s"]
-                so_far = _result_so_far(sim, duration, stopped_warning(now, duration, deadline.elapsed_s(), warmup))
+                so_far = _result_so_far(sim, duration, stopped_warning(now, duration, deadline.elapsed_s(), warmup), pcap)
                 if so_far is None or now <= 0:
                     raise RunTimeout(f"timeout: the {deadline.timeout_s:g} s wall-time limit ran out before anything was simulated")
                 return so_far
@@ -68,27 +86,49 @@ def run_core(text: str, base_dir: str | Path, progress: bool | None = None, time
             if bar is not None:
                 bar.update(round(sim.now_s - bar.n, 6))
     except KeyboardInterrupt:
-        so_far = _result_so_far(sim, duration)
+        so_far = _result_so_far(sim, duration, pcap=pcap)
         if so_far is None:
             raise
         raise Interrupted(so_far) from None
     finally:
         if bar is not None:
             bar.close()
+    traced = _write_pcap(sim, pcap)
     drops = sim.drops()
     finished = sim.finish()
-    return Result.from_core(finished, json.loads(sim.resolved), drops, sim.fct())
+    result = Result.from_core(finished, json.loads(sim.resolved), drops, sim.fct())
+    if traced is not None:
+        result.summary["pcap"] = traced
+    return result
 
 
-def _result_so_far(sim: _core.Simulation, duration: float, why: str | None = None) -> Result | None:
+def _write_pcap(sim: _core.Simulation, pcap: Pcap | None) -> dict[str, Any] | None:
+    """Writes the trace (whole or not at all), and says what it holds: the link, the file, the
+    packets written and those that crossed the link, and whether the cap left some out."""
+    if pcap is None:
+        return None
+    from ..io import atomic_write
+
+    counts: list[tuple[int, int]] = []
+    pcap.file.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(pcap.file, lambda tmp: counts.append(sim.write_pcap(str(tmp))))
+    written, seen = counts[0]
+    return {"link": pcap.link, "file": str(pcap.file), "packets": written, "crossed": seen,
+            "capped": seen > written, "max_packets": pcap.packets}
+
+
+def _result_so_far(sim: _core.Simulation, duration: float, why: str | None = None, pcap: Pcap | None = None) -> Result | None:
     """The result of what was simulated before a Ctrl-C (or the wall-time limit `why` says):
     marked partial, unless the stop came after the last step (then the run is whole, and says
     nothing of a stop); None if nothing was measured yet."""
     now, done = sim.now_s, sim.done
     try:
+        traced = _write_pcap(sim, pcap)
         drops = sim.drops()
         finished = sim.finish()
         result = Result.from_core(finished, json.loads(sim.resolved), drops, sim.fct())
+        if traced is not None:
+            result.summary["pcap"] = traced
     except LossyncError:
         return None
     if done:
@@ -99,9 +139,9 @@ def _result_so_far(sim: _core.Simulation, duration: float, why: str | None = Non
     return result
 
 
-def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force, timeout_s=None) -> Result:
+def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force, timeout_s=None, pcap: Pcap | None = None) -> Result:
     text, base = to_core(scenario, overrides, base_dir)
-    return run_core(text, base, progress, timeout_s)
+    return run_core(text, base, progress, timeout_s, pcap)
 
 
 def _engine_check(sc: dict, force: bool) -> None:

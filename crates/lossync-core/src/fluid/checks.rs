@@ -100,7 +100,8 @@ fn check_memory(sc: &Scenario, total_steps: u64) -> Result<()> {
     };
     let ring = rings * ((max_rtt / dt).ceil() + 3.0) * n * 8.0;
     let record_every = (sc.run.record_interval_s / dt).round().max(1.0);
-    let columns = 1.0 + 2.0 * sc.links.len() as f64 + 2.0 * n;
+    // Per link its queue, utilization and delay (two); per connection its window, rate and RTT.
+    let columns = 1.0 + 4.0 * sc.links.len() as f64 + 3.0 * n;
     let series = ((total_steps as f64 / record_every).floor() + 1.0) * columns * 8.0;
     let hops: usize = sc
         .flows

@@ -95,6 +95,8 @@ pub(super) struct LinkState {
     /// The queue when the measurement window began (its accounting starts from it).
     pub(super) q_at_measuring: f64,
     pub(super) interval_departed: f64,
+    /// `acc.q_integral` at the last sample of the series.
+    pub(super) q_integral_at_record: f64,
 }
 
 impl LinkState {

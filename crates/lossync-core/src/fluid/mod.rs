@@ -81,6 +81,9 @@ pub struct FluidEngine {
     next_record_step: u64,
     record_every: u64,
     series: Vec<Vec<f64>>,
+    /// The delay columns (`metrics::Records::delay_samples`), and the time of the last sample.
+    delays: Vec<Vec<f64>>,
+    last_record_s: f64,
     /// The aggregate Σ cwnd/RTT: every this many steps (0: off), the next one, the samples.
     aggregate_every: u64,
     next_aggregate_step: u64,
@@ -227,6 +230,7 @@ impl FluidEngine {
                 q_max: 0.0,
                 q_at_measuring: 0.0,
                 interval_departed: 0.0,
+                q_integral_at_record: 0.0,
             });
         }
         // A drop now reaches its sender one RTT later, at most `max_rtt`.
@@ -300,6 +304,10 @@ impl FluidEngine {
             next_record_step: 0,
             record_every,
             series: (0..n_cols).map(|_| Vec::with_capacity(n_records)).collect(),
+            delays: (0..2 * sc.links.len() + sc.flows.len())
+                .map(|_| Vec::with_capacity(n_records))
+                .collect(),
+            last_record_s: 0.0,
             aggregate_every: match sc.run.aggregate_interval_s {
                 0.0 => 0,
                 a => ((a / dt).round() as u64).max(1),

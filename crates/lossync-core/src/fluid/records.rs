@@ -42,6 +42,20 @@ impl FluidEngine {
             push(f.acc.delivered - f.delivered_at_record);
             f.delivered_at_record = f.acc.delivered;
         }
+        // The queue's integral over the interval and what the link could send in it (their
+        // ratio is the mean q/C), and each RTT (base plus the queues of its path, as the sender
+        // sees it this step).
+        let mut cols = self.delays.iter_mut();
+        let mut push = |v: f64| cols.next().expect("one column per value").push(v);
+        for l in &mut self.links {
+            push(l.acc.q_integral - l.q_integral_at_record);
+            push(l.capacity_pps * (t - self.last_record_s));
+            l.q_integral_at_record = l.acc.q_integral;
+        }
+        for f in &self.flows {
+            push(if f.started { f.rtt_s } else { f64::NAN });
+        }
+        self.last_record_s = t;
         self.next_record_step += self.record_every;
     }
 
@@ -122,6 +136,7 @@ impl FluidEngine {
             flows,
             events: self.event_log,
             samples: self.series,
+            delay_samples: self.delays,
             warnings: region_warnings(&self.scenario),
             bursts: (self.links.into_iter())
                 .filter_map(|l| l.assembler.map(FluidAssembler::finish))

@@ -285,6 +285,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
         flows,
         mut events,
         samples,
+        delay_samples,
         mut warnings,
         bursts,
         arrivals,
@@ -453,7 +454,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
             a.group, a.refused, a.arrivals
         ));
     }
-    let series = Series::standard(sc, samples);
+    let series = Series::standard(sc, samples).with_delays(sc, delay_samples);
     let dynamic = dynamic::summarize_dynamic(
         sc,
         &arrivals,
@@ -637,6 +638,50 @@ impl Series {
         Series {
             columns: names.into_iter().zip(data).collect(),
         }
+    }
+
+    /// Appends the delay columns of an engine that records them ([`Records::delay_samples`]):
+    /// per link `queueing_delay_s.<link>`, the mean wait over the interval each sample closes
+    /// (the sum over its weight; NaN for a weight of 0: no packet began its transmission), then
+    /// per flow `rtt_s.<flow>`, the smoothed RTT at the sample (a parallel flow's: the mean of
+    /// its connections' that send). Without delay columns, nothing.
+    pub fn with_delays(mut self, sc: &Scenario, delays: Vec<Vec<f64>>) -> Series {
+        let n_links = sc.links.len();
+        if delays.len() != 2 * n_links + sc.flows.len() {
+            return self;
+        }
+        let mut delays = delays.into_iter();
+        for l in &sc.links {
+            let (sum, weight) = (delays.next().unwrap(), delays.next().unwrap());
+            let mean = (sum.iter().zip(&weight))
+                .map(|(&s, &w)| if w > 0.0 { s / w } else { f64::NAN })
+                .collect();
+            self.columns
+                .push((format!("queueing_delay_s.{}", l.name), mean));
+        }
+        let rtts: Vec<Vec<f64>> = delays.collect();
+        let n_logical = sc.flows.last().map_or(0, |f| f.logical + 1);
+        for i in 0..n_logical {
+            let conns: Vec<&Vec<f64>> = (sc.flows.iter().zip(&rtts))
+                .filter(|(f, _)| f.logical == i)
+                .map(|(_, r)| r)
+                .collect();
+            let samples = conns.first().map_or(0, |c| c.len());
+            let mean = (0..samples)
+                .map(|k| {
+                    let (n, sum) = (conns.iter().map(|c| c[k]))
+                        .filter(|v| !v.is_nan())
+                        .fold((0usize, 0.0), |(n, s), v| (n + 1, s + v));
+                    if n > 0 {
+                        sum / n as f64
+                    } else {
+                        f64::NAN
+                    }
+                })
+                .collect();
+            self.columns.push((format!("rtt_s.{i}"), mean));
+        }
+        self
     }
 
     pub fn get(&self, name: &str) -> Option<&[f64]> {

@@ -33,6 +33,15 @@ pub struct Records {
     /// Time-series columns in the order of [`super::Series::standard`], per connection.
     #[serde(default)]
     pub samples: Vec<Vec<f64>>,
+    /// Delay columns sampled with `samples` (the packet and fluid engines; empty for the others,
+    /// which then have no delay series): per link, over the interval each sample closes, two
+    /// totals whose ratio is its queueing delay in seconds (the packet engine: the waits of the
+    /// data packets that began their transmission, in seconds, and their number; the fluid
+    /// engine: `∫ q dt` in packet·seconds and `C·Δt`, the packets the link could send); then per
+    /// connection its smoothed RTT at the sample, in seconds (NaN while it does not send).
+    /// [`super::Series::with_delays`] reads them.
+    #[serde(default)]
+    pub delay_samples: Vec<Vec<f64>>,
     /// What the engine knows may make this run's numbers wrong (one sentence each).
     #[serde(default)]
     pub warnings: Vec<String>,

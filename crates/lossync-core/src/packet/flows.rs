@@ -298,6 +298,7 @@ impl PacketEngine {
             base_dropped: fl.dropped,
         };
         fl.phase = Phase::Sending;
+        self.trace_new_connection(f);
         self.start_flow(f);
     }
 

@@ -226,7 +226,8 @@ pub fn memory_estimate(sc: &Scenario) -> MemoryEstimate {
     let in_flight = in_flight_pkts * (2.0 * ring_slot + 2.0 + 0.25);
 
     let n_records = (sc.run.duration_s / sc.run.record_interval_s).floor() + 1.0;
-    let n_cols = 1.0 + 2.0 * sc.links.len() as f64 + 2.0 * n;
+    // Per link its queue, utilization and delay (two); per connection its window, rate and RTT.
+    let n_cols = 1.0 + 4.0 * sc.links.len() as f64 + 3.0 * n;
     let series = n_records * n_cols * 8.0;
     let drop_log = DROP_LOG_LIMIT as f64 * size_of::<(f64, usize)>() as f64;
 

@@ -46,7 +46,10 @@
 //! their size and finish ([`dynamic`]); a slot is reused once none of its packets is in the
 //! network (a count per connection), so late packets never reach its next flow.
 //!
-//! Not modelled in this version: ECN, routing that changes during a run.
+//! Not modelled in this version: routing that changes during a run.
+//!
+//! A link can be traced ([`PacketEngine::trace_link`]): a node after its ports records the
+//! packets leaving them ([`trace`]), written as a capture file by [`pcap`].
 //!
 //! This file holds the engine, its construction, the event loop and the route walk; `flows.rs`
 //! the connections' end points, `records.rs` the measurements, `limits.rs` what a run is refused
@@ -60,6 +63,7 @@ pub mod event;
 mod flows;
 mod limits;
 pub mod node;
+pub mod pcap;
 pub mod pipe;
 pub mod port;
 pub mod receiver;
@@ -68,6 +72,7 @@ mod ring;
 pub mod route;
 pub mod sender;
 pub mod topology;
+pub mod trace;
 
 use crate::cc::LAW_STREAM;
 use crate::error::Result;
@@ -123,6 +128,11 @@ pub struct PacketEngine {
     /// Per port: its data serialization time at the last sample.
     last_record_busy_ps: Vec<u64>,
     series: Vec<Vec<f64>>,
+    /// The delay columns (`metrics::Records::delay_samples`), and per port its sojourn
+    /// histogram's (count, sum) at the last sample (wrapping: the histogram restarts when the
+    /// measurement does).
+    delays: Vec<Vec<f64>>,
+    last_record_sojourn: Vec<(u64, u128)>,
     /// The aggregate Σ cwnd/RTT: its interval (0: off), samples taken, samples.
     aggregate_every_ps: f64,
     aggregate_taken: u64,
@@ -131,6 +141,8 @@ pub struct PacketEngine {
     /// Dynamic traffic: per group with arrivals, its process and free slots.
     dynamic: Vec<dynamic::Group>,
     completions: Vec<CompletionRecord>,
+    /// The node that records the packets crossing a traced link (`trace_link`), if any.
+    trace_node: Option<u32>,
 }
 
 impl PacketEngine {
@@ -279,6 +291,10 @@ impl PacketEngine {
             queue,
             start_ports: vec![PortAcc::default(); ports.len()],
             last_record_busy_ps: vec![0; ports.len()],
+            delays: (0..2 * ports.len() + n)
+                .map(|_| Vec::with_capacity(n_records))
+                .collect(),
+            last_record_sojourn: vec![(0, 0); ports.len()],
             access,
             pipes,
             ports,
@@ -301,6 +317,7 @@ impl PacketEngine {
             flows,
             dynamic,
             completions,
+            trace_node: None,
             scenario: sc,
         })
     }
@@ -316,6 +333,11 @@ impl PacketEngine {
 
     pub fn is_done(&self) -> bool {
         self.now_ps >= self.end_ps
+    }
+
+    /// The scenario it runs.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
     }
 
     /// Events waiting in the heap (a few per flow; for tests and benchmarks).

@@ -13,6 +13,7 @@
 
 use super::event::SimTime;
 use super::route::Pkt;
+use super::trace::Trace;
 use crate::metrics::{BurstRecord, EventRecord};
 
 /// A node's answer to an arrival or a timer, applied by the engine in the order given.
@@ -59,4 +60,13 @@ pub trait Node: Send + Sync {
 
     /// At the end of a run: what the node recorded since the warm-up, for the metrics (a burst assembler's bursts, and the congestion events its lost bursts are).
     fn take_records(&mut self, _bursts: &mut Vec<BurstRecord>, _events: &mut Vec<EventRecord>) {}
+
+    /// A tracing node's packet trace ([`super::trace`]); `None` for the other kinds.
+    fn trace(&self) -> Option<&Trace> {
+        None
+    }
+
+    fn trace_mut(&mut self) -> Option<&mut Trace> {
+        None
+    }
 }

@@ -2,7 +2,7 @@
 //! aggregate samples, dynamic flows' completion records, and the [`Records`] handed to the
 //! metrics when the run finishes ([`PacketEngine::finish`]).
 
-use super::event::{s_from_ps, Event, SimTime};
+use super::event::{s_from_ps, Event, SimTime, PS_PER_S};
 use super::flows::Phase;
 use super::PacketEngine;
 use crate::metrics::{
@@ -67,6 +67,12 @@ impl PacketEngine {
             port.integrate(now);
             port.q_max = port.len();
             port.data_len_at_measuring = port.data_len();
+            // The histogram restarts: the interval under way keeps what it had counted.
+            let last = &mut self.last_record_sojourn[i];
+            *last = (
+                last.0.wrapping_sub(port.sojourn.count),
+                last.1.wrapping_sub(port.sojourn.sum_ps),
+            );
             port.sojourn.clear();
             port.sojourn_l4s.clear();
             self.start_ports[i] = port.acc;
@@ -105,6 +111,23 @@ impl PacketEngine {
         }
         for d in &self.dynamic {
             push(d.active as f64);
+        }
+        let mut cols = self.delays.iter_mut();
+        let mut push = |v: f64| cols.next().expect("one column per value").push(v);
+        for (port, last) in self.ports.iter().zip(&mut self.last_record_sojourn) {
+            let (n, sum_ps) = (port.sojourn.count, port.sojourn.sum_ps);
+            push(sum_ps.wrapping_sub(last.1) as f64 / PS_PER_S);
+            push(n.wrapping_sub(last.0) as f64);
+            *last = (n, sum_ps);
+        }
+        for fl in &self.flows {
+            let sending =
+                fl.sender.is_started() && !matches!(fl.phase, Phase::Idle | Phase::Draining);
+            push(if sending {
+                fl.sender.srtt_s()
+            } else {
+                f64::NAN
+            });
         }
         self.records += 1;
         let next = (self.records as f64 * self.record_every_ps).round() as SimTime;
@@ -225,6 +248,7 @@ impl PacketEngine {
             flows,
             events,
             samples: self.series,
+            delay_samples: self.delays,
             warnings: Vec::new(),
             bursts,
             arrivals,

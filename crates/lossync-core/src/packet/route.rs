@@ -231,6 +231,24 @@ impl RouteTable {
         t
     }
 
+    /// Inserts `hop` after every hop `after` selects, in every route. Route positions move: only
+    /// before any packet is on its way.
+    pub fn insert_after(&mut self, after: impl Fn(Hop) -> bool, hop: Hop) {
+        let mut hops = Vec::with_capacity(self.hops.len());
+        let mut moved = Vec::with_capacity(self.hops.len());
+        for &h in &self.hops {
+            moved.push(hops.len() as u32);
+            hops.push(h);
+            if after(h) {
+                hops.push(hop);
+            }
+        }
+        for s in self.start.iter_mut().flatten() {
+            *s = moved[*s as usize];
+        }
+        self.hops = hops;
+    }
+
     /// The hop a packet is at.
     #[inline]
     pub fn hop(&self, pkt: &Pkt) -> Hop {
