@@ -32,7 +32,8 @@ VARIANTS = ["reno", "cubic"]
 def cell(variant: str, buffer: float, seconds: float) -> dict:
     return {
         "dumbbell": {"capacity": "40Mbps", "buffer": {"bdp_fraction": buffer}},
-        "flows": [{"count": 8, "cc": variant, "rtt": "10ms..100ms", "start": {"uniform": ["0s", "1s"]}}],
+        "flows": [{"count": 8, "cc": variant, "rtt": "10ms..100ms", "start": {"uniform": ["0s", "1s"]},
+                   "slow_start": False}],  # docs/kernel.md's grid: no slow start
         "run": {"duration": f"{seconds}s", "warmup": f"{seconds / 4}s"},
     }
 

@@ -5,12 +5,14 @@ one-line errors (exit 2) naming the field."""
 import math
 import subprocess
 import sys
+import tomllib
 
 import pandas as pd
 import pytest
 
 import lossync
 from lossync.results import FCT_COLUMNS
+from lossync.summary_text import summary_table
 
 
 def cli(*args):
@@ -39,6 +41,27 @@ def test_the_example_gives_a_flow_table_and_fct_percentiles(examples, tmp_path):
     assert d["fct"][1]["class"] == "<100KB" and d["fct"][1]["flows"] == len(short)
     assert "active_flows.web" in r.series.columns
     assert r.series["active_flows.web"].max() <= 200
+
+
+def test_dynamic_flows_are_summarised_by_size_class_not_by_pool_slot(examples):
+    """The example used to print a "no congestion event" warning, Jain's index over its pool
+    slots (0.05: slots idle between transfers look starved) and one all-zero row per idle slot.
+    Its link is uncongested by design (50 transfers/s of 700 KB: 280 Mb/s on 1 Gb/s)."""
+    out = cli("run", str(examples / "dynamic-dumbbell.toml"), "--set", "run.duration=10", "--set", "run.warmup=2")
+    assert out.returncode == 0, out.stderr
+    assert "warning" not in out.stderr
+    assert "Jain's index       n/a" in out.stdout
+    assert "FCT <100KB" in out.stdout
+    assert not [line for line in out.stdout.splitlines() if line.split()[:2] and line.split()[1:2] == ["reno"]]
+    # A persistent group beside it keeps its rows and its index (over the persistent flows only).
+    doc = tomllib.loads((examples / "dynamic-dumbbell.toml").read_text())
+    doc["flows"].append({"name": "bulk", "cc": "cubic", "rtt": "20ms", "count": 2})
+    r = lossync.run(doc, ["run.duration=10", "run.warmup=2"], base_dir=examples, warn=False)
+    bulk = [f["throughput_pps"] for f in r.summary["flows"] if f["group"] == "bulk"]
+    assert len(bulk) == 2 and min(bulk) > 0
+    assert r.summary["jain"] == pytest.approx(sum(bulk) ** 2 / (2 * sum(t * t for t in bulk)), rel=1e-12)
+    text = summary_table(r.summary)
+    assert text.count(" cubic ") == 2
 
 
 def test_the_flow_table_is_written_and_read_back(examples, tmp_path):

@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 
+import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
@@ -172,3 +173,37 @@ def test_an_axis_drawn_twice_is_refused_naming_the_option():
     with pytest.raises(ScenarioError) as e:
         facets(rows(), BUFFER, "utilization", X, col=X)
     assert e.value.field == "--col"
+
+
+def test_a_runs_flows_are_labelled_by_group_and_no_two_share_a_colour():
+    """Flows were labelled by index alone and the colour cycle repeated after 10 lines."""
+    import lossync
+    from lossync.plot import figure
+
+    doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}},
+           "flows": [{"name": "short", "count": 12, "cc": "reno", "rtt": "20ms"},
+                     {"name": "long", "count": 8, "cc": "cubic", "rtt": "200ms"}],
+           "run": {"duration": "2s", "record_interval": "0.1s"}}
+    fig = figure(lossync.run(doc, warn=False))
+    lines = [ln for ln in fig.axes[0].get_lines() if not ln.get_label().startswith("_")]
+    assert len(lines) == 20
+    assert [ln.get_label().split(" #")[0] for ln in lines] == ["short"] * 12 + ["long"] * 8
+    assert len({tuple(matplotlib.colors.to_rgba(ln.get_color())) for ln in lines}) == 20
+    plt.close(fig)
+
+
+def test_the_bbr_figure_has_no_negative_loss_ticks_and_tells_the_engines_apart():
+    from lossync.studies.bbr import bbr_figure
+
+    frame = pd.DataFrame([{"capacity": "40Mbps", "engine": eng, "set": v, "buffer": b, "utilization": 0.9,
+                           "mean_queueing_delay_s": 0.01, "loss_rate": loss, "share_bbr": 0.5}
+                          for eng in ("fluid", "packet") for v in ("reno", "cubic", "bbr", "bbr+cubic")
+                          for b, loss in ((0.02, 1e-2), (0.2, 1e-3), (2.0, 0.0))])
+    fig = bbr_figure(frame)
+    loss_ax = next(ax for ax in fig.axes if ax.get_title().endswith("loss rate"))
+    fig.canvas.draw()
+    assert loss_ax.get_ylim()[0] >= 0 and min(loss_ax.get_yticks()) >= 0
+    fluid, packet = ([ln for ln in loss_ax.get_lines() if ln.get_label().endswith(e)] for e in (", fluid", ", packet"))
+    assert fluid and packet
+    assert {ln.get_marker() for ln in fluid}.isdisjoint({ln.get_marker() for ln in packet})
+    plt.close(fig)

@@ -25,6 +25,16 @@ if TYPE_CHECKING:
     from .results import Result
 
 
+def distinct_colours(n: int) -> list:
+    """n colours, none repeated: matplotlib's tab10, then tab20, then n even steps of a
+    perceptually uniform map (the default cycle repeats after 10 lines)."""
+    if n <= 10:
+        return list(plt.get_cmap("tab10").colors[:n])
+    if n <= 20:
+        return list(plt.get_cmap("tab20").colors[:n])
+    return [tuple(c) for c in plt.get_cmap("viridis")(np.linspace(0, 0.95, n))]
+
+
 def figure(result: Result, max_flows: int = 20) -> Figure:
     """Three panels: per-flow congestion windows, queue, utilization; headline metrics in the title."""
     s = result.series
@@ -33,9 +43,12 @@ def figure(result: Result, max_flows: int = 20) -> Figure:
     fig, axes = plt.subplots(3, 1, figsize=(11, 8), sharex=True, height_ratios=[2, 1, 1])
     ax = axes[0]
     flows = result.summary["flows"]
-    for flow in flows[:max_flows]:
+    shown_flows = flows[:max_flows]
+    colours = distinct_colours(len(shown_flows))
+    for flow, colour in zip(shown_flows, colours):
         i = flow["flow"]
-        ax.plot(t, s[f"cwnd_pkts.{i}"], lw=0.8, label=f"{i}: {flow['variant']} {flow['rtt_s'] * 1e3:.0f} ms")
+        ax.plot(t, s[f"cwnd_pkts.{i}"], lw=0.8, color=colour,
+                label=f"{flow['group']} #{i}: {flow['variant']} {flow['rtt_s'] * 1e3:.0f} ms")
     shown = f" (first {max_flows} of {len(flows)} flows)" if len(flows) > max_flows else ""
     ax.set_ylabel("cwnd (packets)" + shown)
     # Beside the panel, not over the curves.
@@ -58,7 +71,8 @@ def figure(result: Result, max_flows: int = 20) -> Figure:
     sync_text = "n/a" if sync is None else f"{sync:.2f}"
     partial = "PARTIAL (interrupted) " if summ.get("partial") else ""
     fig.suptitle(
-        f"{partial}{summ['scenario']}: utilization {summ['utilization']:.3f}, Jain {summ['jain']:.3f}, "
+        f"{partial}{summ['scenario']}: utilization {summ['utilization']:.3f}, "
+        f"Jain {'n/a' if summ['jain'] is None else format(summ['jain'], '.3f')}, "
         f"loss {summ['loss_rate']:.2e}, {summ['congestion_events']} events, sync rate {sync_text}",
         fontsize=10,
     )
@@ -217,7 +231,7 @@ def sweep_figure(results: pd.DataFrame, x: str, y: str, hue: str | None = None, 
     if logy and (points["mean"] <= 0).any():
         raise ScenarioError("--logy", f"{(points['mean'] <= 0).sum()} points have a mean {y} of 0 or less, which a log axis cannot place")
     rows, cols, hues = _levels(points, row), _levels(points, col), _levels(points, hue)
-    colours = plt.get_cmap("tab10").colors if len(hues) <= 10 else plt.get_cmap("viridis")(np.linspace(0, 0.95, len(hues)))
+    colours = distinct_colours(len(hues))
     fig, axes = plt.subplots(len(rows), len(cols), figsize=(1.5 + 4.5 * len(cols), 1.0 + 3.4 * len(rows)), sharex=True, sharey=True,
                              squeeze=False, layout="constrained")
     for (i, r), (j, c) in ((a, b) for a in enumerate(rows) for b in enumerate(cols)):

@@ -29,7 +29,7 @@ def summary_table(summary: dict) -> str:
         f"{s['duration_s']:g} s simulated, measured from {s['measured_from_s']:.6g} s, step {s['step_s']:g} s",
         "",
         f"  utilization        {s['utilization']:.4f}   (bottleneck {s['bottleneck']})",
-        f"  Jain's index       {s['jain']:.4f}",
+        f"  Jain's index       {'n/a' if s['jain'] is None else format(s['jain'], '.4f')}",
         f"  loss rate          {s['loss_rate']:.3e}",
         f"  congestion events  {s['congestion_events']}",
         f"  sync rate (mean)   {fmt(s['sync_rate_mean'])}",
@@ -79,9 +79,15 @@ def summary_table(summary: dict) -> str:
             f"  aggregate cwnd/RTT every {a['interval_s']:g} s: mean {fmt(a['mean_pps'], 6)} pps, "
             f"std {fmt(a['std_pps'], 4)}, CV {fmt(a['cv'], 4)}; throughput across flows CV {fmt(a['flow_throughput_cv'], 4)}"
         )
+    # A dynamic group's flows are pool slots whose transfers come and go: its FCTs above say
+    # what they did, and a row per slot would not.
+    dynamic = {d["group"] for d in s.get("dynamic", [])}
+    persistent = [f for f in s["flows"] if f["group"] not in dynamic]
+    if not persistent:
+        return "\n".join(lines)
     lines += ["", f"  {'flow':>4}  {'variant':<10}{'rtt ms':>8}{'Mbps':>12}{'share':>8}{'loss':>11}{'cwnd':>10}{'cuts':>8}"]
-    total = sum(f["throughput_bps"] for f in s["flows"]) or 1.0
-    for f in s["flows"]:
+    total = sum(f["throughput_bps"] for f in persistent) or 1.0
+    for f in persistent:
         lines.append(
             f"  {f['flow']:>4}  {f['variant']:<10}{f['rtt_s'] * 1e3:>8.1f}{f['throughput_bps'] / 1e6:>12.2f}"
             f"{f['throughput_bps'] / total:>8.3f}{f['loss_rate']:>11.2e}{f['mean_cwnd_pkts']:>10.1f}{count_text(f['reductions']):>8}"

@@ -11,7 +11,9 @@ use common::{packet_engine as engine, run, scenario_error};
 use lossync_core::metrics::{BurstSummary, Summary};
 
 /// `count` Reno flows at 100 Mb/s access into a 1 Gb/s OBS link with a generous buffer (no
-/// queue drops: every loss is a burst loss), 20 ms base RTT.
+/// queue drops: every loss is a burst loss), 20 ms base RTT, starting in congestion avoidance
+/// at 10 packets: burst loss rates compared across contention settings need a like offered
+/// load, and a slow-start overshoot into a lossy core leaves some flows in long RTO back-offs.
 fn obs_toml(
     count: usize,
     assembler: &str,
@@ -34,6 +36,7 @@ cc = "reno"
 rtt = "20ms"
 access_capacity = "100Mbps"
 path = ["core"]
+slow_start = false
 {extra}
 [run]
 duration = "{duration_s}s"

@@ -92,7 +92,9 @@ def bbr_figure(rows: pd.DataFrame):
                ("loss_rate", "loss rate"), ("share_bbr", "BBR's share (BBR + CUBIC)")]
     rows = rows.assign(mean_queueing_delay_ms=rows["mean_queueing_delay_s"] * 1e3)
     fig, axes = plt.subplots(len(caps), len(metrics), figsize=(4 * len(metrics), 3.2 * len(caps)), squeeze=False)
-    styles = {"fluid": "--", "packet": "-", "kernel": ":"}
+    # Each engine its line style and its marker (hollow squares for the fluid engine), so that
+    # fluid and packet lines of one colour stay apart where they overlap.
+    styles = {"fluid": ("--", "s", "none"), "packet": ("-", "o", None), "kernel": (":", "^", None)}
     colors = {"reno": "tab:blue", "cubic": "tab:orange", "bbr": "tab:green", "bbr+cubic": "tab:purple"}
     for i, cap in enumerate(caps):
         for j, (m, label) in enumerate(metrics):
@@ -102,17 +104,19 @@ def bbr_figure(rows: pd.DataFrame):
                 for name in names:
                     s = _get(rows, cap, eng, name, m)
                     if len(s):
-                        ax.plot(s.index, s.values, styles[eng], color=colors[name], marker=".",
-                                label=f"{name}, {eng}")
+                        ls, marker, face = styles[eng]
+                        ax.plot(s.index, s.values, ls, color=colors[name], marker=marker, ms=4,
+                                mfc=face or colors[name], label=f"{name}, {eng}")
             ax.set_xscale("log")
             ax.set_xlabel("buffer (BDP at the mean RTT)")
             ax.set_title(f"{cap}: {label}", fontsize=9)
             if m == "loss_rate":
                 ax.set_yscale("symlog", linthresh=1e-4)
+                ax.set_ylim(bottom=0)  # a rate: symlog's automatic range reaches below zero
             if m == "share_bbr":
                 ax.axhline(0.5, color="grey", lw=0.5)
             ax.legend(fontsize=6)
-    fig.suptitle("8 flows, RTT 10-100 ms: CUBIC, Reno and BBR v1 against buffer size (fluid --, packet -, Linux :)",
+    fig.suptitle("8 flows, RTT 10-100 ms: CUBIC, Reno and BBR v1 against buffer size (fluid -- hollow, packet -, Linux :)",
                  fontsize=11)
     fig.tight_layout()
     return fig

@@ -23,7 +23,7 @@ TEN_GIG = {
     # The paper simulates no slow start and measures from the first congestion event; flows start
     # at 90% of their fair share of the BDP (12,750 packets, our choice) so that the first event
     # comes within minutes instead of after ~30 minutes of AIMD growth.
-    "flows": [{"count": 10, "cc": "highspeed", "rtt": "80ms..260ms", "initial_window": 12750}],
+    "flows": [{"count": 10, "cc": "highspeed", "rtt": "80ms..260ms", "initial_window": 12750, "slow_start": False}],
     "loss": {"model": "sync", "sync": {"kind": "normal", "x": 0.6}, "policy": "highest_rate"},
     "run": {"duration": "3000s", "from_first_congestion": True, "record_interval": "10s"},
 }
@@ -32,8 +32,8 @@ TEN_GIG = {
 TWO_FLOWS = {
     "dumbbell": {"capacity": "1Gbps", "packet_size": 1500, "buffer": {"bdp_fraction": 0.1, "reference_rtt": "120ms"}},
     "flows": [
-        {"name": "STCP", "cc": "scalable", "rtt": "120ms"},
-        {"name": "TCP", "cc": "reno", "rtt": "120ms"},
+        {"name": "STCP", "cc": "scalable", "rtt": "120ms", "slow_start": False},  # the paper's: none
+        {"name": "TCP", "cc": "reno", "rtt": "120ms", "slow_start": False},
     ],
     "loss": {"model": "sync", "sync": {"kind": "all"}, "policy": "highest_rate"},
     "run": {"duration": "200s", "from_first_congestion": True, "record_interval": "0.2s"},
@@ -118,7 +118,7 @@ def _run_fig8(out: Path, quick: bool, engine: str) -> pd.DataFrame:
     seeds, fixed = fidelity_overrides(quick)
     base = {
         "dumbbell": {"capacity": "1Gbps", "packet_size": 1000, "buffer": {"packets": 1250}},
-        "flows": [{"count": 10, "cc": "highspeed", "rtt": "115.5ms..124.5ms", "initial_window": 750}],
+        "flows": [{"count": 10, "cc": "highspeed", "rtt": "115.5ms..124.5ms", "initial_window": 750, "slow_start": False}],
         "loss": {"model": "sync", "sync": {"kind": "normal", "x": 0.6}},
         "run": {"duration": "3000s", "from_first_congestion": True, "record_interval": "10s"},
     }
@@ -283,7 +283,7 @@ def _htcp_small_buffers(rows):
 # Figs. 10–12: fixed synchronization level m = 1..10.
 
 MS = list(range(1, 11))
-HETERO = [{"count": 2, "cc": v, "rtt": rtt, "initial_window": 12750} for v, rtt in
+HETERO = [{"count": 2, "cc": v, "rtt": rtt, "initial_window": 12750, "slow_start": False} for v, rtt in
           [("reno", "80ms..100ms"), ("highspeed", "120ms..140ms"), ("cubic", "160ms..180ms"),
            ("htcp", "200ms..220ms"), ("scalable", "240ms..260ms")]]
 
@@ -364,7 +364,8 @@ register(Study(
     "fig2", "Fig. 2: Scalable TCP vs standard TCP, full vs partial synchronization",
     "2 flows (STCP, Reno), 1 Gbps, RTT 120 ms, buffer 0.1 BDP, 200 s (§3.2); (a) both flows lose at every "
     "event, (b) only the flow with the highest rate loses (m = 1, highest-rate policy).",
-    _pair_runner([{"name": "STCP", "cc": "scalable", "rtt": "120ms"}, {"name": "TCP", "cc": "reno", "rtt": "120ms"}]),
+    _pair_runner([{"name": "STCP", "cc": "scalable", "rtt": "120ms", "slow_start": False},
+                  {"name": "TCP", "cc": "reno", "rtt": "120ms", "slow_start": False}]),
     _pair_figure,
     [Claim("“STCP occupies the major bandwidth” when both flows are synchronized", _claim_share_above("full synchronization", "STCP", 0.5)),
      Claim("“In the case of dropping only one flow with highest sending rate … the fairness improves”", _claim_improves("jain"))],
@@ -374,7 +375,8 @@ register(Study(
     "fig3", "Fig. 3: two Scalable TCP flows with low and high RTT",
     "2 STCP flows, 1 Gbps, RTT 60 ms and 180 ms (our choice: the paper says only “low and high”, mean 120 ms), "
     "buffer 0.1 BDP at 120 ms, 200 s.",
-    _pair_runner([{"name": "low-RTT", "cc": "scalable", "rtt": "60ms"}, {"name": "high-RTT", "cc": "scalable", "rtt": "180ms"}]),
+    _pair_runner([{"name": "low-RTT", "cc": "scalable", "rtt": "60ms", "slow_start": False},
+                  {"name": "high-RTT", "cc": "scalable", "rtt": "180ms", "slow_start": False}]),
     _pair_figure,
     [Claim("“the flow with low RTT consumes the major bandwidth and the other flow starves” (full synchronization)", _claim_share_above("full synchronization", "low-RTT", 0.5)),
      Claim("“when we enforce only one flow to lose … a good improvement in fairness”", _claim_improves("jain")),
@@ -384,7 +386,8 @@ register(Study(
 register(Study(
     "fig4", "Fig. 4: two Scalable TCP flows, the second starting 10 s later",
     "2 STCP flows, 1 Gbps, RTT 120 ms, buffer 0.1 BDP, flow 2 starts at 10 s, 200 s.",
-    _pair_runner([{"name": "early", "cc": "scalable", "rtt": "120ms"}, {"name": "late", "cc": "scalable", "rtt": "120ms", "start": "10s"}]),
+    _pair_runner([{"name": "early", "cc": "scalable", "rtt": "120ms", "slow_start": False},
+                  {"name": "late", "cc": "scalable", "rtt": "120ms", "start": "10s", "slow_start": False}]),
     _pair_figure,
     [Claim("“When losses are synchronized, STCP starting after 10 seconds gets lesser bandwidth”", _claim_share_above("full synchronization", "early", 0.5)),
      Claim("“improvement in fairness when we enforce the partial synchronization”", _claim_improves("jain"))],

@@ -381,6 +381,18 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
     let bl = &links[b];
     let flows = logical_flows(sc, flows);
     let tput: Vec<f64> = flows.iter().map(|f| f.throughput_pps).collect();
+    // Jain's index speaks of flows that share the link through the window. A dynamic group's
+    // flows are pool slots whose transfers come and go (their measure is the FCT), so they are
+    // left out, and a run of dynamic flows only has no index (NaN).
+    let mut dynamic = vec![false; flows.len()];
+    for f in sc.flows.iter().filter(|f| f.arrivals.is_some()) {
+        dynamic[f.logical] = true;
+    }
+    let persistent_tput: Vec<f64> = flows
+        .iter()
+        .filter(|f| !dynamic[f.flow])
+        .map(|f| f.throughput_pps)
+        .collect();
     // Drops in the window but no event begun there: the drops never paused for the link's event
     // window τ, so one event from before the window spans it. The link is congested, not idle.
     let unbroken = bl.congestion_events == 0 && window_drops[b] > 0.0;
@@ -406,11 +418,12 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
     // Loss-based flows that never met a full buffer after the warm-up were still in slow start's
     // aftermath or capped below the link: the numbers are not a congested steady state. (10 Reno
     // flows at 10 Gb/s, 50 ms: a saw-tooth lasts about 100 s, and a 60 s run measured none.)
-    // (Laws are built to ask only when no event was seen.)
+    // (Laws are built to ask only when no event was seen.) Finite transfers (dynamic groups) need
+    // meet no congestion: a link they leave uncongested is their steady state.
     let seek_loss = || {
         sc.flows
             .iter()
-            .any(|f| f.path.contains(&b) && f.cc.build().grows_until_loss())
+            .any(|f| f.arrivals.is_none() && f.path.contains(&b) && f.cc.build().grows_until_loss())
     };
     // CE marks are congestion too: an ECN link that marks and never drops is congested.
     let marking = bl.marks_pkts > 0.0;
@@ -427,7 +440,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
             bl.name, measured_from_s, duration_s
         ));
     }
-    if tput.iter().all(|&t| t == 0.0) {
+    if !persistent_tput.is_empty() && persistent_tput.iter().all(|&t| t == 0.0) {
         warnings.push(format!(
             "flows: no flow delivered any data from {measured_from_s} s to {duration_s} s, so \
              Jain's index is undefined (NaN) and the throughputs describe no transfer"
@@ -480,7 +493,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
         measured_from_s,
         bottleneck: bl.name.clone(),
         utilization: bl.utilization,
-        jain: jain(&tput),
+        jain: jain(&persistent_tput),
         loss_rate: bl.loss_rate,
         congestion_events: bl.congestion_events,
         sync_rate_mean: bl.sync_rate_mean,

@@ -48,8 +48,8 @@ pub fn assert_near(got: f64, want: f64, tol: f64, what: impl Display) {
 }
 
 /// The paper's 10 Gbps case on the fluid engine (docs/model.md §4.4): 10 flows of `variant`, RTT
-/// 80..260 ms, buffer 10% of the BDP at 170 ms; `loss` and `run` are the bodies of the `[loss]`
-/// and `[run]` tables.
+/// 80..260 ms, buffer 10% of the BDP at 170 ms, no slow start (as the paper); `loss` and `run`
+/// are the bodies of the `[loss]` and `[run]` tables.
 pub fn paper_10g_toml(variant: &str, loss: &str, run: &str) -> String {
     format!(
         r#"
@@ -60,6 +60,7 @@ buffer = {{ bdp_fraction = 0.1, reference_rtt = "170ms" }}
 count = 10
 cc = "{variant}"
 rtt = "80ms..260ms"
+slow_start = false
 [loss]
 {loss}
 [run]

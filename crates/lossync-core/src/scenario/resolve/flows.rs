@@ -75,8 +75,9 @@ pub(super) fn resolve_flows(
             .map(|r| rate(&format!("{field}.access_capacity"), r.0))
             .transpose()?;
         let parallel = flow_parallel(fs.parallel, &field)?;
-        // A new connection starts in slow start (RFC 5681 §3.1): the default of dynamic flows.
-        let slow_start = fs.slow_start.unwrap_or(arrivals.is_some());
+        // A connection starts in slow start (RFC 5681 §3.1) from an initial window of 10 (RFC
+        // 6928), as a TCP user expects; the seed paper's fluid runs have none and say so.
+        let slow_start = fs.slow_start.unwrap_or(true);
         let send_jitter_s = match fs.send_jitter {
             Some(t) => in_range(
                 &format!("{field}.send_jitter"),
