@@ -15,12 +15,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "python" / "lossync"
 #: Layers, lowest first: a module may import its own layer or lower ones only.
 LAYERS = [
     ["lossync._core", "lossync.errors", "lossync.io", "lossync.progress"],
-    ["lossync.scenario", "lossync.stats"],
+    ["lossync.scenario", "lossync.stats", "lossync.summary_text"],
     ["lossync.results", "lossync.plot", "lossync.htmlpage"],
     ["lossync.engines"],
-    ["lossync.sweeps", "lossync.compare", "lossync.calibrate"],
+    ["lossync.sweeps", "lossync.compare", "lossync.compare_text", "lossync.calibrate"],
     ["lossync.advisor", "lossync.studies", "lossync.reporting"],
-    ["lossync.cli", "lossync", "lossync.__main__"],
+    ["lossync.cli", "lossync.cli_args", "lossync.cli_results", "lossync", "lossync.__main__"],
 ]
 
 
