@@ -163,10 +163,11 @@ def test_summarize_shows_headline_means_with_ci_and_writes_tidy_csv(tmp_path, ex
 
 
 def test_summarize_marks_the_points_whose_runs_warned(tmp_path):
-    # Reno at 10 Gb/s sees no congestion event in 20 s (a warning); at 100 Mb/s it congests at once.
+    # Reno without slow start at 10 Gb/s sees no congestion event in 20 s (a warning); at 100 Mb/s
+    # it congests at once.
     spec = tmp_path / "sweep.toml"
     spec.write_text('seeds = 2\n[base]\ndumbbell = { capacity = "10Gbps", buffer = { bdp_fraction = 0.1 } }\n'
-                    'flows = [{ count = 2, cc = "reno", rtt = "20ms" }]\nrun = { duration = "20s" }\n'
+                    'flows = [{ count = 2, cc = "reno", rtt = "20ms", slow_start = false }]\nrun = { duration = "20s" }\n'
                     '[axes]\n"dumbbell.capacity" = ["10Gbps", "100Mbps"]\n')
     assert lossync("sweep", str(spec), "--out", str(tmp_path / "res"), "--workers", "2").returncode == 0
     r = lossync("summarize", str(tmp_path / "res"))
