@@ -200,6 +200,6 @@ def test_sweep_rows_carry_their_runs_warnings(tmp_path):
     from lossync import sweep
 
     rows = sweep({"base": {"dumbbell": {"capacity": "10Gbps", "buffer": {"bdp_fraction": 0.1}},
-                                   "flows": [{"count": 2, "cc": "reno", "rtt": "80ms"}], "run": {"duration": "20s"}},
+                                   "flows": [{"count": 2, "cc": "reno", "rtt": "80ms", "slow_start": False}], "run": {"duration": "20s"}},
                           "axes": {"flows.0.count": [2, 3]}}, tmp_path / "out", workers=1)
     assert all(any("no congestion event" in w for w in ws) for ws in rows["warnings"])

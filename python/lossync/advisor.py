@@ -374,7 +374,9 @@ def build_scenario(capacity: str, flows: list[str], sync: str = "tcp", duration:
             count = int(parts[0])
         except ValueError:
             raise ScenarioError(f"--flows {item}", "COUNT must be a whole number") from None
-        groups.append({"count": count, "cc": parts[1], "rtt": parts[2]})
+        # The steady state the closed forms above describe, from the first window: no slow start
+        # (whose overshoot and long recovery a finite run would measure as part of the answer).
+        groups.append({"count": count, "cc": parts[1], "rtt": parts[2], "slow_start": False})
     if not groups:
         raise ScenarioError("--flows", "give at least one COUNT:VARIANT:RTT")
     kind, _, value = sync.partition("=")
