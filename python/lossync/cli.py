@@ -198,7 +198,7 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
     for option, f in (("--drops", drops_file), ("--sync-out", sync_file), ("--pcap-file", pcap_file)):
         if f is not None:
             _writable_dir(option, f.parent)
-    _say_estimate(scenario, overrides)
+    _say_estimate(scenario, overrides, force)
     started = time.perf_counter()
     try:
         result = run_scenario(scenario, overrides, force=force, warn=False, timeout_s=timeout_s, progress=progress,  # printed below
@@ -251,12 +251,13 @@ def _command_line() -> str:
     return shlex.join(["lossync", *sys.argv[1:]])
 
 
-def _say_estimate(scenario: Path, overrides: tuple[str, ...]) -> None:
-    """On stderr, before a run expected to be long: what it will take, roughly."""
+def _say_estimate(scenario: Path, overrides: tuple[str, ...], force: bool) -> None:
+    """On stderr, before a run expected to be long: what it will take, roughly (a scenario the
+    engine refuses is the one error line instead)."""
     from .engines import estimate_wall_s
     from .progress import duration_text
 
-    estimate = estimate_wall_s(scenario, overrides)
+    estimate = estimate_wall_s(scenario, overrides, force=force)
     if estimate > LONG_RUN_S:
         click.echo(f"lossync: estimated {duration_text(estimate)} of wall time (rough, from the engine's typical speed; "
                    "--timeout SECONDS stops it with the part done)", err=True)

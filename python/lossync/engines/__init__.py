@@ -84,15 +84,21 @@ def run(
     return result
 
 
-def estimate_wall_s(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None) -> float:
+def estimate_wall_s(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None,
+                    force: bool = False) -> float:
     """A rough wall time of the run, in seconds, from its engine's typical speed (each engine's
-    `estimate`: docs/scenario.md, "Progress and time limits"); a progress bar gives the live one."""
+    `estimate`: docs/scenario.md, "Progress and time limits"); a progress bar gives the live one.
+    A scenario its engine refuses is refused here first (ScenarioError, as `run` and `check`
+    say it), so that no estimate is said of a run that will not start."""
     text, base = to_core(scenario, overrides, base_dir)
     try:
         sc = json.loads(_core.resolve(text, "json", base))
+        engine = lookup(sc["engine"])
+        refuse_beyond(sc, engine.name)
+        engine.check(sc, force)
     except ScenarioError as e:  # in the user's terms, as `run` says it
         raise in_user_terms(e, json.loads(text)) from None
-    return lookup(sc["engine"]).estimate(sc)
+    return engine.estimate(sc)
 
 
 def _pcap(engine: Engine, link: str | None, file: str | Path | None, packets: int) -> Pcap | None:
