@@ -63,7 +63,11 @@ def test_example_conserves_packets(path, engine):
         b = r.summary["links"][i]["bursts"]
         assert b["arrivals_pkts"] == b["forwarded_pkts"] + b["lost_pkts"] + b["held_end_pkts"] - b["held_start_pkts"]
         assert b["bursts"] > 0
-    assert 0 < r.summary["utilization"] <= 1 and 0 < r.summary["jain"] <= 1
+    assert 0 < r.summary["utilization"] <= 1
+    if dynamic and len(dynamic) == len(lossync.resolve(path)["flows"]):
+        assert r.summary["jain"] is None  # pool slots only: their measure is the FCT, not Jain's index
+    else:
+        assert 0 < r.summary["jain"] <= 1
 
 
 @pytest.mark.parametrize("engine", ["fluid", "packet"])

@@ -297,14 +297,16 @@ def test_under_an_address_space_limit_an_oversized_point_is_refused_and_the_othe
     # Under `ulimit -v 4G` an oversized point passed the memory check (which read only the
     # machine's available memory), aborted its worker in the allocator and took innocent runs with
     # it, again at every --resume. The check now counts what the address-space limit leaves: here
-    # 3 GiB less a worker's own 1.4 GiB or so, below the 2.4 GiB the point needs (and below what
-    # any machine running this has available, so the old check let it through).
+    # 3 GiB less a worker's own 1.4 GiB or so, below the 3.6 GiB the point needs (and below what
+    # any machine running this has available, so the old check let it through). The series: 1.6
+    # million samples of 304 columns of 8 bytes (time; each flow's cwnd, rate and RTT; the link's
+    # queue, utilization and queueing delay) = 3.6 GiB.
     import resource
 
     f = tmp_path / "sweep.toml"
     f.write_text(f'base = "{ROOT / "examples" / "dumbbell-reno.toml"}"\nseeds = 1\n'
                  'set = ["run.warmup=0", "flows.0.count=100", "run.record_interval=\\"1ms\\""]\n'
-                 '[axes]\n"run.duration" = [5, 6, 7, 8, 1600]\n')  # 1600 s: a 2.4 GiB time series
+                 '[axes]\n"run.duration" = [5, 6, 7, 8, 1600]\n')  # 1600 s: a 3.6 GiB time series
 
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))
@@ -312,7 +314,7 @@ def test_under_an_address_space_limit_an_oversized_point_is_refused_and_the_othe
     r = subprocess.run([sys.executable, "-m", "lossync", "sweep", str(f), "--out", str(tmp_path / "res"), "--workers", "2"],
                        capture_output=True, text=True, timeout=600, preexec_fn=limit)
     assert "4 of 5 runs succeeded" in r.stdout, (r.stdout, r.stderr)
-    assert "run.duration=1600, seed=1: run.record_interval: the fluid engine would need about 2.4 GiB" in r.stderr, r.stderr
+    assert "run.duration=1600, seed=1: run.record_interval: the fluid engine would need about 3.6 GiB" in r.stderr, r.stderr
     rows = lossync.load_results(tmp_path / "res")
     assert sorted(rows[rows["status"] == "ok"]["run.duration"]) == [5, 6, 7, 8]
 

@@ -69,7 +69,7 @@ def seed_means(doc: dict[str, Any], seeds: list[int], base_dir: str | None, dead
             r = run({**doc, "run": {**doc["run"], "seed": s}}, progress=bars, base_dir=base_dir, warn=False, timeout_s=deadline.remaining_s())
         except RunTimeout:
             raise _OutOfTime from None
-        if r.summary["partial"]:
+        if r.summary.get("partial"):
             raise _OutOfTime
         summaries.append(r.summary)
     rates = [x["sync_rate_mean"] for x in summaries if x["sync_rate_mean"] is not None]
