@@ -2,6 +2,7 @@
 //! measured arrival rate, the mean number of active flows and the goodput of finished flows.
 //! Computed from [`ArrivalRecord`]s, [`CompletionRecord`]s and the `active_flows.<group>` series.
 
+use super::mean_std;
 use super::records::{ArrivalRecord, CompletionRecord};
 use crate::scenario::Scenario;
 use serde::Serialize;
@@ -43,8 +44,11 @@ pub struct DynamicSummary {
     pub active_mean: f64,
     /// Sizes of the finished flows of the window, summed, over the window, in bits/s.
     pub goodput_bps: f64,
-    /// Mean of size/FCT over those flows, in bits/s.
+    /// Mean of size/FCT over those flows, in bits/s, and its sample variance (n − 1, as
+    /// pandas' `var`; NaN under two flows), in (bits/s)²: seed 002's per-transfer throughput
+    /// and its spread.
     pub flow_goodput_mean_bps: f64,
+    pub flow_goodput_var_bps2: f64,
     /// All finished flows of the window, then one entry per [`SIZE_CLASSES`] class.
     pub fct: Vec<FctSummary>,
 }
@@ -120,18 +124,12 @@ pub fn summarize_dynamic(
                 .filter(|(_, &t)| t >= measured_from_s)
                 .map(|(&v, _)| v)
                 .collect();
-            let mean = |v: &[f64]| {
-                if v.is_empty() {
-                    f64::NAN
-                } else {
-                    v.iter().sum::<f64>() / v.len() as f64
-                }
-            };
             let bits: f64 = window.iter().map(|c| 8.0 * c.size_bytes).sum();
             let per_flow: Vec<f64> = window
                 .iter()
                 .map(|c| 8.0 * c.size_bytes / c.fct_s)
                 .collect();
+            let (goodput_mean, goodput_std) = mean_std(&per_flow, 1.0);
             DynamicSummary {
                 group: spec.group_name.clone(),
                 rate_per_s,
@@ -144,9 +142,10 @@ pub fn summarize_dynamic(
                 refused: a.refused,
                 completed: a.completed,
                 active_end: a.active_end,
-                active_mean: mean(&active),
+                active_mean: mean_std(&active, 0.0).0,
                 goodput_bps: if span_s > 0.0 { bits / span_s } else { 0.0 },
-                flow_goodput_mean_bps: mean(&per_flow),
+                flow_goodput_mean_bps: goodput_mean,
+                flow_goodput_var_bps2: goodput_std * goodput_std,
                 fct,
             }
         })

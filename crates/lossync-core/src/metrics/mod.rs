@@ -117,7 +117,7 @@ impl AggregateSummary {
 }
 
 /// Mean and standard deviation with `ddof` degrees of freedom removed (NaN when too few).
-fn mean_std(x: &[f64], ddof: f64) -> (f64, f64) {
+pub(crate) fn mean_std(x: &[f64], ddof: f64) -> (f64, f64) {
     let n = x.len() as f64;
     if n == 0.0 {
         return (f64::NAN, f64::NAN);
@@ -141,6 +141,12 @@ pub struct LinkSummary {
     pub max_queue_pkts: f64,
     pub mean_queueing_delay_s: f64,
     pub max_queueing_delay_s: f64,
+    /// Spread of the sampled series over the window (samples at or after `measured_from_s`,
+    /// every `record_interval`; NaN under two): the standard deviation (n − 1) of the queue, in
+    /// packets, and of the utilization per sample (seed 004's queue oscillation, seed 002's
+    /// variability of the traffic leaving an edge node).
+    pub queue_std_pkts: f64,
+    pub utilization_std: f64,
     /// Congestion events in the measurement window.
     pub congestion_events: u64,
     /// Mean over events of the fraction of the link's flows that lost in the event.
@@ -297,6 +303,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
     // One order for every engine: by start (stable, so a link's events keep theirs).
     events.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
     let window_drops: Vec<f64> = links.iter().map(|l| l.dropped_pkts).collect();
+    let series = Series::standard(sc, samples).with_delays(sc, delay_samples);
     let links: Vec<LinkSummary> = links
         .iter()
         .zip(&sc.links)
@@ -321,6 +328,10 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
                 max_queue_pkts: l.max_queue_pkts,
                 mean_queueing_delay_s: mean_q / cap,
                 max_queueing_delay_s: l.max_queue_pkts / cap,
+                queue_std_pkts: series
+                    .window_std(&format!("queue_pkts.{}", spec.name), measured_from_s),
+                utilization_std: series
+                    .window_std(&format!("utilization.{}", spec.name), measured_from_s),
                 congestion_events: sync.events,
                 sync_rate_mean: sync.rate_mean,
                 sync_histogram: sync.histogram,
@@ -467,7 +478,6 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
             a.group, a.refused, a.arrivals
         ));
     }
-    let series = Series::standard(sc, samples).with_delays(sc, delay_samples);
     let dynamic = dynamic::summarize_dynamic(
         sc,
         &arrivals,
@@ -695,6 +705,19 @@ impl Series {
             self.columns.push((format!("rtt_s.{i}"), mean));
         }
         self
+    }
+
+    /// The standard deviation (n − 1) of column `name` over the samples at or after `from_s`
+    /// (NaN values left out; NaN under two samples or without the column).
+    pub fn window_std(&self, name: &str, from_s: f64) -> f64 {
+        let (Some(t), Some(v)) = (self.get("time_s"), self.get(name)) else {
+            return f64::NAN;
+        };
+        let x: Vec<f64> = (t.iter().zip(v))
+            .filter(|&(&t, v)| t >= from_s && !v.is_nan())
+            .map(|(_, &v)| v)
+            .collect();
+        mean_std(&x, 1.0).1
     }
 
     pub fn get(&self, name: &str) -> Option<&[f64]> {
