@@ -149,11 +149,10 @@ def test_results_do_not_depend_on_where_the_run_is_cut(example):
     # Runs are advanced in chunks sized by wall time, which differs from machine to machine:
     # the result must not depend on the cuts.
     from lossync import _core
-    from lossync.scenario import to_core
+    from lossync.scenario import prepare
 
     def cut_at(fractions):
-        text, base = to_core(example, ["run.duration=60", "run.warmup=10"])
-        sim = _core.Simulation(text, "json", base)
+        sim = _core.Simulation(prepare(example, ["run.duration=60", "run.warmup=10"]).core)
         for f in [*fractions, 1.0]:
             sim.advance(sim.duration_s * f)
         summary, columns, events = sim.finish()

@@ -134,7 +134,8 @@ def test_the_rules_see_a_cycle_hidden_in_a_function(tmp_path, monkeypatch):
 
 #: The drivers of the engines outside the core build records for `_core.summarize`: raw counts,
 #: never a ratio (only the metrics module divides by a span, an interval or a capacity).
-DRIVER_RECORDS = [PACKAGE / "engines" / "ns3" / "__init__.py", PACKAGE / "engines" / "kernel" / "measure.py"]
+DRIVER_RECORDS = [PACKAGE / "engines" / "ns3" / "__init__.py", PACKAGE / "engines" / "kernel" / "measure.py",
+                  PACKAGE / "engines" / "records.py"]
 DIVISORS = re.compile(r"span|interval|cap|^dt$")
 
 
@@ -154,7 +155,7 @@ def measurement_divisions(source: str) -> list[int]:
     return lines
 
 
-@pytest.mark.parametrize("path", DRIVER_RECORDS, ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("path", DRIVER_RECORDS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_drivers_hand_over_counts_not_ratios(path):
     text = path.read_text()
     bad = [f"{path.name}:{i}: {text.splitlines()[i - 1].strip()}" for i in measurement_divisions(text)]

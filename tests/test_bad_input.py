@@ -520,13 +520,14 @@ def test_a_new_engine_is_one_registration():
     # An engine registered in ENGINES is run, checked and refused by its capabilities with no
     # other change (here: a dumbbell-only engine that runs the packet engine under another name).
     from lossync.engines import ENGINES, Engine
+    from lossync.scenario import prepare
 
     seen = []
     packet = ENGINES["packet"]
     toy = Engine(name="toy", about="a test", capabilities={**packet.capabilities, "topology": "dumbbell"},
-                 run=lambda sc, ov, base, progress, force, timeout_s: seen.append("run")
-                 or packet.run(sc, [*ov, 'engine="packet"'], base, progress, force, timeout_s),
-                 check=lambda sc, force: seen.append("check"), estimate=packet.estimate)
+                 run=lambda p, progress, force, timeout_s: seen.append("run")
+                 or packet.run(prepare(p, engine="packet"), progress, force, timeout_s),
+                 check=lambda p, force: seen.append("check"), estimate=packet.estimate)
     ENGINES["toy"] = toy
     try:
         doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}}, "flows": [{"cc": "reno", "rtt": "50ms"}],

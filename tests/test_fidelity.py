@@ -426,7 +426,7 @@ def test_validate_says_the_headroom_of_the_links_flows_cross_only(tmp_path):
 
     resolved, lines = validate("reverse = true")
     assert [l.split(":")[0] for l in lines] == ["links[0] (bottleneck)"], lines
-    assert lossync._core.burst_headroom_pkts(resolved, "json", ".") == [0.5, 0.0]
+    assert lossync._core.Scenario(resolved).burst_headroom_pkts() == [0.5, 0.0]
     _, lines = validate('queue = { discipline = "red", min_th = 5, max_th = 15, max_p = 0.1 }')
     assert len(lines) == 1 and "no burst headroom" in lines[0] and "red queue" in lines[0], lines
 

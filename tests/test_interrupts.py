@@ -247,10 +247,12 @@ def test_an_interrupt_after_the_last_step_keeps_the_result_whole(engine):
     # random-moments test above failed on it). What was simulated decides, not when Ctrl-C came.
     from lossync import _core
     from lossync.engines.core import _result_so_far
+    from lossync.scenario import prepare
 
     for until, partial in ((50.0, True), (100.0, False)):
-        sim = _core.Simulation(json.dumps({**scenario(1), "engine": engine}), "json", ".")
+        p = prepare({**scenario(1), "engine": engine})
+        sim = _core.Simulation(p.core)
         sim.advance(until)
-        s = _result_so_far(sim, sim.duration_s).summary
+        s = _result_so_far(p, sim, sim.duration_s).summary
         interrupted = [w for w in s["warnings"] if w.startswith("interrupted:")]
         assert (s["partial"], s["duration_s"], bool(interrupted)) == (partial, until, partial), s

@@ -451,10 +451,9 @@ def _synthetic(ecn: list[bool], negotiated: list[bool], marked: float, early: fl
     n = len(ecn)
     doc = {"engine": "kernel", "dumbbell": {"capacity": "20Mbps", "buffer": {"packets": 50}},
            "flows": [{"cc": "reno", "rtt": "40ms", "ecn": e} for e in ecn], "run": {"duration": "2s", "warmup": "0s"}}
-    from lossync.scenario import to_core
+    from lossync.scenario import prepare
 
-    text, base = to_core(doc, (), None)
-    sc = json.loads(lossync._core.resolve(text, "json", base))
+    p = prepare(doc)
     t = np.arange(0, 2.01, 0.1)
     q = np.stack([t, t * 1000 * 1514, t * 1000, t * (early + 3), np.full_like(t, 10), t * marked, t * early], axis=1)
     rows = []
@@ -464,7 +463,7 @@ def _synthetic(ecn: list[bool], negotiated: list[bool], marked: float, early: fl
             row += [20, 0.04, 0, k * (i + 1) * 100 * 1448, k * (i + 1) * 100, 1 << 30, 1448, 0.04, int(negotiated[i])]
         rows.append(row)
     warnings: list[str] = []
-    return kernel_measure(text, base, sc, q, np.array(rows, dtype=float), 0.1, warnings), warnings
+    return kernel_measure(p, q, np.array(rows, dtype=float), 0.1, warnings), warnings
 
 
 def test_marks_reach_the_link_record_and_are_shared_by_the_ecn_flows():

@@ -29,7 +29,7 @@ from .engines.core import PCAP_PACKETS, Interrupted
 from .errors import LossyncError, ScenarioError
 from .io import atomic_write, os_reason
 from .progress import RunTimeout
-from .scenario import default_scenario_path, variants
+from .scenario import Prepared, default_scenario_path, prepare, variants
 from .summary_text import summary_table
 
 DEFAULT_OUT = "lossync-default"
@@ -198,10 +198,11 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
     for option, f in (("--drops", drops_file), ("--sync-out", sync_file), ("--pcap-file", pcap_file)):
         if f is not None:
             _writable_dir(option, f.parent)
-    _say_estimate(scenario, overrides, force)
+    prepared = prepare(scenario, overrides)  # read and resolved once, for the estimate and the run
+    _say_estimate(prepared, force)
     started = time.perf_counter()
     try:
-        result = run_scenario(scenario, overrides, force=force, warn=False, timeout_s=timeout_s, progress=progress,  # printed below
+        result = run_scenario(prepared, force=force, warn=False, timeout_s=timeout_s, progress=progress,  # printed below
                               pcap=pcap_link, pcap_file=pcap_file, pcap_packets=pcap_packets)
     except ScenarioError as e:
         if e.field in ("pcap", "pcap_file"):  # the options' names, not the API's
@@ -251,13 +252,13 @@ def _command_line() -> str:
     return shlex.join(["lossync", *sys.argv[1:]])
 
 
-def _say_estimate(scenario: Path, overrides: tuple[str, ...], force: bool) -> None:
+def _say_estimate(scenario: Prepared, force: bool) -> None:
     """On stderr, before a run expected to be long: what it will take, roughly (a scenario the
     engine refuses is the one error line instead)."""
     from .engines import estimate_wall_s
     from .progress import duration_text
 
-    estimate = estimate_wall_s(scenario, overrides, force=force)
+    estimate = estimate_wall_s(scenario, force=force)
     if estimate > LONG_RUN_S:
         click.echo(f"lossync: estimated {duration_text(estimate)} of wall time (rough, from the engine's typical speed; "
                    "--timeout SECONDS stops it with the part done)", err=True)
@@ -271,20 +272,22 @@ def validate(scenario: Path, overrides: tuple[str, ...], force: bool) -> None:
     """Check SCENARIO (valid, and runnable on the engine it names) and print it resolved (every
     default filled in) as JSON."""
     # The engine named refuses here what it refuses when run (the registry's `check`).
-    resolved = check_scenario(scenario, overrides, force)
+    prepared = prepare(scenario, overrides)
+    resolved = check_scenario(prepared, force=force)
     click.echo(json.dumps(resolved, indent=2))
     if resolved["engine"] == "fluid" and resolved["loss"]["model"] == "tcp":
-        _say_headroom(resolved)
+        _say_headroom(prepared)
 
 
-def _say_headroom(resolved: dict) -> None:
+def _say_headroom(prepared: Prepared) -> None:
     """On stderr, the burst headroom the fluid engine's tcp model will use on each link: a modelling
     choice the resolved scenario leaves implicit when it is the default (docs/fluid.md)."""
+    resolved = prepared.resolved
     loss = resolved["loss"]
     # A calibration file may set event_threshold only: its headroom is then the default.
     set_headroom = bool({"burst_pkts", "burst_per_sqrt_buffer"} & set(loss))
     source = ("calibrated" if "calibration" in loss else "given") if set_headroom else "default"
-    headroom = _core.burst_headroom_pkts(json.dumps(resolved), "json", ".")
+    headroom = prepared.core.burst_headroom_pkts()
     crossed = {li for f in resolved["flows"] for li in f["path"]}  # a link no flow crosses has no queue
     for i, (link, h) in enumerate(zip(resolved["links"], headroom)):
         if link["buffer_pkts"] <= 0 or i not in crossed:

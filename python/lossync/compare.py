@@ -11,7 +11,6 @@ difference is a difference of physics, not of definitions.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -19,11 +18,10 @@ from typing import Any
 
 import pandas as pd
 
-from . import _core
 from .engines import ENGINES, estimate_wall_s, run
 from .errors import ScenarioError
 from .progress import Deadline, RunTimeout, duration_text
-from .scenario import ScenarioLike, find_scenario, load_scenario, to_core
+from .scenario import ScenarioLike, find_scenario, load_scenario, prepare
 
 #: Scalar metrics compared.
 COMPARED = ["utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queue_pkts"]
@@ -50,9 +48,8 @@ def with_send_jitter(doc: dict[str, Any], overrides: list[str] | tuple[str, ...]
     random processing time of up to one bottleneck packet time; ns-2's `overhead_`). Run the
     result without the overrides: applied again, one that replaces a flow group would drop its
     jitter. The fluid engine ignores it."""
-    text, base = to_core(doc, overrides, base_dir)
-    doc = json.loads(text)
-    links = json.loads(_core.resolve(text, "json", base))["links"]
+    p = prepare(doc, overrides, base_dir)
+    doc, links = p.doc, p.resolved["links"]
     jitter_s = max(8 * li["packet_size_bytes"] / li["capacity_bps"] for li in links)
     if jitter_s > MAX_SEND_JITTER_S:
         raise ScenarioError("engines", f"packet:jitter: one packet time of the slowest link is {jitter_s:g} s, more than "
@@ -162,9 +159,10 @@ def compare(
         elif model:
             d["loss"] = FLUID_MODELS[model]
         runs[name] = (d, more)
-    estimates = {name: estimate_wall_s(d, more, base_dir) for name, (d, more) in runs.items()}
-    text, base = to_core(*runs[engines[0]], base_dir)
-    simulated = json.loads(_core.resolve(text, "json", base))["run"]["duration_s"]
+    # Each engine's scenario read and resolved once, for its estimate and its run.
+    prepared = {name: prepare(d, more, base_dir) for name, (d, more) in runs.items()}
+    estimates = {name: estimate_wall_s(p) for name, p in prepared.items()}
+    simulated = prepared[engines[0]].resolved["run"]["duration_s"]
     say(f"compare: {len(engines)} engines, {simulated:g} s simulated each; estimated {duration_text(sum(estimates.values()))} in all "
         f"({', '.join(f'{n} {duration_text(t)}' for n, t in estimates.items())}; rough, from each engine's typical speed)"
         + (f"; --timeout {timeout_s:g} s" if timeout_s is not None else ""))
@@ -174,9 +172,8 @@ def compare(
             rows.append(_unfinished(name, "not started (the wall-time limit ran out)"))
             continue
         say(f"compare: [{k}/{len(engines)}] {name}, estimated {duration_text(estimates[name])}")
-        d, more = runs[name]
         try:
-            r = run(d, more, progress=progress, base_dir=base_dir, warn=False, timeout_s=deadline.remaining_s())
+            r = run(prepared[name], progress=progress, warn=False, timeout_s=deadline.remaining_s())
         except RunTimeout as e:
             rows.append(_unfinished(name, str(e).removeprefix("timeout: ")))
             continue

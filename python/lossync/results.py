@@ -52,15 +52,22 @@ class Result:
     scenario: dict[str, Any] = field(repr=False)
     drops: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"time_s": [], "flow": []}), repr=False)
     fct: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FCT_COLUMNS), repr=False)
+    #: The core's resolved scenario the run was made from (`_core.Scenario`), where this process
+    #: made it: `scenario_toml` writes it without resolving the scenario again. Not pickled.
+    core_scenario: Any = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "core_scenario": None}
 
     @classmethod
     def from_core(cls, finished: tuple[str, list[tuple[str, np.ndarray]], str], scenario: dict[str, Any],
-                  drops: tuple[np.ndarray, np.ndarray] | None = None, fct_json: str = "[]") -> Result:
-        """A Result from what the core's `finish` / `summarize` return (and `Simulation.fct`)."""
+                  drops: tuple[np.ndarray, np.ndarray] | None = None, fct_json: str = "[]", core: Any = None) -> Result:
+        """A Result from what the core's `finish` / `summarize` return (and `Simulation.fct`);
+        `core`: the `_core.Scenario` it ran."""
         summary_json, columns, events_json = finished
         series = pd.DataFrame(dict(columns))
         events = pd.DataFrame(json.loads(events_json), columns=EVENT_COLUMNS)
-        result = cls(json.loads(summary_json), series, events, scenario)
+        result = cls(json.loads(summary_json), series, events, scenario, core_scenario=core)
         result.fct = pd.DataFrame(json.loads(fct_json), columns=FCT_COLUMNS)
         result.summary.setdefault("partial", False)  # true only for an interrupted run (engines.core)
         if drops is not None:
@@ -111,6 +118,8 @@ class Result:
     def scenario_toml(self) -> str:
         """The resolved scenario as TOML, every default written out: running it reproduces this
         result (wall time aside)."""
+        if self.core_scenario is not None:
+            return self.core_scenario.toml()
         return _core.resolve_toml(json.dumps(self.scenario), "json", ".")
 
     def plot(self, max_flows: int = 20):

@@ -12,6 +12,7 @@ import os
 import stat
 import tomllib
 from collections.abc import Callable, Mapping
+from copy import deepcopy
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -261,11 +262,11 @@ def _json_safe(v: Any, where: str = "", depth: int = 0) -> Any:
     raise ScenarioError(where or "scenario", f"{type(v).__name__} is not a scenario value (numbers, strings, booleans, lists, tables)")
 
 
-def to_core(
+def _document(
     scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None
-) -> tuple[str, str]:
-    """Returns (JSON text, base directory for relative file names) for the core. Relative file
-    names in a file resolve against its folder; in a dict, against `base_dir` (default: cwd)."""
+) -> tuple[dict[str, Any], str]:
+    """The scenario document (overrides applied, plain JSON values) and the folder its relative
+    file names resolve against: a file's folder; for a dict, `base_dir` (default: cwd)."""
     if isinstance(scenario, (str, Path)):
         doc = load_scenario(scenario)
         base = str(find_scenario(scenario).resolve().parent)
@@ -275,17 +276,68 @@ def to_core(
     else:
         raise ScenarioError("scenario", f"expected a file name or a dict, got {type(scenario).__name__}")
     apply_overrides(doc, overrides)
-    return json.dumps(_json_safe(doc)), base
+    return _json_safe(doc), base
+
+
+def to_core(
+    scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None
+) -> tuple[str, str]:
+    """Returns (JSON text, base directory for relative file names) for the core. Relative file
+    names in a file resolve against its folder; in a dict, against `base_dir` (default: cwd)."""
+    doc, base = _document(scenario, overrides, base_dir)
+    return json.dumps(doc), base
+
+
+class Prepared:
+    """A scenario ready to run, made once per run by `prepare`: the document as the user wrote
+    it (overrides applied; errors are said in its terms), the folder its file names resolve
+    against, and the core's scenario (`_core.Scenario`), parsed, resolved and checked once, which
+    the engine, the capability checker and the metrics all take."""
+
+    def __init__(self, doc: dict[str, Any], base: str, core: Any) -> None:
+        self.doc, self.base, self.core = doc, base, core
+        self._resolved: dict[str, Any] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_resolved": None}  # the core's scenario carries it
+
+    @property
+    def resolved(self) -> dict[str, Any]:
+        """The resolved scenario (every default filled in, every flow listed), as a dict."""
+        if self._resolved is None:
+            self._resolved = json.loads(self.core.json)
+        return self._resolved
+
+    @property
+    def engine(self) -> str:
+        return self.resolved["engine"]
+
+
+def prepare(scenario: ScenarioLike | Prepared, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None,
+            engine: str | None = None) -> Prepared:
+    """Reads and resolves a scenario once (ScenarioError naming the field, in the user's terms).
+    `engine`: resolve it for that engine instead of the one it names (an engine's own entry
+    point, `run_ns3`). A Prepared already resolved for that engine, without overrides, is
+    returned as it is."""
+    if isinstance(scenario, Prepared):
+        if not overrides and engine in (None, scenario.engine):
+            return scenario
+        doc, base = deepcopy(scenario.doc), scenario.base
+        apply_overrides(doc, overrides)
+    else:
+        doc, base = _document(scenario, overrides, base_dir)
+    if engine is not None:
+        doc = {**doc, "engine": engine}
+    try:
+        return Prepared(doc, base, _core.Scenario(json.dumps(doc), "json", base))
+    except ScenarioError as e:
+        raise in_user_terms(e, doc) from None
 
 
 def resolve(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
     """Validates a scenario (and that the engine it names can run it) and returns it resolved:
     every default filled in, every flow listed."""
-    text, base = to_core(scenario, overrides)
-    try:
-        return json.loads(_core.resolve(text, "json", base))
-    except ScenarioError as e:
-        raise in_user_terms(e, json.loads(text)) from None
+    return prepare(scenario, overrides).resolved
 
 
 #: The links a `[dumbbell]` table becomes: the bottleneck, and its reverse direction if modelled.

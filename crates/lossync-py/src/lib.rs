@@ -135,14 +135,64 @@ fn resolve_toml(text: &str, format: &str, base_dir: &str) -> PyResult<String> {
     Ok(scenario::to_toml(&parse(text, format, base_dir)?))
 }
 
-/// The fluid engine's burst headroom on each link, in packets (`tcp` model; 0 under the others):
-/// how far below its buffer the fluid queue of each link is held (docs/fluid.md).
+/// A scenario parsed, resolved and checked once (valid, and runnable on the engine it names),
+/// held by the core for the whole run: the engines, the metrics and the capability checker take
+/// it instead of text, so that a run parses and resolves its scenario once (`lossync.scenario.prepare`).
+#[pyclass(module = "lossync._core", name = "Scenario", frozen)]
+struct ResolvedScenario {
+    sc: scenario::Scenario,
+    json: String,
+}
+
+#[pymethods]
+impl ResolvedScenario {
+    #[new]
+    #[pyo3(signature = (text, format = "json", base_dir = "."))]
+    fn new(text: &str, format: &str, base_dir: &str) -> PyResult<Self> {
+        let sc = parse(text, format, base_dir)?;
+        lossync_core::check(&sc).map_err(to_py)?;
+        let json =
+            serde_json::to_string(&sc).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(ResolvedScenario { sc, json })
+    }
+
+    /// The resolved scenario as JSON (every default filled in, every flow listed).
+    #[getter]
+    fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// The resolved scenario as a scenario file (TOML), as `resolve_toml` writes it.
+    fn toml(&self) -> String {
+        scenario::to_toml(&self.sc)
+    }
+
+    /// The fluid engine's burst headroom on each link, in packets (`tcp` model; 0 under the
+    /// others): how far below its buffer the fluid queue of each link is held (docs/fluid.md).
+    fn burst_headroom_pkts(&self) -> Vec<f64> {
+        lossync_core::fluid::burst_headroom_pkts(&self.sc)
+    }
+
+    /// Pickled as its resolved JSON, read back without resolving it again (a sweep's worker
+    /// process runs the scenario its parent resolved).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        let from_resolved = py
+            .import("lossync._core")?
+            .getattr("_scenario_from_resolved")?;
+        Ok((from_resolved, (self.json.clone(),)))
+    }
+}
+
+/// A `Scenario` from the JSON its `json` gave: the core's own resolved scenario, deserialized,
+/// not resolved again (unpickling only).
 #[pyfunction]
-#[pyo3(signature = (text, format = "json", base_dir = "."))]
-fn burst_headroom_pkts(text: &str, format: &str, base_dir: &str) -> PyResult<Vec<f64>> {
-    Ok(lossync_core::fluid::burst_headroom_pkts(&parse(
-        text, format, base_dir,
-    )?))
+fn _scenario_from_resolved(json: &str) -> PyResult<ResolvedScenario> {
+    let sc: scenario::Scenario = serde_json::from_str(json)
+        .map_err(|e| PyRuntimeError::new_err(format!("a resolved scenario: {e}")))?;
+    Ok(ResolvedScenario {
+        sc,
+        json: json.to_string(),
+    })
 }
 
 /// The whole packets a packet-level engine holds for a buffer of `buffer_pkts` (at least the
@@ -186,17 +236,20 @@ fn engines() -> PyResult<String> {
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
-/// Refuses what the engine `engine` lacks a capability for, in the scenario `text` (JSON):
+/// Refuses what the engine `engine` lacks a capability for, in `scenario`:
 /// ScenarioError naming the field and the engines of `registry` (a JSON list as `engines()`
 /// writes it: every registered engine, Python's too) that have it. The one checker of
 /// capabilities, for the Python front end's engines as for the core's.
 #[pyfunction]
-#[pyo3(signature = (text, engine, registry, base_dir = "."))]
-fn refuse_beyond(text: &str, engine: &str, registry: &str, base_dir: &str) -> PyResult<()> {
-    let sc = parse(text, "json", base_dir)?;
+fn refuse_beyond(
+    scenario: PyRef<'_, ResolvedScenario>,
+    engine: &str,
+    registry: &str,
+) -> PyResult<()> {
+    let sc = &scenario.sc;
     let registry: Vec<lossync_core::EngineInfo> = serde_json::from_str(registry)
         .map_err(|e| PyRuntimeError::new_err(format!("registry: {e}")))?;
-    lossync_core::capabilities::refuse_beyond(engine, &registry, &sc).map_err(to_py)
+    lossync_core::capabilities::refuse_beyond(engine, &registry, sc).map_err(to_py)
 }
 
 /// A run in progress. `advance(t)` releases the GIL; Python drives it in chunks to show progress
@@ -212,15 +265,11 @@ struct Simulation {
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (text, format = "json", base_dir = "."))]
-    fn new(text: &str, format: &str, base_dir: &str) -> PyResult<Self> {
-        let sc = parse(text, format, base_dir)?;
-        let resolved_json =
-            serde_json::to_string(&sc).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        let engine = guarded(|| CoreSimulation::new(&sc).map_err(to_py))?;
+    fn new(scenario: PyRef<'_, ResolvedScenario>) -> PyResult<Self> {
+        let engine = guarded(|| CoreSimulation::new(&scenario.sc).map_err(to_py))?;
         Ok(Simulation {
             engine: Some(engine),
-            resolved_json,
+            resolved_json: scenario.json.clone(),
             fct_json: None,
         })
     }
@@ -338,8 +387,8 @@ impl Simulation {
     }
 }
 
-/// The metrics of a run made outside the core (an engine of the front end) of the scenario `text` (JSON, as for
-/// `Simulation`): `records_json` is a `Records` without
+/// The metrics of a run made outside the core (an engine of the front end) of `scenario`:
+/// `records_json` is a `Records` without
 /// events and samples; `samples` its time-series columns (in `Series::standard`'s order); the drops of the scenario's first link, (times in s, flows) in time order, are grouped
 /// into congestion events by the same rule as the packet engine's (gaps under the mean base RTT;
 /// candidates: the flows started by then; counted from the warm-up on). Returns what
@@ -347,14 +396,13 @@ impl Simulation {
 #[pyfunction]
 fn summarize<'py>(
     py: Python<'py>,
-    text: &str,
-    base_dir: &str,
+    scenario: PyRef<'py, ResolvedScenario>,
     records_json: &str,
     samples: Vec<PyReadonlyArray1<'py, f64>>,
     drop_times: PyReadonlyArray1<'py, f64>,
     drop_flows: PyReadonlyArray1<'py, u32>,
 ) -> PyResult<(String, Columns<'py>, String)> {
-    let sc = parse(text, "json", base_dir)?;
+    let sc = &scenario.sc;
     let mut records: Records = serde_json::from_str(records_json)
         .map_err(|e| PyRuntimeError::new_err(format!("records: {e}")))?;
     records.samples = samples
@@ -370,7 +418,7 @@ fn summarize<'py>(
     let n = sc.flows.len();
     let mut starts: Vec<f64> = sc.flows.iter().map(|f| f.start_s).collect();
     starts.sort_by(f64::total_cmp);
-    let tau_s = metrics::events::event_window_s(&sc, 0);
+    let tau_s = metrics::events::event_window_s(sc, 0);
     let mut clusters = DropClusters::new(0, ps_from_s(tau_s), PS_PER_S, n);
     for (&t, &f) in times.iter().zip(flows) {
         let candidates = starts.partition_point(|&s| s <= t) as u32;
@@ -378,7 +426,7 @@ fn summarize<'py>(
     }
     clusters.close();
     records.events = clusters.take();
-    let result = guarded(|| Ok(metrics::summarize(&sc, records)))?;
+    let result = guarded(|| Ok(metrics::summarize(sc, records)))?;
     to_python(py, result)
 }
 
@@ -394,12 +442,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(variants, m)?)?;
     m.add_function(wrap_pyfunction!(disciplines, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_toml, m)?)?;
-    m.add_function(wrap_pyfunction!(burst_headroom_pkts, m)?)?;
     m.add_function(wrap_pyfunction!(variant_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(whole_buffer_pkts, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_function(wrap_pyfunction!(engines, m)?)?;
     m.add_function(wrap_pyfunction!(refuse_beyond, m)?)?;
+    m.add_class::<ResolvedScenario>()?;
+    m.add_function(wrap_pyfunction!(_scenario_from_resolved, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }

@@ -9,16 +9,14 @@ is a folder here with an `ENGINE`, and one line below.
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 from typing import Any
 
-from .. import _core
 from ..errors import LossyncWarning, ScenarioError
 from ..progress import Deadline
 from ..results import Result
-from ..scenario import ScenarioLike, in_user_terms, resolve, to_core
+from ..scenario import Prepared, ScenarioLike, in_user_terms, prepare
 from . import kernel, ns3
 from .core import PCAP_PACKETS, Pcap, core_engines
 from .registry import ENGINES, Engine, lookup, refuse_beyond
@@ -31,15 +29,8 @@ for _engine in (
     ENGINES[_engine.name] = _engine
 
 
-def _named(doc: dict[str, Any]) -> Engine | None:
-    """The registered engine the scenario document names (fluid if none); None for a name that
-    is not a string, which the core refuses naming the field."""
-    name = doc.get("engine", "fluid")
-    return lookup(name) if isinstance(name, str) else None
-
-
 def run(
-    scenario: ScenarioLike,
+    scenario: ScenarioLike | Prepared,
     overrides: list[str] | tuple[str, ...] = (),
     progress: bool | None = None,
     base_dir: str | Path | None = None,
@@ -69,36 +60,34 @@ def run(
     (docs/packet.md, "Packet traces").
     """
     deadline = Deadline(timeout_s)  # a bad limit is refused before anything runs
-    text, _ = to_core(scenario, overrides, base_dir)
-    doc = json.loads(text)
-    engine = _named(doc) or ENGINES["fluid"]  # a bad name's type: the core says so
+    p = prepare(scenario, overrides, base_dir)  # read and resolved once for the whole run
+    engine = lookup(p.engine)
     trace = _pcap(engine, pcap, pcap_file, pcap_packets)
     try:
-        result = engine.run(scenario, overrides, base_dir, progress, force, deadline.remaining_s(),
-                            **({"pcap": trace} if trace else {}))
+        refuse_beyond(p, engine.name)
+        result = engine.run(p, progress, force, deadline.remaining_s(), **({"pcap": trace} if trace else {}))
     except ScenarioError as e:  # engines name resolved links; say what the user wrote
-        raise in_user_terms(e, doc) from None
+        raise in_user_terms(e, p.doc) from None
     if warn:
         for w in result.warnings:
             warnings.warn(w, LossyncWarning, stacklevel=2)  # blamed on the caller's line
     return result
 
 
-def estimate_wall_s(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None,
+def estimate_wall_s(scenario: ScenarioLike | Prepared, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None,
                     force: bool = False) -> float:
     """A rough wall time of the run, in seconds, from its engine's typical speed (each engine's
     `estimate`: docs/scenario.md, "Progress and time limits"); a progress bar gives the live one.
     A scenario its engine refuses is refused here first (ScenarioError, as `run` and `check`
     say it), so that no estimate is said of a run that will not start."""
-    text, base = to_core(scenario, overrides, base_dir)
+    p = prepare(scenario, overrides, base_dir)
+    engine = lookup(p.engine)
     try:
-        sc = json.loads(_core.resolve(text, "json", base))
-        engine = lookup(sc["engine"])
-        refuse_beyond(sc, engine.name)
-        engine.check(sc, force)
+        refuse_beyond(p, engine.name)
+        engine.check(p, force)
     except ScenarioError as e:  # in the user's terms, as `run` says it
-        raise in_user_terms(e, json.loads(text)) from None
-    return engine.estimate(sc)
+        raise in_user_terms(e, p.doc) from None
+    return engine.estimate(p.resolved)
 
 
 def _pcap(engine: Engine, link: str | None, file: str | Path | None, packets: int) -> Pcap | None:
@@ -116,18 +105,17 @@ def _pcap(engine: Engine, link: str | None, file: str | Path | None, packets: in
     return Pcap(link, Path(file) if file is not None else Path(f"{link}.pcap"), packets)
 
 
-def check(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), force: bool = False) -> dict[str, Any]:
+def check(scenario: ScenarioLike | Prepared, overrides: list[str] | tuple[str, ...] = (), force: bool = False) -> dict[str, Any]:
     """Checks that the engine the scenario names can run it, refusing what `run` refuses before
     it starts (ScenarioError naming the field, in the user's terms), and returns it resolved."""
-    resolved = resolve(scenario, overrides)  # the core's engines check here
-    engine = lookup(resolved["engine"])
-    text, _ = to_core(scenario, overrides)
+    p = prepare(scenario, overrides)  # the core's engines check here
+    engine = lookup(p.engine)
     try:
-        refuse_beyond(resolved, engine.name)
-        engine.check(resolved, force)
+        refuse_beyond(p, engine.name)
+        engine.check(p, force)
     except ScenarioError as e:
-        raise in_user_terms(e, json.loads(text)) from None
-    return resolved
+        raise in_user_terms(e, p.doc) from None
+    return p.resolved
 
 
-__all__ = ["ENGINES", "PCAP_PACKETS", "Engine", "Pcap", "Result", "check", "estimate_wall_s", "run"]
+__all__ = ["ENGINES", "PCAP_PACKETS", "Engine", "Pcap", "Prepared", "Result", "check", "estimate_wall_s", "prepare", "run"]

@@ -16,7 +16,7 @@ from ..errors import LossyncError
 from ..progress import Deadline, RunTimeout, stopped_warning
 from ..progress import bar as progress_bar
 from ..results import Result
-from ..scenario import ScenarioLike, to_core
+from ..scenario import Prepared
 from .registry import Engine
 
 #: Wall time per chunk: Ctrl-C is answered within about this long.
@@ -52,15 +52,13 @@ class Interrupted(KeyboardInterrupt):
         self.result = result
 
 
-def run_core(text: str, base_dir: str | Path, progress: bool | None = None, timeout_s: float | None = None,
-             pcap: Pcap | None = None) -> Result:
-    """Runs a scenario (JSON text) on the engine it names; relative file names resolve against
-    `base_dir`. Ctrl-C raises `Interrupted` with the partial result (or a plain
+def run_core(p: Prepared, progress: bool | None = None, timeout_s: float | None = None, pcap: Pcap | None = None) -> Result:
+    """Runs a prepared scenario on the core engine it names. Ctrl-C raises `Interrupted` with the partial result (or a plain
     KeyboardInterrupt if nothing was measured yet). `timeout_s`: stop between chunks once that
     much wall time has passed and return the part simulated, marked partial. With `pcap`, writes
     that packet trace (of the part simulated) and describes it in `summary["pcap"]`."""
     deadline = Deadline(timeout_s)
-    sim = _core.Simulation(text, "json", str(base_dir))
+    sim = _core.Simulation(p.core)
     if pcap is not None:
         sim.trace_link(pcap.link, pcap.packets)
     duration = sim.duration_s
@@ -72,8 +70,8 @@ def run_core(text: str, base_dir: str | Path, progress: bool | None = None, time
         # the clock a fraction of a step short of it.
         while until < duration:
             if deadline.expired():
-                now, warmup = sim.now_s, json.loads(sim.resolved)["run"]["warmup_s"]
-                so_far = _result_so_far(sim, duration, stopped_warning(now, duration, deadline.elapsed_s(), warmup), pcap)
+                now, warmup = sim.now_s, p.resolved["run"]["warmup_s"]
+                so_far = _result_so_far(p, sim, duration, stopped_warning(now, duration, deadline.elapsed_s(), warmup), pcap)
                 if so_far is None or now <= 0:
                     raise RunTimeout(f"timeout: the {deadline.timeout_s:g} s wall-time limit ran out before anything was simulated")
                 return so_far
@@ -86,7 +84,7 @@ def run_core(text: str, base_dir: str | Path, progress: bool | None = None, time
             if bar is not None:
                 bar.update(round(sim.now_s - bar.n, 6))
     except KeyboardInterrupt:
-        so_far = _result_so_far(sim, duration, pcap=pcap)
+        so_far = _result_so_far(p, sim, duration, pcap=pcap)
         if so_far is None:
             raise
         raise Interrupted(so_far) from None
@@ -96,7 +94,7 @@ def run_core(text: str, base_dir: str | Path, progress: bool | None = None, time
     traced = _write_pcap(sim, pcap)
     drops = sim.drops()
     finished = sim.finish()
-    result = Result.from_core(finished, json.loads(sim.resolved), drops, sim.fct())
+    result = Result.from_core(finished, p.resolved, drops, sim.fct(), core=p.core)
     if traced is not None:
         result.summary["pcap"] = traced
     return result
@@ -117,7 +115,7 @@ def _write_pcap(sim: _core.Simulation, pcap: Pcap | None) -> dict[str, Any] | No
             "capped": seen > written, "max_packets": pcap.packets}
 
 
-def _result_so_far(sim: _core.Simulation, duration: float, why: str | None = None, pcap: Pcap | None = None) -> Result | None:
+def _result_so_far(p: Prepared, sim: _core.Simulation, duration: float, why: str | None = None, pcap: Pcap | None = None) -> Result | None:
     """The result of what was simulated before a Ctrl-C (or the wall-time limit `why` says):
     marked partial, unless the stop came after the last step (then the run is whole, and says
     nothing of a stop); None if nothing was measured yet."""
@@ -126,7 +124,7 @@ def _result_so_far(sim: _core.Simulation, duration: float, why: str | None = Non
         traced = _write_pcap(sim, pcap)
         drops = sim.drops()
         finished = sim.finish()
-        result = Result.from_core(finished, json.loads(sim.resolved), drops, sim.fct())
+        result = Result.from_core(finished, p.resolved, drops, sim.fct(), core=p.core)
         if traced is not None:
             result.summary["pcap"] = traced
     except LossyncError:
@@ -139,13 +137,12 @@ def _result_so_far(sim: _core.Simulation, duration: float, why: str | None = Non
     return result
 
 
-def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force, timeout_s=None, pcap: Pcap | None = None) -> Result:
-    text, base = to_core(scenario, overrides, base_dir)
-    return run_core(text, base, progress, timeout_s, pcap)
+def _engine_run(p: Prepared, progress, force, timeout_s=None, pcap: Pcap | None = None) -> Result:
+    return run_core(p, progress, timeout_s, pcap)
 
 
-def _engine_check(sc: dict, force: bool) -> None:
-    """Nothing beyond resolution: `_core.resolve` runs the core engine's own check."""
+def _engine_check(p: Prepared, force: bool) -> None:
+    """Nothing beyond resolution: `prepare` runs the core engine's own check."""
 
 
 def _estimate_fluid(sc: dict) -> float:

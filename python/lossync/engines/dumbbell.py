@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..scenario import Prepared
 from .registry import refuse_beyond
 
 #: A dumbbell of persistent flows, one way, drop-tail (an engine adds the queues it has).
@@ -14,9 +15,14 @@ DUMBBELL_ONLY: dict[str, Any] = {
 }
 
 
-def refuse_beyond_a_dumbbell(sc: dict[str, Any], engine: str) -> dict[str, Any]:
+def refuse_beyond_a_dumbbell(sc: Prepared | dict[str, Any], engine: str) -> dict[str, Any]:
     """The resolved scenario's one link; ScenarioError naming the field for what the engine's
     capabilities lack (burst assembly, flows that come and go, a modelled reverse direction,
     more than one link, a queue discipline)."""
     refuse_beyond(sc, engine)
-    return sc["links"][0]
+    return resolved_of(sc)["links"][0]
+
+
+def resolved_of(sc: Prepared | dict[str, Any]) -> dict[str, Any]:
+    """The resolved scenario as a dict, from a prepared one or a dict already resolved."""
+    return sc.resolved if isinstance(sc, Prepared) else sc

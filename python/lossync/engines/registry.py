@@ -12,20 +12,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .. import _core
 from ..errors import ScenarioError
 from ..results import Result
-from ..scenario import ScenarioLike
+from ..scenario import Prepared
 
-#: (scenario, overrides, base_dir, progress, force, timeout_s) -> Result; with timeout_s (wall
-#: seconds, or None) the run stops by then and returns the part simulated, marked partial
-#: (`summary["partial"]`, a warning saying how far it got).
-EngineRun = Callable[[ScenarioLike, "list[str] | tuple[str, ...]", "str | Path | None", "bool | None", bool, "float | None"], Result]
-#: (resolved scenario, force): raises ScenarioError (or LossyncError) for what the engine cannot run.
-EngineCheck = Callable[[dict[str, Any], bool], None]
+#: (prepared scenario, progress, force, timeout_s) -> Result; with timeout_s (wall seconds, or
+#: None) the run stops by then and returns the part simulated, marked partial
+#: (`summary["partial"]`, a warning saying how far it got). The scenario was read and resolved
+#: once, for this engine (`lossync.scenario.prepare`), and its capabilities checked.
+EngineRun = Callable[[Prepared, "bool | None", bool, "float | None"], Result]
+#: (prepared scenario, force): raises ScenarioError (or LossyncError) for what the engine cannot run.
+EngineCheck = Callable[[Prepared, bool], None]
 #: resolved scenario -> a rough wall time of its run in seconds, from the engine's typical speed.
 EngineEstimate = Callable[[dict[str, Any]], float]
 
@@ -57,11 +57,13 @@ def lookup(name: Any) -> Engine:
     return ENGINES[name]
 
 
-def refuse_beyond(sc: dict[str, Any], name: str, capabilities: dict[str, Any] | None = None) -> None:
-    """Refuses what engine `name` lacks a capability for in the resolved scenario `sc` (the core's
+def refuse_beyond(sc: Prepared | dict[str, Any], name: str, capabilities: dict[str, Any] | None = None) -> None:
+    """Refuses what engine `name` lacks a capability for in the scenario `sc` (the core's
     checker, naming the registered engines that have it). `capabilities`: the engine's on this
     machine, where they are less than it declares (the kernel engine on a kernel without a qdisc)."""
     registry = [{"name": e.name, "about": e.about,
                  "capabilities": capabilities if capabilities is not None and e.name == name else e.capabilities}
                 for e in ENGINES.values()]
-    _core.refuse_beyond(json.dumps(sc), name, json.dumps(registry))
+    # A resolved dict (an engine's translation called on its own) is read by the core again.
+    core = sc.core if isinstance(sc, Prepared) else _core.Scenario(json.dumps(sc), "json", ".")
+    _core.refuse_beyond(core, name, json.dumps(registry))

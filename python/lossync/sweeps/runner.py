@@ -25,7 +25,7 @@ from .. import _core
 from ..errors import InputFileError, LossyncError
 from ..io import atomic_write, remove_temporaries, write_text
 from ..progress import Deadline
-from ..scenario import apply_overrides, load_scenario, set_path, to_core
+from ..scenario import Prepared, apply_overrides, load_scenario, prepare, set_path
 from ..stats import LINK_METRICS, METRICS
 from .spec import SweepSpec, base_path, load_sweep, parse_spec
 
@@ -33,6 +33,10 @@ from .spec import SweepSpec, base_path, load_sweep, parse_spec
 #: its progress through them; a smaller one says its size when it starts running, so that a sweep
 #: refused (bad input, a busy folder) says one line.
 LARGE = 1000
+#: A sweep hands each run the scenario it resolved for the run's key, so that a point is resolved
+#: once; beyond this many bytes of resolved scenarios held at once (a large sweep of many flows)
+#: the rest are resolved again where they run, to bound the memory.
+KEEP_RESOLVED_BYTES = 256 << 20
 
 
 def point_document(base: dict[str, Any], fixed: list[str], point: dict[str, Any], seed: int) -> dict[str, Any]:
@@ -45,33 +49,36 @@ def point_document(base: dict[str, Any], fixed: list[str], point: dict[str, Any]
     return doc
 
 
-def run_key(doc: dict[str, Any], base_dir: str | None = None) -> tuple[str, LossyncError | None]:
+def run_key(doc: dict[str, Any], base_dir: str | None = None) -> tuple[str, LossyncError | None, Prepared | None]:
     """A run's identity: its scenario document and, where it resolves, what it resolves to, so
     that the contents of the files it names (an m distribution, a calibration) are part of it: a
-    resumed sweep reruns a point whose file changed. Also the error that stops it resolving."""
+    resumed sweep reruns a point whose file changed. Also the error that stops it resolving, or
+    the scenario resolved (which the run then uses as it is)."""
     text = json.dumps(doc, sort_keys=True, default=str)
-    error = None
+    error, prepared = None, None
     if base_dir is not None:
         try:
-            core_text, base = to_core(doc, [], base_dir)
-            text += _core.resolve(core_text, "json", base)
+            prepared = prepare(doc, [], base_dir)
+            text += prepared.core.json
         except LossyncError as e:
             error = e  # a bad point: its row records the error, keyed by its document
-    return hashlib.sha256(text.encode()).hexdigest()[:20], error
+    return hashlib.sha256(text.encode()).hexdigest()[:20], error, prepared
 
 
 def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict[str, Any], seed: int,
-              columns: Callable[[Any], dict[str, Any]] | None = None, timeout_s: float | None = None) -> dict[str, Any]:
+              columns: Callable[[Any], dict[str, Any]] | None = None, timeout_s: float | None = None,
+              prepared: Prepared | None = None) -> dict[str, Any]:
     """Runs one (point, seed). Never raises for a bad scenario: the row records the error.
     columns: adds to the row what it returns for the run's Result. timeout_s: the run's wall-time
     limit; a run it stops is a row of the part simulated, `partial` true and a warning saying
-    how far it got."""
+    how far it got. prepared: the point's scenario already resolved (`run_key`), run as it is."""
     from ..engines import run  # imported here so worker processes pay for it once, lazily
 
     row: dict[str, Any] = {**point, "seed": seed}
     started = time.perf_counter()
     try:
-        result = run(point_document(base, fixed, point, seed), progress=False, base_dir=base_dir, warn=False, timeout_s=timeout_s)
+        scenario = prepared if prepared is not None else point_document(base, fixed, point, seed)
+        result = run(scenario, progress=False, base_dir=base_dir, warn=False, timeout_s=timeout_s)
         s = result.summary
         row["partial"] = bool(s["partial"])
         row.update({m: s[m] for m in METRICS})
@@ -234,13 +241,16 @@ def sweep(
     if n_points * n_seeds >= LARGE:  # checking them takes a while: say so first
         say(f"{size}; checking each scenario")
     pairs = ((p, s) for p in parsed.points() for s in parsed.seed_list())
-    keyed = [(p, s, *run_key(point_document(base, fixed, p, s), scenario_dir))
-             for p, s in _progress(pairs, n_points * n_seeds, "checked", progress, say)]
+    keyed, held = [], 0
+    for p, s in _progress(pairs, n_points * n_seeds, "checked", progress, say):
+        key, error, prepared = run_key(point_document(base, fixed, p, s), scenario_dir)
+        held += len(prepared.core.json) if prepared is not None else 0
+        keyed.append((p, s, key, error, prepared if held <= KEEP_RESOLVED_BYTES else None))
     # One bad point is a row that records its error; a sweep whose every point is bad (an axis no
     # scenario has, a bad `set` or base) is refused before anything is written.
-    if keyed and all(error is not None for *_, error in keyed):
+    if keyed and all(error is not None for *_, error, _ in keyed):
         raise keyed[0][3]
-    jobs_all = [(p, s, key) for p, s, key, _ in keyed]
+    jobs_all = [(p, s, key, prepared) for p, s, key, _, prepared in keyed]
 
     out = Path(out)
     runs = out / "runs"
@@ -277,7 +287,7 @@ def sweep(
             if done:
                 say(f"sweep: {len(done):,} runs finished before; running the other {len(jobs):,}")
             _execute(jobs, base, scenario_dir, fixed, runs, dask, workers, progress, columns, say, timeout_s)
-            return load_results(out, {k for _, _, k in jobs_all})
+            return load_results(out, {k for _, _, k, _ in jobs_all})
     finally:
         if dask is not None:
             dask[1].close()
@@ -299,7 +309,7 @@ def _progress(items: Iterator[Any], total: int, verb: str, progress: bool | None
             say(f"sweep: {done:,} of {total:,} runs {verb}")
 
 
-def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], scenario_dir: str, fixed: list[str],
+def _execute(jobs: list[tuple[dict[str, Any], int, str, Prepared | None]], base: dict[str, Any], scenario_dir: str, fixed: list[str],
              runs: Path, dask: tuple[Executor, Any] | None, workers: int | None, progress: bool | None,
              columns: Callable[[Any], dict[str, Any]] | None = None, say: Callable[[str], None] = lambda _: None,
              timeout_s: float | None = None) -> None:
@@ -319,9 +329,8 @@ def _execute(jobs: list[tuple[dict[str, Any], int, str]], base: dict[str, Any], 
     executor, client = dask if dask is not None else _executor(None, workers)
     futures: dict[Future, tuple[dict[str, Any], int, str]] = {}
     try:
-        for job in jobs:
-            p, s, _ = job
-            futures[executor.submit(run_point, base, scenario_dir, fixed, p, s, columns, timeout_s)] = job
+        for p, s, key, prepared in jobs:
+            futures[executor.submit(run_point, base, scenario_dir, fixed, p, s, columns, timeout_s, prepared)] = (p, s, key)
         for fut in as_completed(futures):
             p, s, key = futures[fut]
             try:

@@ -57,12 +57,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ... import _core
 from ...errors import LossyncError
 from ...progress import Deadline, RunTimeout, stopped_warning
 from ...progress import bar as progress_bar
 from ...results import Result
-from ...scenario import ScenarioLike, rate_text, to_core
+from ...scenario import Prepared, ScenarioLike, prepare, rate_text
 from ..registry import Engine
 from . import health, netns
 from .measure import measure
@@ -102,7 +101,7 @@ def _sigterm_exits():
         signal.signal(signal.SIGTERM, previous)
 
 
-def run_kernel(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None,
+def run_kernel(scenario: ScenarioLike | Prepared, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None,
                force: bool = False, timeout_s: float | None = None, progress: bool | None = False) -> Result:
     """Runs a dumbbell scenario (a TOML file name or a dict) with Linux TCP in network
     namespaces and returns its Result (`engine` = "kernel"); `result.rtt_check` maps each
@@ -112,9 +111,8 @@ def run_kernel(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = 
     marked partial), RunTimeout if that is not past the warm-up. progress: a bar of the run's
     seconds (None: where someone watches)."""
     deadline = Deadline(timeout_s)
-    text, base = to_core(scenario, overrides, base_dir)
-    sc = json.loads(_core.resolve(text, "json", base))
-    p = plan(sc, force)
+    prepared = prepare(scenario, overrides, base_dir, engine="kernel")
+    p = plan(prepared, force)
     require_root()
     # What a run killed outright (SIGKILL: no chance to clean up) left behind is removed here, at
     # the next start, once its owner is gone; the summary names it.
@@ -122,7 +120,7 @@ def run_kernel(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...] = 
     net = netns.Network(f"{os.getpid()}-{next(_runs)}")
     with _sigterm_exits():
         try:
-            return _run(net, sc, p, text, base, left, deadline, progress)
+            return _run(net, prepared, p, left, deadline, progress)
         finally:
             # A second Ctrl-C or SIGTERM waits until the clean-up is done (then it is raised).
             blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
@@ -199,8 +197,8 @@ def _wait_ready(proc: subprocess.Popen, what: str, timeout_s: float = 10.0) -> N
         raise LossyncError(f"engine kernel: the {what} did not start: {proc.stderr.read().decode().strip() if proc.poll() is not None else 'timeout'}")
 
 
-def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str, left: list[str], deadline: Deadline,
-         progress: bool | None) -> Result:
+def _run(net: netns.Network, prepared: Prepared, p: Plan, left: list[str], deadline: Deadline, progress: bool | None) -> Result:
+    sc = prepared.resolved
     n = len(p.flows)
     run = sc["run"]
     warnings: list[str] = []
@@ -274,7 +272,7 @@ def _run(net: netns.Network, sc: dict, p: Plan, text: str, base: str, left: list
         s = np.array([json.loads(line) for line in (out / "senders.jsonl").read_text().splitlines() if line.strip()], dtype=float)
     if stopped is not None:
         warnings.append(stopped_warning(*stopped, deadline.elapsed_s()))
-    result = measure(text, base, sc, q, s, record, warnings)
+    result = measure(prepared, q, s, record, warnings)
     result.summary["partial"] = stopped is not None
     result.rtt_check = rtt_check
     result.summary["health"] = verdict
@@ -316,13 +314,13 @@ def _hystart_on() -> bool:
 __all__ = ["cleanup", "require_root", "run_kernel"]
 
 
-def _engine_check(sc: dict, force: bool) -> None:
+def _engine_check(p: Prepared, force: bool) -> None:
     """What `run_kernel` refuses from the scenario (root is the machine's, checked when run)."""
-    plan(sc, force)
+    plan(p, force)
 
 
-def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force, timeout_s=None) -> Result:
-    return run_kernel(scenario, overrides, base_dir, force, timeout_s, progress)
+def _engine_run(p: Prepared, progress, force, timeout_s=None) -> Result:
+    return run_kernel(p, force=force, timeout_s=timeout_s, progress=progress)
 
 
 #: A run's set-up (namespaces, delay box, RTT checks) and measurement, in wall seconds, beyond

@@ -24,12 +24,13 @@ every engine shares), and the estimators the kernel forces on us:
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import numpy as np
 
 from ... import _core
 from ...results import Result
+from ...scenario import Prepared
+from ..records import DropLog, FlowCounts, LinkCounts, RunRecords, Samples, summarize
 from .netns import ETH_HEADER_BYTES
 from .translate import HEADER_BYTES
 
@@ -50,9 +51,9 @@ def _window(t: np.ndarray, start: float) -> int:
     return int(min(np.searchsorted(t, start - 1e-9), len(t) - 1))
 
 
-def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.ndarray, record_interval: float,
-            warnings: list[str]) -> Result:
+def measure(p: Prepared, q: np.ndarray, snd: np.ndarray, record_interval: float, warnings: list[str]) -> Result:
     """q: qsampler rows [t, bytes, packets, drops, qlen, marked, early]; snd: sender rows (see sender.py)."""
+    sc = p.resolved
     link_spec, run = sc["links"][0], sc["run"]
     n = len(sc["flows"])
     ps = link_spec["packet_size_bytes"]
@@ -71,8 +72,7 @@ def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.nda
         drop_t += [when] * int(d_retrans[j, i])
         drop_f += [i] * int(d_retrans[j, i])
     order = np.argsort(drop_t, kind="stable")
-    drop_t = np.ascontiguousarray(np.asarray(drop_t, dtype=np.float64)[order])
-    drop_f = np.ascontiguousarray(np.asarray(drop_f, dtype=np.uint32)[order])
+    drops = DropLog(np.asarray(drop_t, dtype=np.float64)[order], np.asarray(drop_f, dtype=np.uint32)[order])
 
     end = float(min(qt[-1], st[-1]))
     start = float(run["warmup_s"])
@@ -87,21 +87,21 @@ def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.nda
     early = qearly[b] - qearly[a]
     marked = qmarked[b] - qmarked[a]
     in_window = slice(a, b + 1)
-    link = {
-        "buffer_pkts": _core.whole_buffer_pkts(link_spec["buffer_pkts"]),  # the pfifo's limit (translate.plan)
-        "arrived_pkts": departed + dropped + qlen[b] - qlen[a],
-        "departed_pkts": departed,
-        "dropped_pkts": dropped,
-        "queue_integral": _area(qlen[in_window], qt[in_window]),
-        "queue_integral_span": float(qt[b] - qt[a]),
-        "max_queue_pkts": float(qlen[in_window].max()),
-        "departures_pkts": departed,  # the window's, as every counter here
-        "queue_start_pkts": qlen[a],
-        "queue_end_pkts": qlen[b],
-        "dropped_early_pkts": early,
-        "dropped_overflow_pkts": dropped - early,
-        "marked_pkts": marked,
-    }
+    link = LinkCounts(
+        buffer_pkts=_core.whole_buffer_pkts(link_spec["buffer_pkts"]),  # the pfifo's limit (translate.plan)
+        arrived_pkts=departed + dropped + qlen[b] - qlen[a],
+        departed_pkts=departed,
+        dropped_pkts=dropped,
+        queue_integral=_area(qlen[in_window], qt[in_window]),
+        queue_integral_span=float(qt[b] - qt[a]),
+        max_queue_pkts=float(qlen[in_window].max()),
+        departures_pkts=departed,  # the window's, as every counter here
+        queue_start_pkts=qlen[a],
+        queue_end_pkts=qlen[b],
+        dropped_early_pkts=early,
+        dropped_overflow_pkts=dropped - early,
+        marked_pkts=marked,
+    )
     sa, sb = _window(st, start), len(st) - 1
     s_window = slice(sa, sb + 1)
     ecn = [bool(f.get("ecn")) for f in sc["flows"]]
@@ -111,14 +111,14 @@ def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.nda
     flows = []
     for i in range(n):
         ss = ssthresh[s_window, i]
-        flows.append({
-            "sent_pkts": segs[sb, i] - segs[sa, i],
-            "delivered_pkts": (acked[sb, i] - acked[sa, i]) / mss[sb, i],
-            "dropped_pkts": retrans[sb, i] - retrans[sa, i],
-            "cwnd_integral_pkt_s": _area(cwnd[s_window, i], st[s_window]),
-            "reductions": float(np.count_nonzero((np.diff(ss) != 0) & (ss[1:] > 0))),
-            "marked_pkts": float(marked * new_data[i] / total_new) if total_new > 0 else 0.0,
-        })
+        flows.append(FlowCounts(
+            sent_pkts=segs[sb, i] - segs[sa, i],
+            delivered_pkts=(acked[sb, i] - acked[sa, i]) / mss[sb, i],
+            dropped_pkts=retrans[sb, i] - retrans[sa, i],
+            cwnd_integral_pkt_s=_area(cwnd[s_window, i], st[s_window]),
+            reductions=float(np.count_nonzero((np.diff(ss) != 0) & (ss[1:] > 0))),
+            marked_pkts=float(marked * new_data[i] / total_new) if total_new > 0 else 0.0,
+        ))
     silent = [i for i, f in enumerate(sc["flows"]) if f["start_s"] < end and segs[-1, i] == 0]
     if silent:
         warnings.append(f"kernel engine: flows {silent} sent nothing (their connection failed)")
@@ -132,27 +132,15 @@ def measure(text: str, base: str, sc: dict[str, Any], q: np.ndarray, snd: np.nda
     if abs(retransmitted - dropped) > max(5.0, 0.1 * dropped):
         warnings.append(f"kernel engine: per-flow losses and congestion events are estimated from retransmissions ({retransmitted:g} in the "
                         f"window) but the bottleneck dropped {dropped:g} packets: treat loss per flow and synchronization as approximate")
-    records = {
-        "engine": "kernel",
-        "duration_s": end,
-        "step_s": 8.0 * ps / link_spec["capacity_bps"],
-        "measured_from_s": start,
-        "span_s": float(qt[b] - qt[a]),
-        "flow_updates": int(segs[-1].sum()),
-        "links": [link],
-        "flows": flows,
-        "warnings": warnings,
-    }
-    # The series every record_interval: time, queue, then per flow cwnd, with raw counts per
-    # interval (packets sent by the link, packets delivered per flow) that the metrics module
-    # makes utilization and rates, as for every engine.
+    records = RunRecords(engine="kernel", duration_s=end, measured_from_s=start, span_s=float(qt[b] - qt[a]),
+                         flow_updates=int(segs[-1].sum()), links=[link], flows=flows, warnings=warnings)
+    # The series every record_interval: time, queue, the link's departures (bytes in frames) and
+    # per flow its window and delivered packets (bytes acknowledged in its MSS).
     step = max(1, int(round(record_interval / float(np.median(np.diff(qt))))))
     rows = np.arange(0, len(qt), step)
     t = qt[rows]
     near = np.clip(np.searchsorted(st, t), 0, len(st) - 1)
-    samples = [t, qlen[rows], np.diff(qbytes[rows], prepend=np.nan) / frame]
+    samples = Samples(time_s=t, queue_pkts=qlen[rows], link_sent_pkts=Samples.per_interval(qbytes[rows]) / frame)
     for i in range(n):
-        samples += [cwnd[near, i], np.diff(acked[near, i], prepend=np.nan) / mss[near, i]]
-    samples = [np.ascontiguousarray(c, dtype=np.float64) for c in samples]
-    finished = _core.summarize(text, base, json.dumps(records), samples, drop_t, drop_f)
-    return Result.from_core(finished, dict(sc, engine="kernel"), (drop_t, drop_f))
+        samples.add_flow(cwnd[near, i], Samples.per_interval(acked[near, i]) / mss[near, i])
+    return summarize(p, records, samples, drops)

@@ -26,8 +26,8 @@ from typing import Any
 
 from ... import _core
 from ...errors import ScenarioError
-from ...scenario import rate_text
-from ..dumbbell import DUMBBELL_ONLY, refuse_beyond_a_dumbbell
+from ...scenario import Prepared, rate_text
+from ..dumbbell import DUMBBELL_ONLY, refuse_beyond_a_dumbbell, resolved_of
 from ..registry import refuse_beyond
 from .netns import ETH_HEADER_BYTES
 
@@ -276,9 +276,11 @@ def clean_limit_bps(cores: int | None = None) -> float:
     return CLEAN_LIMIT_2_CORES_BPS if cores >= 2 else CLEAN_LIMIT_2_CORES_BPS / 2
 
 
-def plan(sc: dict, force: bool = False) -> Plan:
-    """force: accept a capacity above the clean limit (the run then warns)."""
-    link = refuse_beyond_a_dumbbell(sc, "kernel")
+def plan(scenario: Prepared | dict[str, Any], force: bool = False) -> Plan:
+    """The run's plan for a prepared (or resolved) scenario; ScenarioError names any field the
+    kernel engine cannot run. force: accept a capacity above the clean limit (the run then warns)."""
+    link = refuse_beyond_a_dumbbell(scenario, "kernel")
+    sc = resolved_of(scenario)
     if link["loss_rate"] > 0:
         raise ScenarioError("links[0].loss_rate", "the kernel engine has no random loss (no sch_netem in this kernel)")
     if link["capacity_bps"] > MAX_CAPACITY_BPS:
@@ -295,7 +297,7 @@ def plan(sc: dict, force: bool = False) -> Plan:
     if queue["discipline"] in KERNEL_QDISCS:
         # The scenario's own faults first (above), then what this machine's kernel lacks, in the
         # capability checker's words.
-        refuse_beyond(sc, "kernel", capabilities_here())
+        refuse_beyond(scenario, "kernel", capabilities_here())
     flows = sc["flows"]
     if len(flows) > MAX_FLOWS:
         raise ScenarioError("flows", f"the kernel engine runs at most {MAX_FLOWS} flows")

@@ -144,8 +144,9 @@ from ... import _core
 from ...errors import LossyncError, ScenarioError
 from ...progress import Deadline, RunTimeout, stopped_warning
 from ...results import Result
-from ...scenario import ScenarioLike, to_core
-from ..dumbbell import DUMBBELL_ONLY, refuse_beyond_a_dumbbell
+from ...scenario import Prepared, ScenarioLike, prepare
+from ..dumbbell import DUMBBELL_ONLY, refuse_beyond_a_dumbbell, resolved_of
+from ..records import DropLog, FlowCounts, LinkCounts, RunRecords, Samples, summarize
 from ..registry import Engine
 from .build import build_program, ns3_root
 from .process import run_program
@@ -375,22 +376,17 @@ class Ns3Stats:
 # Translating a scenario
 
 
-def _as_ns3(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...], base_dir: str | Path | None) -> tuple[str, str]:
-    """The scenario for the core with `engine = "ns3"`: the core resolves it for this engine, not
-    the file's (the fluid engine by default, which has no codel and no ECN)."""
-    text, base = to_core(scenario, overrides, base_dir)
-    return json.dumps({**json.loads(text), "engine": "ns3"}), base
-
-
 def _resolve(scenario: ScenarioLike, overrides: list[str] | tuple[str, ...], base_dir: str | Path | None) -> dict[str, Any]:
-    text, base = _as_ns3(scenario, overrides, base_dir)
-    return json.loads(_core.resolve(text, "json", base))
+    """The scenario resolved for this engine (`engine = "ns3"`), not the file's (the fluid engine
+    by default, which has no codel and no ECN)."""
+    return prepare(scenario, overrides, base_dir, engine="ns3").resolved
 
 
-def translate(sc: dict[str, Any], initial_ssthresh_pkts: float | None = None, wall_limit_s: float | None = None) -> str:
-    """The program's parameter file for a resolved scenario; ScenarioError names any field the
-    ns3 engine cannot translate."""
-    link = refuse_beyond_a_dumbbell(sc, "ns3")
+def translate(scenario: Prepared | dict[str, Any], initial_ssthresh_pkts: float | None = None, wall_limit_s: float | None = None) -> str:
+    """The program's parameter file for a prepared (or resolved) scenario; ScenarioError names
+    any field the ns3 engine cannot translate."""
+    link = refuse_beyond_a_dumbbell(scenario, "ns3")
+    sc = resolved_of(scenario)
     if sc["run"].get("aggregate_interval_s", 0) > 0:
         raise ScenarioError("run.aggregate_interval", "the ns3 engine does not sample the aggregate cwnd/RTT; use --engine packet or fluid")
     if link["loss_rate"] > 0:
@@ -582,7 +578,7 @@ def _split_drops(discipline: str, reasons: list[tuple[str, int, int, str]]) -> t
 
 
 def run_ns3_with_stats(
-    scenario: ScenarioLike,
+    scenario: ScenarioLike | Prepared,
     overrides: list[str] | tuple[str, ...] = (),
     base_dir: str | Path | None = None,
     *,
@@ -596,16 +592,16 @@ def run_ns3_with_stats(
     same, counting from this call (compilation included). A run stopped short is marked
     partial, with a warning saying how far it got."""
     deadline = Deadline(timeout_s)
-    text, base = _as_ns3(scenario, overrides, base_dir)
-    sc = json.loads(_core.resolve(text, "json", base))
-    translate(sc, initial_ssthresh_pkts)  # refusals before the compilation
+    p = prepare(scenario, overrides, base_dir, engine="ns3")
+    sc = p.resolved
+    translate(p, initial_ssthresh_pkts)  # refusals before the compilation
     exe = build_program()
     left = deadline.remaining_s()
     if left is not None and left <= 0:
         raise RunTimeout(f"timeout: the {timeout_s:g} s wall-time limit ran out while ns-3's program was compiled; nothing was simulated")
     limits = [x for x in (left, wall_limit_s) if x is not None]
     limit = min(limits) if limits else None
-    params = translate(sc, initial_ssthresh_pkts, limit)
+    params = translate(p, initial_ssthresh_pkts, limit)
     with tempfile.TemporaryDirectory(prefix="lossync-ns3-") as tmp:
         out = Path(tmp)
         wall = run_program(exe, params, out, sc["run"]["duration_s"], limit, progress)
@@ -614,10 +610,11 @@ def run_ns3_with_stats(
         drops_file = out / "drops.txt"
         if drops_file.stat().st_size > 0:
             d = pd.read_csv(drops_file, sep=" ", header=None, names=["time_s", "flow"], dtype={"time_s": "f8", "flow": "u4"})
+            drops = DropLog(d["time_s"].to_numpy(), d["flow"].to_numpy())
         else:
-            d = pd.DataFrame({"time_s": np.array([], dtype="f8"), "flow": np.array([], dtype="u4")})
+            drops = DropLog.empty()
         raw = pd.read_csv(out / "series.txt", sep=" ", header=None, dtype="f8")
-    result = _measure(text, base, sc, scalars, fl, d, raw, reasons, sojourn)
+    result = _measure(p, scalars, fl, drops, raw, reasons, sojourn)
     end, duration = float(scalars["end_s"]), sc["run"]["duration_s"]
     if end < duration - 1e-9:
         result.summary["partial"] = True
@@ -630,7 +627,7 @@ def run_ns3_with_stats(
 
 
 def run_ns3(
-    scenario: ScenarioLike,
+    scenario: ScenarioLike | Prepared,
     overrides: list[str] | tuple[str, ...] = (),
     base_dir: str | Path | None = None,
     *,
@@ -653,12 +650,12 @@ def run_ns3(
 
 
 def _measure(
-    text: str, base: str, sc: dict[str, Any], s: dict[str, float], fl: np.ndarray, drops: pd.DataFrame, raw: pd.DataFrame,
-    reasons: list[tuple[str, int, int, str]], sojourn: np.ndarray,
+    p: Prepared, s: dict[str, float], fl: np.ndarray, drops: DropLog, raw: pd.DataFrame, reasons: list[tuple[str, int, int, str]],
+    sojourn: np.ndarray,
 ) -> Result:
-    """The run's records (totals over the measurement window and the whole run, samples, the drop
-    log) handed to the core's metrics, the same code that summarizes the fluid and packet
-    engines' runs."""
+    """The run's records (counters at the window's start and at the end, samples, the drop
+    log) as the window's counts, handed to the core's metrics (records.summarize)."""
+    sc = p.resolved
     link_spec = sc["links"][0]
     n = len(sc["flows"])
     mss = link_spec["packet_size_bytes"] - HEADER_BYTES
@@ -666,70 +663,49 @@ def _measure(
     early, overflow, marks = _split_drops(link_spec["queue"]["discipline"], reasons)
     # Arrivals: those the bottleneck accepted and those it refused (a drop after acceptance, by
     # CoDel at dequeue or FQ-CoDel's fat-flow rule, is counted once, as accepted).
-    link = {
-        "buffer_pkts": _core.whole_buffer_pkts(link_spec["buffer_pkts"]),
-        "arrived_pkts": (s["accepted"] + s["dropped_before"]) - (s["start_accepted"] + s["start_dropped_before"]),
-        "departed_pkts": s["departed"] - s["start_departed"],
-        "dropped_pkts": s["dropped"] - s["start_dropped"],
-        "queue_integral": s["queue_area"] - s["start_queue_area"],
-        "queue_integral_span": end - start,
-        "max_queue_pkts": s["queue_max"],
+    link = LinkCounts(
+        buffer_pkts=_core.whole_buffer_pkts(link_spec["buffer_pkts"]),
+        arrived_pkts=(s["accepted"] + s["dropped_before"]) - (s["start_accepted"] + s["start_dropped_before"]),
+        departed_pkts=s["departed"] - s["start_departed"],
+        dropped_pkts=s["dropped"] - s["start_dropped"],
+        queue_integral=s["queue_area"] - s["start_queue_area"],
+        queue_integral_span=end - start,
+        max_queue_pkts=s["queue_max"],
         # The window's accounting: the queue at its start is what was accepted and not yet sent.
-        "departures_pkts": s["departed"] - s["start_departed"],
-        "queue_start_pkts": s["start_accepted"] - s["start_departed"] - (s["start_dropped"] - s["start_dropped_before"]),
-        "queue_end_pkts": s["queue_end"],
-        "dropped_early_pkts": early,
-        "dropped_overflow_pkts": overflow,
-        "marked_pkts": marks,
-        "sojourn": sojourn_histogram(sojourn),
-    }
+        departures_pkts=s["departed"] - s["start_departed"],
+        queue_start_pkts=s["start_accepted"] - s["start_departed"] - (s["start_dropped"] - s["start_dropped_before"]),
+        queue_end_pkts=s["queue_end"],
+        dropped_early_pkts=early,
+        dropped_overflow_pkts=overflow,
+        marked_pkts=marks,
+        sojourn=sojourn_histogram(sojourn),
+    )
     flows = []
     for i in range(n):
         rx, sent, dr, red, area, mk, rx0, sent0, dr0, red0, area0, mk0 = fl[i]
-        flows.append({
-            "sent_pkts": sent - sent0,
-            "delivered_pkts": (rx - rx0) / mss,
-            "dropped_pkts": dr - dr0,
-            "cwnd_integral_pkt_s": (area - area0) / mss,
-            "reductions": float(red - red0),
-            "marked_pkts": mk - mk0,
-        })
-    records = {
-        "engine": "ns3",
-        "duration_s": end,
-        "step_s": 8.0 * link_spec["packet_size_bytes"] / link_spec["capacity_bps"],
-        "measured_from_s": start,
-        "span_s": end - start,
-        "flow_updates": int(s["events"]),
-        "links": [link],
-        "flows": flows,
-    }
-    # Samples: time, queue, departed (cumulative), then per flow cwnd bytes, delivered bytes. The
-    # series gets raw counts per interval (packets sent, packets delivered): the metrics module
-    # makes them utilization and rates, as for every engine.
+        flows.append(FlowCounts(sent_pkts=sent - sent0, delivered_pkts=(rx - rx0) / mss, dropped_pkts=dr - dr0,
+                                cwnd_integral_pkt_s=(area - area0) / mss, reductions=float(red - red0), marked_pkts=mk - mk0))
+    records = RunRecords(engine="ns3", duration_s=end, measured_from_s=start, span_s=end - start, flow_updates=int(s["events"]),
+                         links=[link], flows=flows)
+    # Samples: time, queue, departed (cumulative), then per flow cwnd bytes, delivered bytes.
     a = raw.to_numpy()
-    t = a[:, 0]
-    samples = [t, a[:, 1], np.diff(a[:, 2], prepend=np.nan)]
+    samples = Samples(time_s=a[:, 0], queue_pkts=a[:, 1], link_sent_pkts=Samples.per_interval(a[:, 2]))
     for i in range(n):
-        samples += [a[:, 3 + 2 * i] / mss, np.diff(a[:, 4 + 2 * i], prepend=np.nan) / mss]
-    samples = [np.ascontiguousarray(c, dtype=np.float64) for c in samples]
-    drop_t = np.ascontiguousarray(drops["time_s"].to_numpy(), dtype=np.float64)
-    drop_f = np.ascontiguousarray(drops["flow"].to_numpy(), dtype=np.uint32)
-    finished = _core.summarize(text, base, json.dumps(records), samples, drop_t, drop_f)
-    return Result.from_core(finished, dict(sc, engine="ns3"), (drop_t, drop_f))
+        samples.add_flow(a[:, 3 + 2 * i] / mss, Samples.per_interval(a[:, 4 + 2 * i]) / mss)
+    return summarize(p, records, samples, drops)
 
 
 __all__ = ["Ns3Stats", "build_program", "run_ns3", "run_ns3_with_stats", "translate"]
 
 
-def _engine_check(sc: dict[str, Any], force: bool) -> None:
+def _engine_check(p: Prepared, force: bool) -> None:
     """What `run_ns3` refuses before running: a field it cannot translate, then a missing extra."""
-    translate(sc)
+    translate(p)
     ns3_root()
 
 
-def _engine_run(scenario: ScenarioLike, overrides, base_dir, progress, force, timeout_s=None) -> Result:
-    return run_ns3(scenario, overrides, base_dir, timeout_s=timeout_s, progress=progress)
+def _engine_run(p: Prepared, progress, force, timeout_s=None) -> Result:
+    return run_ns3(p, timeout_s=timeout_s, progress=progress)
 
 
 #: ns-3's speed through a dumbbell, data packets per wall second (docs/validation/bench.txt): 23,000
