@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "python" / "lossync"
 
 #: Layers, lowest first: a module may import its own layer or lower ones only.
 LAYERS = [
-    ["lossync._core", "lossync.errors", "lossync.io", "lossync.progress"],
+    ["lossync._core", "lossync.errors", "lossync.io", "lossync.progress", "lossync.lazy"],
     ["lossync.scenario", "lossync.stats", "lossync.summary_text"],
     ["lossync.results", "lossync.plot", "lossync.htmlpage"],
     ["lossync.engines"],

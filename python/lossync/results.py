@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from . import _core
 from .errors import InputFileError
 from .io import atomic_write, check_result_set, write_result_set
+from .lazy import numpy as np
+from .lazy import pandas as pd
 from .scenario import rate_text
 
 EVENT_COLUMNS = ["link", "start_s", "candidates", "signalled", "lost"]

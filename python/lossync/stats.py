@@ -6,9 +6,8 @@ from __future__ import annotations
 import functools
 import math
 
-import pandas as pd
-
 from .errors import LossyncError
+from .lazy import pandas as pd
 
 #: Summary metrics kept per run (scalar columns of the results).
 METRICS = [

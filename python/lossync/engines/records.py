@@ -14,10 +14,9 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-import numpy as np
-
 from .. import _core
 from ..errors import LossyncError
+from ..lazy import numpy as np
 from ..results import Result
 from ..scenario import Prepared
 

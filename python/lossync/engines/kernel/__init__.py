@@ -55,9 +55,8 @@ from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
 
-import numpy as np
-
 from ...errors import LossyncError
+from ...lazy import numpy as np
 from ...progress import Deadline, RunTimeout, stopped_warning
 from ...progress import bar as progress_bar
 from ...results import Result

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-
 from ... import _core
+from ...lazy import numpy as np
 from ...results import Result
 from ...scenario import Prepared
 from ..records import DropLog, FlowCounts, LinkCounts, RunRecords, Samples, summarize

@@ -137,11 +137,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from ... import _core
 from ...errors import LossyncError, ScenarioError
+from ...lazy import numpy as np
+from ...lazy import pandas as pd
 from ...progress import Deadline, RunTimeout, stopped_warning
 from ...results import Result
 from ...scenario import Prepared, ScenarioLike, prepare

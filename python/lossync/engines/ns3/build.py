@@ -5,7 +5,6 @@ and compiler, into a cache directory."""
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -39,6 +38,8 @@ def ns3_root() -> Path:
 
 
 def ns3_version() -> str:
+    import importlib.metadata  # 15 ms: only when ns-3 is built or run
+
     try:
         return importlib.metadata.version("ns3")
     except importlib.metadata.PackageNotFoundError:
