@@ -63,7 +63,7 @@ BUFFERS = [0.02, 0.05, 0.1, 0.25, 0.5, 1.0]
 LINKS = [("100Mbps", 2), ("100Mbps", 10), ("1Gbps", 10), ("1Gbps", 50), ("10Gbps", 10)]
 RTTS = {"equal": "50ms", "spread": "25ms..75ms"}
 CAPACITY_BPS = {"100Mbps": 100e6, "1Gbps": 1e9, "10Gbps": 10e9}
-FLUID = ["proportional", "tcp", "sync-0.3", "sync-0.6", "sync-1", "calibrated"]
+FLUID = ["proportional", "tcp", "sync-0.3", "sync-0.6", "sync-1", "sync-0.3-pause", "sync-0.6-pause", "sync-1-pause", "calibrated"]
 ENGINES = ["packet", "packet:jitter"] + [f"fluid:{m}" for m in FLUID]
 # The reference: the packet engine with send jitter of one bottleneck packet time. Without it the
 # deterministic engine phase-locks where RTTs differ (Floyd & Jacobson 1992): 10 Reno flows at

@@ -33,6 +33,10 @@ FLUID_MODELS: dict[str, dict[str, Any]] = {
     "sync-0.3": {"model": "sync", "sync": {"kind": "normal", "x": 0.3}},
     "sync-0.6": {"model": "sync", "sync": {"kind": "normal", "x": 0.6}},
     "sync-1": {"model": "sync", "sync": {"kind": "all"}},
+    # The same with the recovery pause (docs/fluid.md, "Recovery pause").
+    "sync-0.3-pause": {"model": "sync", "sync": {"kind": "normal", "x": 0.3}, "recovery_pause": True},
+    "sync-0.6-pause": {"model": "sync", "sync": {"kind": "normal", "x": 0.6}, "recovery_pause": True},
+    "sync-1-pause": {"model": "sync", "sync": {"kind": "all"}, "recovery_pause": True},
 }
 
 

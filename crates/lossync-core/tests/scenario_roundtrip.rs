@@ -152,6 +152,7 @@ sync = { kind = "normal", x = 0.35, mean = 2.5, std = 0.7 }
 policy = "round_robin"
 reductions_per_event = 1.5
 holdoff = "25ms"
+recovery_pause = true
 
 [run]
 duration = "123.4s"
@@ -493,6 +494,9 @@ fn random_scenario(seed: u64) -> String {
         }
         if p.chance(0.3) {
             t += &format!("reductions_per_event = {}\n", p.within(0.1, 4.0));
+        }
+        if p.chance(0.3) {
+            t += &format!("recovery_pause = {}\n", p.chance(0.5));
         }
     } else if p.chance(0.5) {
         t += "model = \"tcp\"\n";

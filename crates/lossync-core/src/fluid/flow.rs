@@ -22,6 +22,8 @@ pub(super) struct FlowState {
     pub(super) ssthresh: f64,
     pub(super) rtt_s: f64,
     pub(super) x: f64,
+    /// Sending time left in a recovery pause (`loss.recovery_pause`), in seconds.
+    pub(super) pause_s: f64,
     pub(super) started: bool,
     pub(super) start_s: f64,
     pub(super) base_rtt_s: f64,

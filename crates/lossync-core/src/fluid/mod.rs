@@ -70,6 +70,9 @@ pub struct FluidEngine {
     /// updated).
     link_delay_s: Vec<f64>,
     reductions_per_event: f64,
+    /// `loss.recovery_pause`: a sender reducing its window is silent until its data in flight
+    /// has fallen to the new window.
+    recovery_pause: bool,
     /// Past the warm-up (events are counted from here on).
     warm: bool,
     /// Statistics have started (at the warm-up, or at the first congestion event after it).
@@ -130,6 +133,7 @@ impl FluidEngine {
                 ssthresh: cc::initial_ssthresh(f.slow_start, f.rwnd_pkts),
                 rtt_s: f.rtt_s,
                 x: 0.0,
+                pause_s: 0.0,
                 started: false,
                 start_s: f.start_s,
                 base_rtt_s: f.rtt_s,
@@ -148,14 +152,20 @@ impl FluidEngine {
             path_links.extend_from_slice(&f.path);
             ack_links.extend_from_slice(&f.ack_path);
         }
-        let (sync_spec, reductions_per_event, holdoff) = match &sc.loss {
-            LossModel::Proportional | LossModel::Tcp { .. } => (None, 1.0, None),
+        let (sync_spec, reductions_per_event, holdoff, recovery_pause) = match &sc.loss {
+            LossModel::Proportional | LossModel::Tcp { .. } => (None, 1.0, None, false),
             LossModel::Sync {
                 sync,
                 policy,
                 reductions_per_event,
                 holdoff_s,
-            } => (Some((sync, *policy)), *reductions_per_event, *holdoff_s),
+                recovery_pause,
+            } => (
+                Some((sync, *policy)),
+                *reductions_per_event,
+                *holdoff_s,
+                *recovery_pause,
+            ),
         };
         let mut links = Vec::with_capacity(sc.links.len());
         for (li, l) in sc.links.iter().enumerate() {
@@ -295,6 +305,7 @@ impl FluidEngine {
             },
             tcp_model,
             reductions_per_event,
+            recovery_pause,
             warm: false,
             measuring: false,
             measured_from_s: 0.0,
@@ -572,6 +583,12 @@ impl FluidEngine {
             let rtt = path_rtt(f, delays, path_links, ack_links);
             f.rtt_s = rtt;
             f.x = (f.w / rtt).min(f.access_pps);
+            if f.pause_s > 0.0 {
+                // Silent for the part of the step the recovery pause still covers.
+                let silent_s = f.pause_s.min(dt);
+                f.x *= 1.0 - silent_s / dt;
+                f.pause_s -= silent_s;
+            }
         }
     }
 
@@ -721,6 +738,7 @@ impl FluidEngine {
     fn step_reactions_rate(&mut self, now: usize, ctx: &mut CcContext) {
         let dt = self.dt;
         let has_xcp = self.has_xcp;
+        let recovery_pause = self.recovery_pause;
         let (flows, links, ring, path_links) = (
             &mut self.flows[..],
             &self.links[..],
@@ -737,7 +755,18 @@ impl FluidEngine {
             if has_xcp {
                 ctx.feedback_pkts = path_feedback(f, links, path_links);
             }
-            update_window(f, ctx, r, f.x * dt);
+            if recovery_pause && r > 0.0 {
+                // In flight: W; allowed: W' < W. The ACKs of the old window's data arrive at its
+                // rate W/RTT, so the sender waits (1 − W'/W)·RTT before it sends again (docs/
+                // fluid.md, "Recovery pause"); its window does not grow meanwhile (no new ACK
+                // clocks out new data).
+                let before = f.w;
+                reduce_window(f, ctx, r);
+                f.pause_s += (1.0 - f.w / before).max(0.0) * f.rtt_s;
+                grow_window(f, ctx, f.x * dt);
+            } else {
+                update_window(f, ctx, r, f.x * dt);
+            }
             f.acc.cwnd_integral += f.w * dt;
         }
     }

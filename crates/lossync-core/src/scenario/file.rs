@@ -327,6 +327,7 @@ pub struct LossSpec {
     pub policy: Option<String>,
     pub reductions_per_event: Option<f64>,
     pub holdoff: Option<Time>,
+    pub recovery_pause: Option<bool>,
     pub burst_pkts: Option<f64>,
     pub burst_per_sqrt_buffer: Option<f64>,
     pub event_threshold: Option<f64>,

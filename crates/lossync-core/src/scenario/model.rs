@@ -391,6 +391,13 @@ pub enum LossModel {
         reductions_per_event: f64,
         /// `None`: one average base RTT of the flows crossing the link.
         holdoff_s: Option<f64>,
+        /// After a window reduction from W to W', the sender is silent for (1 − W'/W) of its
+        /// RTT, until its data in flight has fallen to the new window, as a TCP sender's ACK
+        /// clock makes it (docs/fluid.md, "Recovery pause"); false: the rate W/RTT at once, the
+        /// classic fluid model's (Misra, Gong, Towsley, SIGCOMM 2000), which drains the queue
+        /// over about an RTT instead.
+        #[serde(skip_serializing_if = "is_false")]
+        recovery_pause: bool,
     },
 }
 
@@ -419,6 +426,10 @@ pub enum Sync {
 
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn is_false(x: &bool) -> bool {
+    !*x
 }
 
 fn is_one(x: &f64) -> bool {
@@ -454,6 +465,8 @@ struct SyncModelFields {
     policy: DropPolicy,
     reductions_per_event: f64,
     holdoff_s: Option<f64>,
+    #[serde(default)]
+    recovery_pause: bool,
 }
 
 impl<'de> Deserialize<'de> for LossModel {
@@ -483,6 +496,7 @@ impl<'de> Deserialize<'de> for LossModel {
                     policy: f.policy,
                     reductions_per_event: f.reductions_per_event,
                     holdoff_s: f.holdoff_s,
+                    recovery_pause: f.recovery_pause,
                 }
             }
         })

@@ -329,7 +329,7 @@ fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
 
 fn write_loss(o: &mut String, loss: &LossModel) {
     o.push_str("\n[loss]\n");
-    let (sync, policy, reductions_per_event, holdoff_s) = match loss {
+    let (sync, policy, reductions_per_event, holdoff_s, recovery_pause) = match loss {
         LossModel::Proportional => return line(o, "model", &string("proportional")),
         LossModel::Tcp {
             burst_pkts,
@@ -368,7 +368,14 @@ fn write_loss(o: &mut String, loss: &LossModel) {
             policy,
             reductions_per_event,
             holdoff_s,
-        } => (sync, policy, reductions_per_event, holdoff_s),
+            recovery_pause,
+        } => (
+            sync,
+            policy,
+            reductions_per_event,
+            holdoff_s,
+            recovery_pause,
+        ),
     };
     line(o, "model", &string("sync"));
     let policy = serde_json::to_value(policy).expect("a policy serializes");
@@ -381,6 +388,9 @@ fn write_loss(o: &mut String, loss: &LossModel) {
     match holdoff_s {
         Some(h) => line(o, "holdoff", &num(*h)),
         None => o.push_str("# holdoff: the slowest signalled flow's current RTT\n"),
+    }
+    if *recovery_pause {
+        line(o, "recovery_pause", "true");
     }
     o.push_str("\n[loss.sync]\n");
     match sync {

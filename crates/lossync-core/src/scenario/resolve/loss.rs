@@ -10,7 +10,7 @@ use crate::scenario::limits::*;
 use crate::scenario::model::*;
 use std::path::Path;
 
-/// The loss model; `sync`, `policy`, `reductions_per_event` and `holdoff` only with `sync`
+/// The loss model; `sync`, `policy`, `reductions_per_event`, `holdoff` and `recovery_pause` only with `sync`
 /// (errors with `proportional` and `tcp`).
 pub(super) fn resolve_loss(
     l: &LossSpec,
@@ -27,7 +27,7 @@ pub(super) fn resolve_loss(
     };
     let model = l.model.as_deref().unwrap_or(default);
     // Each model's own fields; another model's are refused, never silently ignored.
-    let own: [(&str, &str, bool); 10] = [
+    let own: [(&str, &str, bool); 11] = [
         ("sync", "sync", l.sync.is_some()),
         ("policy", "sync", l.policy.is_some()),
         (
@@ -36,6 +36,7 @@ pub(super) fn resolve_loss(
             l.reductions_per_event.is_some(),
         ),
         ("holdoff", "sync", l.holdoff.is_some()),
+        ("recovery_pause", "sync", l.recovery_pause.is_some()),
         ("burst_pkts", "tcp", l.burst_pkts.is_some()),
         (
             "burst_per_sqrt_buffer",
@@ -96,6 +97,7 @@ pub(super) fn resolve_loss(
                 policy,
                 reductions_per_event,
                 holdoff_s,
+                recovery_pause: l.recovery_pause.unwrap_or(false),
             })
         }
         other => Err(Error::field(

@@ -1,0 +1,128 @@
+//! The recovery pause of the fluid engine's rate models (`loss.recovery_pause`, docs/fluid.md):
+//! a sender that cuts its window from W to W' is silent for (1 − W'/W)·RTT, until its data in
+//! flight have fallen to W'. Checked against the closed forms of docs/model.md §4.2, which are
+//! window models: the queue is W − P, so a synchronized cut drains it at once.
+
+mod common;
+
+use common::{assert_near, reno_closed_form, run};
+use lossync_core::metrics::Summary;
+
+/// The seed's Fig. 4: two Scalable flows, 1 Gb/s, RTT 120 ms, buffer 0.1 BDP, the second
+/// starting 10 s after the first; measured after both flows' first congestion events (the
+/// first comes at about 75 s without slow start).
+fn fig4(sync: &str, recovery_pause: bool) -> Summary {
+    run(&format!(
+        "[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = {{ bdp_fraction = 0.1 }}\n\
+         [[flows]]\ncc = \"scalable\"\nrtt = \"120ms\"\nslow_start = false\n\
+         [[flows]]\ncc = \"scalable\"\nrtt = \"120ms\"\nslow_start = false\nstart = \"10s\"\n\
+         [loss]\nmodel = \"sync\"\nsync = {sync}\nrecovery_pause = {recovery_pause}\n\
+         [run]\nduration = \"600s\"\nwarmup = \"150s\"\n"
+    ))
+    .summary
+}
+
+/// docs/model.md §4.2's MIMD closed form: U = (1 − g + ρ)/(ln(1/g) + ρ), g = 0.875·(1 + ρ).
+fn mimd_closed_form(rho: f64) -> f64 {
+    let g: f64 = 0.875 * (1.0 + rho);
+    (1.0 - g + rho) / ((1.0 / g).ln() + rho)
+}
+
+#[test]
+fn fig4_full_synchronization_drains_the_queue_as_the_closed_form_says() {
+    let full = fig4("{ kind = \"all\" }", true);
+    let want = mimd_closed_form(0.1);
+    assert!(
+        (want - 0.9948).abs() < 1e-4,
+        "the closed form at ρ = 0.1: {want}"
+    );
+    assert!(
+        full.congestion_events >= 20,
+        "{} events",
+        full.congestion_events
+    );
+    assert_eq!(full.sync_rate_mean, 1.0, "every flow loses in every event");
+    assert_near(
+        full.utilization,
+        want,
+        0.01,
+        "full synchronization, ρ = 0.1: U",
+    );
+    assert!(
+        full.utilization < 0.999,
+        "the queue drains and the link idles: U = {}",
+        full.utilization
+    );
+}
+
+#[test]
+fn fig4_one_flow_per_event_keeps_the_queue_and_the_link_busier_than_full_synchronization() {
+    let full = fig4("{ kind = \"all\" }", true);
+    let one = fig4("{ kind = \"fixed\", m = 1 }", true);
+    // One flow's cut of 12.5% of its window takes about half as much from the aggregate: the
+    // queue (0.1 BDP) absorbs it.
+    assert!(
+        one.utilization > full.utilization,
+        "m = 1: U {} against full synchronization's {}",
+        one.utilization,
+        full.utilization
+    );
+    assert!(
+        one.links[0].queue_std_pkts < full.links[0].queue_std_pkts
+            || one.mean_queue_pkts > full.mean_queue_pkts
+    );
+}
+
+#[test]
+fn the_pause_leaves_synchronized_reno_on_its_closed_form() {
+    for rho in [0.0, 0.1, 0.5, 1.0] {
+        let s = run(&format!(
+            "[dumbbell]\ncapacity = \"100Mbps\"\nbuffer = {{ bdp_fraction = {rho} }}\n[[flows]]\ncount = 4\ncc = \"reno\"\n\
+             rtt = \"100ms\"\ninitial_window = 100\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"all\" }}\nrecovery_pause = true\n\
+             [run]\nduration = \"4000s\"\nwarmup = \"400s\"\n"
+        ))
+        .summary;
+        assert_near(
+            s.utilization,
+            reno_closed_form(rho),
+            0.01,
+            format_args!("ρ={rho}: U"),
+        );
+    }
+}
+
+#[test]
+fn scalable_with_the_pause_matches_the_mimd_closed_form_at_small_buffers() {
+    // Without the pause the rate model's queue lags the window: U = 0.987 against 0.974 at
+    // ρ = 0.05 (tests/fluid.rs, scalable_matches_the_mimd_closed_form).
+    for rho in [0.0, 0.05, 0.1] {
+        let s = run(&format!(
+            "[dumbbell]\ncapacity = \"100Mbps\"\nbuffer = {{ bdp_fraction = {rho} }}\n[[flows]]\ncc = \"scalable\"\n\
+             rtt = \"100ms\"\ninitial_window = 400\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"all\" }}\nrecovery_pause = true\n\
+             [run]\nduration = \"4000s\"\nwarmup = \"400s\"\n"
+        ))
+        .summary;
+        assert_near(
+            s.utilization,
+            mimd_closed_form(rho),
+            0.01,
+            format_args!("ρ={rho}: U"),
+        );
+    }
+}
+
+#[test]
+fn the_pause_is_the_sync_models_and_refused_elsewhere_naming_the_field() {
+    for model in ["tcp", "proportional"] {
+        let text = format!(
+            "[dumbbell]\ncapacity = \"100Mbps\"\nbuffer = {{ packets = 50 }}\n[[flows]]\ncc = \"reno\"\nrtt = \"50ms\"\n\
+             [loss]\nmodel = \"{model}\"\nrecovery_pause = true\n"
+        );
+        let e = lossync_core::scenario::from_toml(&text, std::path::Path::new(".")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("loss.recovery_pause: only applies to model = \"sync\""),
+            "{e}"
+        );
+    }
+}
