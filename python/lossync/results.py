@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,30 @@ RESULT_FILES = ("scenario.toml", "series.parquet", "events.csv", "fct.parquet", 
                 "summary.json")
 
 
-@dataclass
+class _Table:
+    """A table of a Result, held as what the core returned and made a DataFrame when first read."""
+
+    def __init__(self, empty: Callable[[], Any]) -> None:
+        self.empty = empty
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__.get(self.slot)
+        if value is None:
+            value = self.empty()
+        elif callable(value) and not isinstance(value, pd.DataFrame):
+            value = value()
+        obj.__dict__[self.slot] = value
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.slot] = value
+
+
 class Result:
     """The outcome of one run.
 
@@ -43,20 +66,35 @@ class Result:
         `size_bytes`, `size_pkts`, `fct_s` (arrival to the ACK of its last packet), `sent_pkts`,
         `received_pkts`, `delivered_pkts`, `dropped_pkts`, `drained` (none of its packets left in
         the network when counted). Empty without dynamic traffic.
+
+    The tables are built when first read (a sweep row reads the summary only: building them
+    took about as long as a 1 s fluid run, issue 30 item 4).
     """
 
-    summary: dict[str, Any]
-    series: pd.DataFrame
-    events: pd.DataFrame
-    scenario: dict[str, Any] = field(repr=False)
-    drops: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"time_s": [], "flow": []}), repr=False)
-    fct: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FCT_COLUMNS), repr=False)
-    #: The core's resolved scenario the run was made from (`_core.Scenario`), where this process
-    #: made it: `scenario_toml` writes it without resolving the scenario again. Not pickled.
-    core_scenario: Any = field(default=None, repr=False, compare=False)
+    series = _Table(pd.DataFrame)
+    events = _Table(lambda: pd.DataFrame(columns=EVENT_COLUMNS))
+    drops = _Table(lambda: pd.DataFrame({"time_s": [], "flow": []}))
+    fct = _Table(lambda: pd.DataFrame(columns=FCT_COLUMNS))
+
+    def __init__(self, summary: dict[str, Any], series: Any, events: Any, scenario: dict[str, Any], drops: Any = None,
+                 fct: Any = None, core_scenario: Any = None) -> None:
+        """series, events, drops, fct: DataFrames, or functions that make them when first read."""
+        self.summary, self.scenario = summary, scenario
+        self.series, self.events, self.drops, self.fct = series, events, drops, fct
+        #: The core's resolved scenario the run was made from (`_core.Scenario`), where this
+        #: process made it: `scenario_toml` writes it without resolving it again. Not pickled.
+        self.core_scenario = core_scenario
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return f"Result(scenario={s.get('scenario')!r}, engine={s.get('engine')!r}, utilization={s.get('utilization')})"
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "core_scenario": None}
+        return {"summary": self.summary, "scenario": self.scenario, "_series": self.series, "_events": self.events,
+                "_drops": self.drops, "_fct": self.fct, "core_scenario": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     @classmethod
     def from_core(cls, finished: tuple[str, list[tuple[str, np.ndarray]], str], scenario: dict[str, Any],
@@ -64,14 +102,17 @@ class Result:
         """A Result from what the core's `finish` / `summarize` return (and `Simulation.fct`);
         `core`: the `_core.Scenario` it ran."""
         summary_json, columns, events_json = finished
-        series = pd.DataFrame(dict(columns))
-        events = pd.DataFrame(json.loads(events_json), columns=EVENT_COLUMNS)
-        result = cls(json.loads(summary_json), series, events, scenario, core_scenario=core)
-        result.fct = pd.DataFrame(json.loads(fct_json), columns=FCT_COLUMNS)
-        result.summary.setdefault("partial", False)  # true only for an interrupted run (engines.core)
-        if drops is not None:
-            result.drops = pd.DataFrame({"time_s": drops[0], "flow": drops[1]})
-        return result
+        summary = json.loads(summary_json)
+        summary.setdefault("partial", False)  # true only for an interrupted run (engines.core)
+        return cls(
+            summary,
+            lambda: pd.DataFrame(dict(columns)),
+            lambda: pd.DataFrame(json.loads(events_json), columns=EVENT_COLUMNS),
+            scenario,
+            drops=(lambda: pd.DataFrame({"time_s": drops[0], "flow": drops[1]})) if drops is not None else None,
+            fct=lambda: pd.DataFrame(json.loads(fct_json), columns=FCT_COLUMNS),
+            core_scenario=core,
+        )
 
     def sync_distribution(self) -> pd.DataFrame:
         """The measured distribution of m_k (flows that lost per congestion event) at the
