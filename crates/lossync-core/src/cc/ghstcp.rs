@@ -19,6 +19,12 @@
 //!
 //! The decrease follows the mode (b = 0.5 in Reno mode) unless `decrease_by_mode = false`, when it
 //! is always HSTCP's b(w): the papers do not say which.
+//!
+//! `trend_only = true` is the original gHSTCP of Zhang et al. 2004, before seed 003's refinement:
+//! the trend alone decides, every round (RTT rising, "the positive correlation" of transmission
+//! time and RTT → Reno mode; otherwise HSTCP mode). Seed 003 names its flaw: "RTT's oscillations
+//! lead to unnecessary mode switching behavior" and a "lower ability for catching bottleneck link
+//! bandwidth" with a single flow; the thresholds above are its fix.
 
 use super::highspeed::HighSpeed;
 use super::{CcContext, CongestionControl, LawParams, Params};
@@ -30,6 +36,8 @@ use serde::Serialize;
 pub struct GHsTcpParams {
     /// b = 0.5 in Reno mode (else HSTCP's b(w) in both modes).
     pub decrease_by_mode: bool,
+    /// The original rule: the RTT trend alone decides the mode (no thresholds).
+    pub trend_only: bool,
 }
 
 impl LawParams for GHsTcpParams {
@@ -40,11 +48,14 @@ impl LawParams for GHsTcpParams {
     fn read(p: &mut Params) -> Result<Self> {
         Ok(GHsTcpParams {
             decrease_by_mode: p.bool("decrease_by_mode", true)?,
+            trend_only: p.bool("trend_only", false)?,
         })
     }
 
     fn build(&self) -> Box<dyn CongestionControl> {
-        Box::new(GHsTcp::new(HighSpeed::default(), self.decrease_by_mode))
+        let mut g = GHsTcp::new(HighSpeed::default(), self.decrease_by_mode);
+        g.trend_only = self.trend_only;
+        Box::new(g)
     }
 }
 
@@ -84,6 +95,10 @@ impl Moments {
 pub struct GHsTcp {
     hs: HighSpeed,
     decrease_by_mode: bool,
+    /// The original gHSTCP: the trend alone decides the mode.
+    pub trend_only: bool,
+    /// Mode changes so far (seed 003's "mode switching").
+    switches: u64,
     mode: Mode,
     round_start_s: f64,
     round_len_s: f64,
@@ -101,6 +116,8 @@ impl GHsTcp {
         GHsTcp {
             hs,
             decrease_by_mode,
+            trend_only: false,
+            switches: 0,
             mode: Mode::HighSpeed,
             round_start_s: f64::NAN,
             round_len_s: 0.0,
@@ -114,6 +131,11 @@ impl GHsTcp {
 
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    /// How many times the mode has changed.
+    pub fn switches(&self) -> u64 {
+        self.switches
     }
 
     /// Takes an RTT sample (weight: packets acknowledged); ends the round first if one RTT has
@@ -139,13 +161,21 @@ impl GHsTcp {
             .last_cycle
             .unwrap_or((self.cycle_min_s, self.cycle.std()));
         let rising = avg > self.prev_round_avg_s; // a queue is building
-        self.mode = if avg <= min || avg < min + 2.0 * std {
+        let before = self.mode;
+        self.mode = if self.trend_only {
+            if rising {
+                Mode::Reno
+            } else {
+                Mode::HighSpeed
+            }
+        } else if avg <= min || avg < min + 2.0 * std {
             Mode::HighSpeed
         } else if avg >= min + 4.0 * std || rising {
             Mode::Reno
         } else {
             Mode::HighSpeed
         };
+        self.switches += u64::from(self.mode != before);
         self.prev_round_avg_s = avg;
     }
 }
@@ -230,6 +260,55 @@ mod tests {
         // HSTCP mode decreases by b(1000) (RFC 3649 §5) instead of 0.5.
         let w = g.on_loss(&ctx, 1000.0, 1.0);
         assert!((w - 1000.0 * (1.0 - HighSpeed::default().b(1000.0))).abs() < 1e-9);
+    }
+
+    /// Seed 003's single-flow experiment: one gHSTCP flow alone on the path, its window below the
+    /// BDP (no queue), its RTT samples the path's 46 ms plus a timer's noise, uniform in 0..1 ms
+    /// (Dummynet, the seed's emulator, runs on a 1 ms clock). `rounds` rounds of `acks` ACKs.
+    fn single_flow_modes(trend_only: bool, rounds: usize, acks: usize) -> (Vec<Mode>, u64) {
+        let mut g = GHsTcp::new(HighSpeed::default(), true);
+        g.trend_only = trend_only;
+        let mut rng = crate::rng::Rng::new(3, 0);
+        let (mut t, mut modes) = (0.0, Vec::new());
+        for _ in 0..rounds {
+            for i in 0..acks {
+                let rtt_s = 0.046 + 0.001 * rng.uniform();
+                let ctx = CcContext {
+                    now_s: t + 0.046 * i as f64 / acks as f64,
+                    rtt_s,
+                    feedback_pkts: 0.0,
+                };
+                g.on_ack(&ctx, 200.0, 1.0);
+            }
+            t += 0.047 + 1e-6;
+            modes.push(g.mode());
+        }
+        (modes, g.switches())
+    }
+
+    #[test]
+    fn the_original_rule_switches_modes_on_rtt_noise_and_the_refined_one_does_not() {
+        // Seed 003: with the original gHSTCP, "RTT's oscillations lead to unnecessary mode
+        // switching behavior"; the refinement (RTT_min + 2·RTT_std and 4·RTT_std) is its fix.
+        // With no queue, a round's trend is the sign of noise: the original rule is in Reno
+        // mode about half the rounds; the refined one, whose band starts two standard deviations
+        // of the samples above the smallest round average, never leaves HSTCP mode.
+        let (original, switches) = single_flow_modes(true, 400, 100);
+        let reno = original.iter().filter(|&&m| m == Mode::Reno).count();
+        assert!(
+            (120..=280).contains(&reno),
+            "original: {reno} of 400 rounds in Reno mode"
+        );
+        assert!(
+            switches >= 100,
+            "original: {switches} mode switches in 400 rounds"
+        );
+        let (refined, switches) = single_flow_modes(false, 400, 100);
+        assert!(
+            refined.iter().all(|&m| m == Mode::HighSpeed),
+            "refined: {refined:?}"
+        );
+        assert_eq!(switches, 0);
     }
 
     #[test]
