@@ -29,6 +29,29 @@ SCENARIOS = {
     2: {"capacity": "200Mbps", "buffer": "500KB", "access": "100Mbps"},
 }
 SOCKET_BUFFERS = ["64KB", "512KB"]
+#: Seed 003's single-flow experiment ("Only Flow-1 exists"): flow 1 alone on scenario 2's path,
+#: in congestion avoidance from 10 packets (below the BDP, 767 packets, for the first 10 s),
+#: with send jitter of one packet time for the RTT noise of a real path. Its rows have scenario 0.
+SINGLE = {
+    "HSTCP": {"cc": "highspeed"},
+    "gHSTCP": {"cc": "ghstcp"},
+    "original gHSTCP": {"cc": {"variant": "ghstcp", "trend_only": True}},
+    "Reno": {"cc": "reno"},
+}
+
+
+def _single_doc(flow1: dict) -> dict:
+    return {
+        "engine": "packet",
+        "dumbbell": {"capacity": SCENARIOS[2]["capacity"], "packet_size": 1500, "buffer": {"bytes": SCENARIOS[2]["buffer"]}},
+        "flows": [dict(flow1, name="flow 1", rtt="46ms", slow_start=False, initial_window=10, send_jitter="0.06ms")],
+        "run": {"duration": "10s", "warmup": "0s", "record_interval": "0.1s"},
+    }
+
+
+def single_columns(result) -> dict:
+    """The single flow's mean window (the sweep row's extra column)."""
+    return {"mean_cwnd_pkts": result.summary["flows"][0]["mean_cwnd_pkts"]}
 
 
 def _doc(scenario: int, flow1: dict) -> dict:
@@ -56,9 +79,14 @@ def run_ghstcp(out: Path, quick: bool, engine: str) -> pd.DataFrame:
             rows["scenario"] = scenario
             rows["flow1"] = label
             frames.append(rows)
+    for label, flow1 in SINGLE.items():
+        rows = run_sweep(out / "single" / label.replace(" ", "-"), _single_doc(flow1), {}, seeds, [], engine, single_columns)
+        rows["scenario"] = 0
+        rows["flow1"] = label
+        frames.append(rows)
     rows = pd.concat(frames, ignore_index=True).rename(columns={"flows.1.rwnd.bytes": "socket_buffer"})
     rows["flow1_mbps"] = rows["flow_throughput_bps"].map(lambda v: v[0] / 1e6)
-    rows["flow2_mbps"] = rows["flow_throughput_bps"].map(lambda v: v[1] / 1e6)
+    rows["flow2_mbps"] = rows["flow_throughput_bps"].map(lambda v: v[1] / 1e6 if len(v) > 1 else float("nan"))
     atomic_write(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
     return rows
 
@@ -121,6 +149,14 @@ def _ghstcp_beats_hstcp(rows: pd.DataFrame) -> tuple[str, bool]:
     return "; ".join(parts), ok
 
 
+def _single_flow_ramp(rows: pd.DataFrame) -> tuple[str, bool]:
+    w = rows[rows["scenario"] == 0].groupby("flow1")["mean_cwnd_pkts"].mean()
+    h, g, o, r = (float(w[k]) for k in ("HSTCP", "gHSTCP", "original gHSTCP", "Reno"))
+    text = f"mean window over the first 10 s: HSTCP {h:.0f}, gHSTCP {g:.0f}, original gHSTCP {o:.0f}, Reno {r:.0f} packets"
+    # "As quickly": within 5%; "lower": a quarter of HSTCP's lead over Reno lost, or more.
+    return text, g >= 0.95 * h and o < g - 0.25 * (h - r)
+
+
 def _scenario2_spare(rows: pd.DataFrame) -> tuple[str, bool]:
     sb = "512KB"
     f2 = {f: _get(rows, 2, sb, f, "flow2_mbps") for f in ("gHSTCP", "HSTCP", "parallel TCP")}
@@ -136,13 +172,19 @@ register(Study(
     "buffer 200 KB (133 packets, 0.35 BDP). Scenario 2: 200 Mb/s, 500 KB (333 packets), flow 2's access link 100 "
     "Mb/s (slower than the bottleneck, as in the seed; the rate is our choice). Flow 1: Reno, gHSTCP, HSTCP or "
     "parallel TCP (4 Reno connections, our choice); flow 2: two Reno connections with 64 KB or 512 KB socket "
-    "buffers (rwnd). Slow start on, starts uniform in 0..1 s, 300 s with 30 s warm-up, 5 seeds.",
+    "buffers (rwnd). Slow start on, starts uniform in 0..1 s, 300 s with 30 s warm-up, 5 seeds. Single-flow "
+    "experiment: flow 1 alone on scenario 2's path (HSTCP, gHSTCP, the original gHSTCP whose RTT trend alone "
+    "decides the mode, Reno), congestion avoidance from 10 packets, send jitter 0.06 ms, 10 s, the same seeds.",
     run_ghstcp, ghstcp_figure,
     [Claim("Scenario 1, flow 2 buffers 512 KB: “All of utilization is larger than 90%”", _utilization_above_90),
      Claim("Scenario 1: “The fairness is very poor when parallel TCP is used” (the lowest Jain with 512 KB)", _parallel_unfair),
      Claim("Scenario 1: “gHSTCP outperforms HSTCP in terms of utilization and fairness”", _ghstcp_beats_hstcp),
      Claim("Scenario 2: “gHSTCP can utilize this redundant link bandwidth very well. Whereas, HSTCP or parallel TCP "
-           "pillages vast resources from Flow-2”", _scenario2_spare)],
+           "pillages vast resources from Flow-2”", _scenario2_spare),
+     Claim("One flow alone, cwnd < BDP: gHSTCP “can catch the link bandwidth as quickly as the original HSTCP”, while "
+           "the original gHSTCP's “unnecessary mode switching” lowers its “ability for catching bottleneck link "
+           "bandwidth” (scenario 2's path, congestion avoidance from 10 packets, send jitter of one packet time)",
+           _single_flow_ramp)],
     source=SOURCE, engine="packet",
     fidelity=("5 seeds × 300 s", "2 seeds × 60 s"),
 ))
