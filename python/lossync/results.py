@@ -71,7 +71,7 @@ class Result:
     took about as long as a 1 s fluid run, issue 30 item 4).
     """
 
-    series = _Table(pd.DataFrame)
+    series = _Table(lambda: pd.DataFrame())
     events = _Table(lambda: pd.DataFrame(columns=EVENT_COLUMNS))
     drops = _Table(lambda: pd.DataFrame({"time_s": [], "flow": []}))
     fct = _Table(lambda: pd.DataFrame(columns=FCT_COLUMNS))
