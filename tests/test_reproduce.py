@@ -20,7 +20,7 @@ Y, N, Q = "yes", "**no**", UNDECIDED_QUICK
 VERDICTS = {
     "fig2": [Y, Y],
     "fig3": [Y, Y, N],
-    "fig4": [Y, Y],
+    "fig4": [Y, Y, Y],
     "fig8": [Y, Y, N],
     "fig9": [Y, Q, Y, N, Q, Y, N, N, Y],
     "fig10": [N, N, N, N],
@@ -30,7 +30,7 @@ VERDICTS = {
     "obs-stats": [Q, Y, Y, Q, Y],
     "obs-sync": [Y, Y, N, N],
     "obs-multiqueue": [N, N, N, Y],
-    "ghstcp": [Y, N, N, Y],
+    "ghstcp": [Y, N, N, Y, Y],
     "xcp-stability": [N, Y, N, N, Y],
     "buffer-requirements": [N, Q, Y, Q],
     "bbr-buffers": [Y, Y, N, Y, Q, Q],

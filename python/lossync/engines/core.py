@@ -58,6 +58,11 @@ def run_core(p: Prepared, progress: bool | None = None, timeout_s: float | None 
     much wall time has passed and return the part simulated, marked partial. With `pcap`, writes
     that packet trace (of the part simulated) and describes it in `summary["pcap"]`."""
     deadline = Deadline(timeout_s)
+    # The binding hands the results over as numpy arrays. Import numpy here, before the run, where
+    # a Ctrl-C is answered: imported by the binding at the end of the run instead, an interrupt
+    # landing during that import panics in PyO3's numpy (tests/test_interrupts.py saw it).
+    import numpy  # noqa: F401
+
     sim = _core.Simulation(p.core)
     if pcap is not None:
         sim.trace_link(pcap.link, pcap.packets)
