@@ -228,8 +228,8 @@ def test_queue_discs_translate_their_parameters():
     link["queue"] = {"discipline": "step", "threshold": 20, "ecn": True}
     type_id, attrs, _ = _queue_disc(link, 100, 1500)
     assert type_id == "ns3::RedQueueDisc"
-    assert {("QW", "1.0"), ("MinTh", "18.0"), ("MaxTh", "18.0"), ("Gentle", "false"), ("UseEcn", "true"), ("UseHardDrop", "false")} <= set(attrs)
-    link["queue"] = {"discipline": "step", "threshold": 3, "ecn": True}
+    assert {("QW", "1.0"), ("MinTh", "19.0"), ("MaxTh", "19.0"), ("Gentle", "false"), ("UseEcn", "true"), ("UseHardDrop", "false")} <= set(attrs)
+    link["queue"] = {"discipline": "step", "threshold": 2, "ecn": True}
     with pytest.raises(lossync.ScenarioError, match=r"^links\[0\]\.queue\.threshold: "):
         _queue_disc(link, 100, 1500)
     for q in ({"discipline": "dualpi2"}, {"discipline": "xcp"}):

@@ -86,10 +86,12 @@ fn classic_ecn_behind_codel_marks_instead_of_dropping() {
 #[test]
 fn dctcp_fills_the_link_once_k_reaches_a_seventh_of_the_bdp() {
     // 1 Gb/s, RTT 1 ms: C·RTT = 83.3 packets, C·RTT/7 = 11.9. 10 DCTCP flows behind step
-    // marking at K: the paper's U ≥ 0.99 holds from K = 20; the queue stays near K. At the
-    // rule's own K = 12 it misses by 0.3 points (U 0.987, 0.996 at 16): the paper's analysis
-    // lets the window grow through the round trip after a reduction, the sender, as Linux's,
-    // holds it there (RFC 3168 §6.1.2). That miss is reported (docs/queues.md), not asserted
+    // marking at K: the paper's U ≥ 0.99 holds from K = 14; the queue stays near K. At the
+    // rule's own K = 12 it misses by 0.1 point (U 0.989, seeds and one packet time of send
+    // jitter 0.988): there the synchronized sawtooth of the paper's §3.3 bottoms out at
+    // Q_min = K + N − ½·√(2N(C·RTT + K)) = 0.17 packets, so a window a packet off the fluid
+    // law's empties the queue. ns-3 3.44's TcpDctcp on the same scenario gives U 0.964 at
+    // K = 12, 0.977 at 16, 0.988 at 20. That miss is reported (docs/queues.md), not asserted
     // away with a lower floor.
     let at = |k: u32| {
         let q = format!(r#"{{ discipline = "step", threshold = {k} }}"#);
@@ -103,9 +105,9 @@ fn dctcp_fills_the_link_once_k_reaches_a_seventh_of_the_bdp() {
         ))
         .summary
     };
-    for k in [12, 20, 40] {
+    for k in [12, 14, 20, 40] {
         let s = at(k);
-        if k >= 20 {
+        if k >= 14 {
             assert!(s.utilization >= 0.99, "K = {k}: U = {}", s.utilization);
         }
         assert!(s.loss_rate == 0.0 && s.links[0].mark_rate > 0.0);
@@ -115,15 +117,15 @@ fn dctcp_fills_the_link_once_k_reaches_a_seventh_of_the_bdp() {
             "K = {k}: mean queue {q}"
         );
     }
-    // Below the rule the queue underflows: U falls short of 0.96 at a quarter of C·RTT/7 and
-    // collapses at one packet.
+    // Below the rule the queue underflows (Q_min < 0: −9.5 packets at K = 1, −7.8 at K = 3):
+    // U falls short of 0.96 at a quarter of C·RTT/7 and of 0.95 at one packet.
     let (quarter, one) = (at(3), at(1));
     assert!(
         quarter.utilization < 0.96,
         "K = 3: U = {}",
         quarter.utilization
     );
-    assert!(one.utilization < 0.9, "K = 1: U = {}", one.utilization);
+    assert!(one.utilization < 0.95, "K = 1: U = {}", one.utilization);
 }
 
 #[test]

@@ -40,7 +40,7 @@ fn fluid_pie_holds_the_mean_queueing_delay_at_its_target() {
 #[test]
 fn fluid_dctcp_fills_the_link_once_k_reaches_a_seventh_of_the_bdp() {
     // As the packet engine's test (aqm.rs): 1 Gb/s, RTT 1 ms, C·RTT/7 = 11.9 packets. The fluid
-    // marking function 1{q ≥ K} with DCTCP's α (Alizadeh, Javanmard, Prabhakar 2011).
+    // marking function 1{q > K} with DCTCP's α (Alizadeh, Javanmard, Prabhakar 2011).
     let at = |k: u32| {
         let q = format!(r#"{{ discipline = "step", threshold = {k} }}"#);
         run(&dumbbell(

@@ -1,11 +1,14 @@
 //! Step marking on the instantaneous queue, the switch side of DCTCP (Alizadeh et al., "Data
 //! Center TCP", SIGCOMM 2010, §3.1; RFC 8257 §3.1): an arriving packet is marked CE when the
-//! queue it joins holds at least `threshold` packets (K), and queued otherwise; a packet that
-//! is not ECN-capable is dropped there instead (`ecn = false` makes it a shallow drop-tail at
-//! K). The paper's rule of thumb for a full link: K ≥ C·RTT/7 (§3.3).
+//! queue it joins holds more than `threshold` packets (K: "if the queue occupancy is greater
+//! than K upon its arrival", the packet in service counted), and queued otherwise; a packet
+//! that is not ECN-capable is dropped there instead (`ecn = false` makes it a shallow
+//! drop-tail at K). The same point as the paper's RED with both thresholds at K on the
+//! instantaneous queue, as Linux's and ns-3's RED do it: marked once the packets waiting behind
+//! the one in service reach K. The paper's rule of thumb for a full link: K > C·RTT/7 (§3.3).
 //!
-//! Fluid face: all the fluid that arrives while the queue holds at least K packets is marked
-//! (dropped without ECN), none below: the marking function `p = 1{q ≥ K}` of the DCTCP fluid
+//! Fluid face: all the fluid that arrives while the queue holds more than K packets is marked
+//! (dropped without ECN), none below: the marking function `p = 1{q > K}` of the DCTCP fluid
 //! model (Alizadeh, Javanmard, Prabhakar, "Analysis of DCTCP", SIGMETRICS 2011, eq. 1–3).
 
 use super::{signal, tail, Arrival, Buffer, Discipline, LinkContext, QueueParams, Site, Verdict};
@@ -69,14 +72,14 @@ impl Discipline for Step {
 
     fn enqueue(&mut self, _now_ps: u64, backlog: usize, a: Arrival<'_>, _rng: &mut Rng) -> Verdict {
         let room = tail(backlog, self.buffer);
-        if room != Verdict::Queued || (backlog as f64) < self.threshold || a.header.is_none() {
+        if room != Verdict::Queued || (backlog as f64) <= self.threshold || a.header.is_none() {
             return room; // ACKs are not ECN-capable and never marked (RFC 3168 §6.1.4)
         }
         signal(self.ecn, a.ecn)
     }
 
     fn early_drop_probability(&mut self, q_pkts: f64, _dt: f64, _capacity_pps: f64) -> f64 {
-        if q_pkts >= self.threshold {
+        if q_pkts > self.threshold {
             1.0
         } else {
             0.0
@@ -94,7 +97,7 @@ mod tests {
     use crate::queue::{DropReason, Ecn, Header};
 
     #[test]
-    fn marks_at_and_above_k_and_drops_what_cannot_be_marked() {
+    fn marks_above_k_and_drops_what_cannot_be_marked() {
         let mut s = Step {
             buffer: Buffer::new(100.0),
             threshold: 20.0,
@@ -112,10 +115,12 @@ mod tests {
             };
             s.enqueue(0, backlog, a, &mut rng)
         };
-        assert_eq!(offer(&mut s, 19, Ecn::Ect0), Verdict::Queued);
-        assert_eq!(offer(&mut s, 20, Ecn::Ect0), Verdict::Marked);
+        // Occupancy greater than K (RFC 8257 §3.1): 20 packets at K = 20 are not yet marked
+        // (the defect: marking from K itself, one packet before the paper, Linux and ns-3).
+        assert_eq!(offer(&mut s, 20, Ecn::Ect0), Verdict::Queued);
+        assert_eq!(offer(&mut s, 21, Ecn::Ect0), Verdict::Marked);
         let early = Verdict::Dropped(DropReason::Early);
-        assert_eq!(offer(&mut s, 20, Ecn::NotEct), early);
+        assert_eq!(offer(&mut s, 21, Ecn::NotEct), early);
         let full = Verdict::Dropped(DropReason::Overflow);
         assert_eq!(offer(&mut s, 100, Ecn::Ect0), full);
         let mut rng = Rng::new(1, 0);

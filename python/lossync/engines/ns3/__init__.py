@@ -35,8 +35,8 @@ What is modelled (the packet engine's dumbbell, docs/packet.md):
   UseEcn; DropBatchSize = 1: one packet of the fattest queue per overflowing arrival, RFC 8290's
   rule and the packet engine's, where ns-3 and Linux drop a batch of up to 64). A parameter of these with no ns-3
   counterpart is refused naming it; step (DCTCP's marking at K) -> RedQueueDisc on the
-  instantaneous queue (QW = 1, MinTh = MaxTh = K - 2, not gentle: every arrival finding K or more
-  is marked, or dropped without ECN; K >= 4); other disciplines (xcp, dualpi2, ...) are refused
+  instantaneous queue (QW = 1, MinTh = MaxTh = K - 1, not gentle: every arrival finding more
+  than K is marked, or dropped without ECN; K >= 3); other disciplines (xcp, dualpi2, ...) are refused
   naming `links[0].queue` (ns-3 3.44 has no such queue disc).
 - Drops, marks and sojourns at the bottleneck: the queue disc's drop reasons sort its drops into
   early (RED's unforced and forced drops, CoDel's target-exceeded, PIE's unforced) and overflow
@@ -297,17 +297,18 @@ def _queue_disc(link: dict[str, Any], b: int, ps: int) -> tuple[str, list[tuple[
             "ecn": lambda v: [("UseEcn", _flag(v))],
         }
     elif name == "step":
-        # DCTCP's step marking (mark an arrival that finds at least K packets) as ns-3's RED on
-        # the instantaneous queue: QW = 1, MinTh = MaxTh = K - 2 in queue-disc terms, not gentle,
-        # so every arrival at or above it is a forced mark (or drop, without ECN). ns-3's RED acts
-        # only when its queue holds more than one packet: K of at least 4.
+        # DCTCP's step marking (mark an arrival that finds more than K packets, the one in service
+        # counted) as ns-3's RED on the instantaneous queue: QW = 1, MinTh = MaxTh = K - 1 in
+        # queue-disc terms (the device holds one packet more), not gentle, so every arrival at or
+        # above it is a forced mark (or drop, without ECN). ns-3's RED acts only when its queue
+        # holds more than one packet: K of at least 3.
         k = float(queue.pop("threshold", 0))
-        if k < 4 or k != round(k):
-            raise ScenarioError(f"{field}.threshold", f"{k!r}: the ns3 engine runs step marking as RED on a whole K of at least 4 packets")
+        if k < 3 or k != round(k):
+            raise ScenarioError(f"{field}.threshold", f"{k!r}: the ns3 engine runs step marking as RED on a whole K of at least 3 packets")
         bn_bps = int(np.floor(link["capacity_bps"] * ((ps + 2) / ps) + 0.5))
         type_id = "ns3::RedQueueDisc"
         attrs = size + [("MeanPktSize", str(ps)), ("LinkBandwidth", f"{bn_bps}bps"), ("LinkDelay", "0s"),
-                        ("UseHardDrop", "false"), ("QW", "1.0"), ("MinTh", repr(k - 2)), ("MaxTh", repr(k - 2)),
+                        ("UseHardDrop", "false"), ("QW", "1.0"), ("MinTh", repr(k - 1)), ("MaxTh", repr(k - 1)),
                         ("Gentle", "false"), ("LInterm", "1.0")]
         known = {"ecn": lambda v: [("UseEcn", _flag(v))]}
     elif name == "codel":
