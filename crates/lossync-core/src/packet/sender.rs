@@ -221,6 +221,9 @@ pub struct Sender {
     hold_after_echo: bool,
     cwr_point: Option<u64>,
     cwr_pending: bool,
+    /// The window reduced for an ECN echo is reached by PRR (`recovery = "prr"`, as Linux's CWR
+    /// state: `tcp_init_cwnd_reduction`, `tcp_cwnd_reduction`) and `prr` holds its episode.
+    ecn_prr: bool,
 }
 
 impl Sender {
@@ -315,6 +318,7 @@ impl Sender {
             hold_after_echo: true,
             cwr_point: None,
             cwr_pending: false,
+            ecn_prr: false,
         }
     }
 
@@ -559,11 +563,25 @@ impl Sender {
             }
             _ => {}
         }
+        if self.ecn_prr && !self.in_ecn_reduction() {
+            // Linux's `tcp_end_cwnd_reduction`: CWR ends with cwnd = ssthresh.
+            self.ecn_prr = false;
+            self.cwnd_pkts = self.ssthresh_pkts.min(self.rwnd_pkts);
+        }
 
         let newly_lost = self.mark_losses();
         let lost_again = self.mark_lost_retransmissions();
 
-        if newly_lost > 0 && self.recovery == Recovery::Open {
+        if newly_lost > 0 && self.recovery == Recovery::Open && self.ecn_prr {
+            // A loss while PRR takes the window down for an echo: recovery carries on with that
+            // reduction, as Linux's `tcp_enter_recovery` does from CWR (no second cut).
+            self.ecn_prr = false;
+            self.recovery = Recovery::Fast {
+                point: self.snd_nxt,
+            };
+            self.force_retx = true;
+            self.stats.fast_recoveries += 1;
+        } else if newly_lost > 0 && self.recovery == Recovery::Open {
             // RFC 6675 §5 (4.1)–(4.3): one reduction for this loss event; everything sent so far
             // belongs to it.
             let ctx = self.ctx(now_ps);
@@ -586,11 +604,12 @@ impl Sender {
             self.stats.reductions += 1;
         }
 
-        if self.loss_recovery == LossRecovery::Prr
-            && !self.model
-            && matches!(self.recovery, Recovery::Fast { .. })
-        {
-            let safe = advanced && newly_lost + lost_again == 0;
+        let safe = advanced && newly_lost + lost_again == 0;
+        if self.ect != Ecn::NotEct {
+            self.on_ecn_echo(now_ps, &ack, delivered);
+        }
+
+        if self.loss_recovery == LossRecovery::Prr && !self.model && self.prr_reducing() {
             let pipe = self.pipe_pkts as f64;
             if let Some(w) = self
                 .prr
@@ -598,10 +617,6 @@ impl Sender {
             {
                 self.cwnd_pkts = w.min(self.rwnd_pkts);
             }
-        }
-
-        if self.ect != Ecn::NotEct {
-            self.on_ecn_echo(now_ps, &ack, delivered);
         }
 
         if self.model {
@@ -651,7 +666,14 @@ impl Sender {
             };
             let w = w.max(MIN_SSTHRESH_PKTS);
             self.ssthresh_pkts = w;
-            self.cwnd_pkts = w.min(self.rwnd_pkts);
+            if self.loss_recovery == LossRecovery::Prr && self.hold_after_echo && !self.model {
+                // Linux's CWR state: PRR brings the window down over the round trip, from this
+                // ACK on (an L4S law sets its window itself, as tcp_prague.c).
+                self.prr = Prr::start(self.cwnd_pkts);
+                self.ecn_prr = true;
+            } else {
+                self.cwnd_pkts = w.min(self.rwnd_pkts);
+            }
             self.cwr_point = Some(self.snd_nxt);
             self.cwr_pending = true;
             self.stats.reductions += 1;
@@ -742,12 +764,17 @@ impl Sender {
         })
     }
 
-    /// PRR's prr_out: a packet sent during fast recovery.
+    /// PRR's prr_out: a packet sent during fast recovery or an ECN reduction by PRR.
     fn count_prr_out(&mut self) {
-        if self.loss_recovery == LossRecovery::Prr && matches!(self.recovery, Recovery::Fast { .. })
-        {
+        if self.loss_recovery == LossRecovery::Prr && self.prr_reducing() {
             self.prr.sent();
         }
+    }
+
+    /// A PRR episode is under way: fast recovery, or an ECN reduction (Linux's
+    /// `tcp_in_cwnd_reduction`: the Recovery or CWR state).
+    fn prr_reducing(&self) -> bool {
+        matches!(self.recovery, Recovery::Fast { .. }) || self.ecn_prr
     }
 
     /// `pipe` recounted from the scoreboard (O(window): for checks, not for the hot path).

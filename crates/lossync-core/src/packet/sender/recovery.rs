@@ -69,7 +69,9 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
-        if self.recovery == Recovery::Open {
+        // A timeout during an ECN reduction by PRR keeps its ssthresh (Linux's `tcp_enter_loss`
+        // from CWR with high_seq not yet acknowledged).
+        if self.recovery == Recovery::Open && !std::mem::take(&mut self.ecn_prr) {
             let ctx = self.ctx(now_ps);
             self.ssthresh_pkts = self
                 .cc
@@ -445,5 +447,60 @@ mod tests {
             s.cwnd_pkts() > reduced,
             "prague grows in the reduced window"
         );
+    }
+
+    /// Linux's CWR state reduces the window by PRR as its Recovery state does
+    /// (`tcp_enter_cwr` → `tcp_init_cwnd_reduction`, then `tcp_cwnd_reduction` per ACK, and
+    /// cwnd = ssthresh when CWR ends): with `recovery = "prr"` an echo that halves a window of
+    /// 10 sends one new packet per two ACKs while the pipe is above ssthresh (⌈delivered · 5/10⌉
+    /// − out), then up to ssthresh (the conservative bound), where the immediate cut of RFC 3168 §6.1.2 is silent for five ACKs and then sends one per
+    /// ACK. Both send 5 in all, and both end at ssthresh.
+    #[test]
+    fn with_prr_an_echo_spreads_the_reduction_over_the_round_trip() {
+        for prr in [false, true] {
+            let cc = cc::build("dctcp", &BTreeMap::new(), "cc").unwrap();
+            let mut s = Sender::new(cc, 10.0, f64::INFINITY, false, 0.1, 64)
+                .with_ecn(crate::queue::Ecn::Ect0, cc::EcnUse::Scalable { l4s: false });
+            if prr {
+                s = s.with_loss_recovery(LossRecovery::Prr);
+            }
+            s.start(0);
+            drain(&mut s, 0);
+            let sent: Vec<usize> = (1..=10u64)
+                .map(|cum| {
+                    s.on_ack(
+                        RTT_PS,
+                        Ack {
+                            cum,
+                            sacked: cum - 1,
+                            ce_pkts: (cum == 1) as u8,
+                            ..Ack::default()
+                        },
+                    );
+                    drain(&mut s, RTT_PS).len()
+                })
+                .collect();
+            let want = if prr {
+                vec![1, 0, 1, 0, 1, 0, 1, 0, 0, 1]
+            } else {
+                vec![0, 0, 0, 0, 0, 1, 1, 1, 1, 1]
+            };
+            assert_eq!(sent, want, "prr = {prr}");
+            assert_eq!(s.ssthresh_pkts(), 5.0);
+            // CWR ends once an ACK passes the window of the reduction: cwnd = ssthresh, then growth.
+            s.on_ack(
+                2 * RTT_PS,
+                Ack {
+                    cum: 11,
+                    sacked: 10,
+                    ..Ack::default()
+                },
+            );
+            assert!(
+                (s.cwnd_pkts() - 5.2).abs() < 1e-12,
+                "prr = {prr}: {}",
+                s.cwnd_pkts()
+            );
+        }
     }
 }
