@@ -142,12 +142,31 @@ fn the_fluid_engine_refuses_what_it_has_no_law_for_by_name() {
             && err.contains("runs in the packet engine only"),
         "{err}"
     );
-    // CoDel's relatives have no fluid law either; DualPI2's coupling is not built in the fluid.
-    for q in ["fq_codel", "dualpi2"] {
-        let err = fluid(&format!("{{ discipline = \"{q}\" }}"), r#"cc = "reno""#);
-        let want = format!("links[0].queue: the fluid engine has no \"{q}\" queue");
-        assert!(err.starts_with(&want), "{err}");
-    }
+    // CoDel's relative has no fluid law either.
+    let err = fluid(r#"{ discipline = "fq_codel" }"#, r#"cc = "reno""#);
+    assert!(
+        err.starts_with("links[0].queue: the fluid engine has no \"fq_codel\" queue"),
+        "{err}"
+    );
+    // DualPI2's two queues have a fluid form under the `tcp` loss model only.
+    let text = dumbbell(
+        "100Mbps",
+        200,
+        r#"{ discipline = "dualpi2" }"#,
+        r#"cc = "reno""#,
+        "50ms",
+        (10, 1),
+    )
+    .replace("engine = \"packet\"", "engine = \"fluid\"")
+    .replace("[run]", "[loss]\nmodel = \"proportional\"\n[run]");
+    let sc = lossync_core::scenario::from_toml(&text, std::path::Path::new(".")).unwrap();
+    let err = lossync_core::run(&sc).unwrap_err().to_string();
+    assert!(
+        err.starts_with(
+            "links[0].queue: dualpi2's two queues have a fluid form under loss.model = \"tcp\""
+        ),
+        "{err}"
+    );
     // ECN has a fluid form under the `tcp` loss model only.
     let text = dumbbell(
         "100Mbps",

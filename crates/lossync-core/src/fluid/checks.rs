@@ -51,6 +51,15 @@ fn check_ecn(sc: &Scenario) -> Result<()> {
     if matches!(sc.loss, LossModel::Tcp { .. }) {
         return Ok(());
     }
+    if let Some(i) = sc.links.iter().position(|l| l.queue.dual()) {
+        return Err(Error::field(
+            format!("links[{i}].queue"),
+            format!(
+                "{}'s two queues have a fluid form under loss.model = \"tcp\" (the default) only",
+                sc.links[i].queue.name()
+            ),
+        ));
+    }
     match sc.flows.iter().find(|f| f.ecn) {
         Some(f) => Err(Error::field(
             format!("flows[{}].ecn", f.group),

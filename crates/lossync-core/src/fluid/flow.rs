@@ -58,17 +58,18 @@ pub(super) fn path_feedback(f: &FlowState, links: &[LinkState], path_links: &[us
     }
 }
 
-/// A sender's RTT: propagation plus the queueing delays (`delays`, per link) of its path and of
-/// the links its ACKs queue in.
+/// A sender's RTT: propagation plus the queueing delays (`delays`) of its path (at its hops'
+/// `path_slots`: a link's, or at a dual-queue link an L4S flow's queue's) and of the links its
+/// ACKs queue in.
 #[inline]
 pub(super) fn path_rtt(
     f: &FlowState,
     delays: &[f64],
-    path_links: &[usize],
+    path_slots: &[usize],
     ack_links: &[usize],
 ) -> f64 {
     let mut rtt = f.base_rtt_s;
-    for &l in &path_links[f.hop_off..f.hop_off + f.hops] {
+    for &l in &path_slots[f.hop_off..f.hop_off + f.hops] {
         rtt += delays[l];
     }
     for &l in &ack_links[f.ack_off..f.ack_off + f.ack_hops] {

@@ -1,6 +1,7 @@
 //! A link's state and its physics in a step: arrivals and early drops, the burst assembler,
 //! departures and drops (signalled to the senders by the loss model).
 
+use super::dual::DualState;
 use super::event::EventState;
 use super::flow::FlowState;
 use super::obs::FluidAssembler;
@@ -20,6 +21,20 @@ pub(super) struct Arrivals {
     pub(super) early_sum: f64,
     pub(super) unmarked_early_sum: f64,
     pub(super) marked_sum: f64,
+}
+
+/// What a step's departures under `tcp` read besides the flows and their rings: every link's
+/// queueing delay (ACKs on their way back cross them), the ACK paths, the rings' slot, the time,
+/// and the share of each member's backlog that leaves ([classic, L] at a dual-queue link; one
+/// queue: the first).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct DepartureStep<'a> {
+    pub(super) delays: &'a [f64],
+    pub(super) ack_links: &'a [usize],
+    pub(super) now: usize,
+    pub(super) t: f64,
+    pub(super) dt: f64,
+    pub(super) shares: [f64; 2],
 }
 
 /// A flow's place on a link.
@@ -87,6 +102,8 @@ pub(super) struct LinkState {
     pub(super) assembler: Option<FluidAssembler>,
     pub(super) burst_drop: Vec<f64>,
     pub(super) assembly_wait_s: f64,
+    /// A dual-queue discipline's (DualPI2's) two queues, `tcp` loss model only (`fluid/dual.rs`).
+    pub(super) dual: Option<DualState>,
     // Congestion event under way.
     pub(super) event: EventState,
     pub(super) sync: Option<SyncModule>,
@@ -297,22 +314,27 @@ impl LinkState {
     /// Departures and drops under `tcp`: deliveries send ACKs back, drops are detected one RTT
     /// later, and a flow's drops make a loss event when they reach its threshold. Returns
     /// whether some member's loss event began (marked in `loss_event`). `ECN`: some member is
-    /// ECN-capable (`any_ecn`), its marks then signalled too.
-    #[allow(clippy::too_many_arguments)]
+    /// ECN-capable (`any_ecn`), its marks then signalled too. Each member's backlog leaves in
+    /// the proportion `shares[0]`; `DUAL`: a dual-queue link's, `shares` [classic, L] by its
+    /// queue.
     #[inline]
-    pub(super) fn departures_tcp<const ECN: bool>(
+    pub(super) fn departures_tcp<const ECN: bool, const DUAL: bool>(
         &mut self,
         flows: &mut [FlowState],
         hop_in: &mut [f64],
         tcp: &mut TcpRings,
-        delays: &[f64],
-        ack_links: &[usize],
-        now: usize,
-        t: f64,
-        dt: f64,
-        share: f64,
+        step: DepartureStep,
     ) -> bool {
+        let DepartureStep {
+            delays,
+            ack_links,
+            now,
+            t,
+            dt,
+            shares,
+        } = step;
         let n = self.members.len();
+        let l4s = self.dual.as_ref().map_or(&[][..], |d| &d.l4s[..]);
         let q_member = &mut self.q_member[..n];
         let admitted = &self.admitted[..n];
         let overflowed = &self.overflowed[..n];
@@ -324,6 +346,11 @@ impl LinkState {
         let mut any_loss_event = false;
         for (k, m) in self.members.iter().enumerate() {
             let content = q_member[k] + admitted[k] - overflowed[k];
+            let share = if DUAL {
+                shares[l4s[k] as usize]
+            } else {
+                shares[0]
+            };
             let dep = content * share;
             q_member[k] = content - dep;
             let f = &mut flows[m.flow];

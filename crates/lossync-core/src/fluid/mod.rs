@@ -15,6 +15,7 @@
 //! All storage is allocated when the engine is built; a step allocates nothing.
 
 mod checks;
+mod dual;
 mod event;
 mod flow;
 pub mod headroom;
@@ -35,16 +36,17 @@ use crate::metrics::{AggregateSample, EventRecord, RunResult};
 use crate::queue::{Buffer, LinkContext};
 use crate::rng::Rng;
 use crate::scenario::{LossModel, Scenario};
+use dual::DualState;
 use event::{assign_overflow, close_event, open_event, EventState};
 use flow::{
     grow_window, path_feedback, path_rtt, reduce_window, update_window, FlowAcc, FlowState,
 };
 use headroom::{link_headroom_pkts, link_members, link_rtt_classes};
-use link::{LinkAcc, LinkState};
+use link::{DepartureStep, LinkAcc, LinkState};
 use obs::FluidAssembler;
-use ring::{round_to_usize, LossRing};
+use ring::LossRing;
 use sync::SyncModule;
-use tcp::{EcnDue, TcpDue, TcpFlow, TcpRings};
+use tcp::{EcnDue, TcpDue, TcpRings};
 
 /// A fluid run in progress. Build with [`FluidEngine::new`], drive with [`FluidEngine::advance`]
 /// (in chunks, so a caller can show progress), then [`FluidEngine::finish`].
@@ -60,6 +62,9 @@ pub struct FluidEngine {
     /// ACKs queue behind data in these links (their queueing delay adds to the RTT; their
     /// bytes are not counted as load).
     ack_links: Vec<usize>,
+    /// Per hop as `path_links`, where its queueing delay is read in `link_delay_s`: the link's
+    /// own index, or its L queue's slot for an L4S flow at a dual-queue link.
+    path_slots: Vec<usize>,
     /// Reductions on their way to the senders (empty under `tcp`: its ring has them).
     ring: LossRing,
     /// `tcp` loss model: what reaches the senders, and its per-flow state.
@@ -67,7 +72,8 @@ pub struct FluidEngine {
     /// The loss model is `tcp`.
     tcp_model: bool,
     /// Each link's queueing delay `q/C` at the start of the step (read while another link is
-    /// updated).
+    /// updated); then, per dual-queue link, its L queue's (that link's own entry is its classic
+    /// queue's).
     link_delay_s: Vec<f64>,
     reductions_per_event: f64,
     /// `loss.recovery_pause`: a sender reducing its window is silent until its data in flight
@@ -96,6 +102,8 @@ pub struct FluidEngine {
     has_xcp: bool,
     /// Some link has a burst assembler (senders then add its wait to their ACKs' delay).
     has_obs: bool,
+    /// Some link has a dual-queue discipline (its queues' delays are then set every step).
+    has_dual: bool,
 }
 
 impl FluidEngine {
@@ -167,7 +175,10 @@ impl FluidEngine {
                 *recovery_pause,
             ),
         };
-        let mut links = Vec::with_capacity(sc.links.len());
+        let tcp_model = matches!(sc.loss, LossModel::Tcp { .. });
+        let l4s = |fi: usize| dual::l4s(&sc, fi);
+        let mut links: Vec<LinkState> = Vec::with_capacity(sc.links.len());
+        let mut dual_slots = sc.links.len();
         for (li, l) in sc.links.iter().enumerate() {
             let members = link_members(&sc, li);
             let n = members.len();
@@ -182,19 +193,36 @@ impl FluidEngine {
             });
             let rtt_class = link_rtt_classes(&sc, li, &members);
             let headroom = link_headroom_pkts(&sc, li, &rtt_class);
+            let mut discipline = l.queue.build(LinkContext {
+                buffer: Buffer::new(l.buffer_pkts),
+                capacity_pps: l.capacity_pps,
+                // The fluid faces do not use it; it was 8·packet_size times too large.
+                packet_time_ps: l.packet_time_ps(),
+                packet_size_bytes: l.packet_size_bytes,
+                first_interval_s: mean_rtt,
+            });
+            // A dual-queue discipline (fluid::check allows it under `tcp` only).
+            let dual = discipline
+                .fluid_dual(0.0, 0.0, 0.0, 0.0)
+                .filter(|_| tcp_model)
+                .map(|first| {
+                    dual_slots += 1;
+                    let members_l4s = members.iter().map(|m| l4s(m.flow)).collect();
+                    DualState::new(
+                        members_l4s,
+                        first,
+                        dual_slots - 1,
+                        l.capacity_pps,
+                        l.buffer_pkts,
+                        dt,
+                    )
+                });
             links.push(LinkState {
                 index: li,
                 capacity_pps: l.capacity_pps,
                 buffer_pkts: l.buffer_pkts - headroom,
                 loss_rate: l.loss_rate,
-                discipline: l.queue.build(LinkContext {
-                    buffer: Buffer::new(l.buffer_pkts),
-                    capacity_pps: l.capacity_pps,
-                    // The fluid faces do not use it; it was 8·packet_size times too large.
-                    packet_time_ps: l.packet_time_ps(),
-                    packet_size_bytes: l.packet_size_bytes,
-                    first_interval_s: mean_rtt,
-                }),
+                discipline,
                 members,
                 q: 0.0,
                 q_member: vec![0.0; n],
@@ -220,6 +248,7 @@ impl FluidEngine {
                     .map(|a| FluidAssembler::new(li, a, l.burst_loss, n, sc.run.seed)),
                 burst_drop: vec![0.0; n],
                 assembly_wait_s: 0.0,
+                dual,
                 event: EventState {
                     active: false,
                     start_s: 0.0,
@@ -248,7 +277,7 @@ impl FluidEngine {
         let record_every = ((sc.run.record_interval_s / dt).round() as u64).max(1);
         let n_records = (total_steps / record_every + 1) as usize;
         let n_cols = 1 + 2 * sc.links.len() + 2 * sc.flows.len();
-        let tcp_model = matches!(sc.loss, LossModel::Tcp { .. });
+        let path_slots = dual::path_slots(&sc, &links, l4s);
         Ok(FluidEngine {
             dt,
             step_index: 0,
@@ -257,52 +286,9 @@ impl FluidEngine {
             path_links,
             ack_links,
             ring: LossRing::new(ring_len, if tcp_model { 0 } else { sc.flows.len() }),
-            link_delay_s: vec![0.0; sc.links.len()],
-            tcp: {
-                let n = if tcp_model { sc.flows.len() } else { 0 };
-                let ecn_flows = if sc.flows[..n].iter().any(|f| f.ecn) {
-                    n
-                } else {
-                    0
-                };
-                TcpRings {
-                    due: LossRing::new(ring_len, n),
-                    ecn: LossRing::new(ring_len, ecn_flows),
-                    rng: Rng::new(sc.run.seed, 4000),
-                    event_threshold: match sc.loss {
-                        LossModel::Tcp {
-                            event_threshold, ..
-                        } => event_threshold,
-                        _ => 1.0,
-                    },
-                    flows: sc.flows[..n]
-                        .iter()
-                        .zip(&flows)
-                        .map(|(f, state)| TcpFlow {
-                            pacing: f.pacing,
-                            // As `departures_tcp` would compute it (back = base RTT exactly).
-                            ack_delay: if f.ack_path.is_empty()
-                                && f.path.iter().all(|&l| sc.links[l].assembler.is_none())
-                            {
-                                round_to_usize(f.rtt_s / dt).clamp(1, ring_len - 1)
-                            } else {
-                                0
-                            },
-                            rto_at_s: f64::INFINITY,
-                            rate: (state.cc.wants_rate_samples())
-                                .then(|| Box::new(rate::RateClock::new(ring_len))),
-                            law_paced: state.cc.pacing_rate_pps().is_some(),
-                            ecn: f.ecn,
-                            scalable: matches!(sc.ecn_use(f), cc::EcnUse::Scalable { .. }),
-                            hold_after_echo: !matches!(
-                                sc.ecn_use(f),
-                                cc::EcnUse::Scalable { l4s: true }
-                            ),
-                            ..TcpFlow::default()
-                        })
-                        .collect(),
-                }
-            },
+            link_delay_s: vec![0.0; dual_slots],
+            path_slots,
+            tcp: TcpRings::new(&sc, &flows, tcp_model, dt, ring_len),
             tcp_model,
             reductions_per_event,
             recovery_pause,
@@ -328,6 +314,7 @@ impl FluidEngine {
             flow_updates: 0,
             has_xcp: links.iter().any(|l| l.discipline.feedback().is_some()),
             has_obs: links.iter().any(|l| l.assembler.is_some()),
+            has_dual: links.iter().any(|l| l.dual.is_some()),
             flows,
             links,
             scenario: sc,
@@ -392,6 +379,9 @@ impl FluidEngine {
         for (l, d) in self.links.iter().zip(self.link_delay_s.iter_mut()) {
             *d = l.q / l.capacity_pps + l.assembly_wait_s;
         }
+        if self.has_dual {
+            dual::set_delays(&self.links, &mut self.link_delay_s);
+        }
         // The context of this step's law calls; only the RTT (and XCP's feedback) change per flow.
         let mut ctx = CcContext {
             now_s: t,
@@ -441,7 +431,7 @@ impl FluidEngine {
             &self.ack_links[..],
             &mut self.tcp,
         );
-        let delays = &self.link_delay_s[..];
+        let (delays, path_slots) = (&self.link_delay_s[..], &self.path_slots[..]);
         let due = tcp.due.due(now);
         let ecn_due = tcp.ecn.due(now); // empty unless some flow is ECN-capable
         for (i, ((f, tf), due)) in flows.iter_mut().zip(&mut tcp.flows).zip(due).enumerate() {
@@ -452,7 +442,7 @@ impl FluidEngine {
                 f.started = true;
                 tf.draw_thresholds(&mut tcp.rng, tcp.event_threshold);
             }
-            let rtt = path_rtt(f, delays, path_links, ack_links);
+            let rtt = path_rtt(f, delays, path_slots, ack_links);
             f.rtt_s = rtt;
             if has_obs {
                 tf.assembly_wait_s = path_links[f.hop_off..f.hop_off + f.hops]
@@ -567,9 +557,9 @@ impl FluidEngine {
     #[inline]
     fn step_senders_rate(&mut self, t: f64) {
         let dt = self.dt;
-        let (flows, path_links, ack_links) = (
+        let (flows, path_slots, ack_links) = (
             &mut self.flows[..],
-            &self.path_links[..],
+            &self.path_slots[..],
             &self.ack_links[..],
         );
         let delays = &self.link_delay_s[..];
@@ -580,7 +570,7 @@ impl FluidEngine {
                 }
                 f.started = true;
             }
-            let rtt = path_rtt(f, delays, path_links, ack_links);
+            let rtt = path_rtt(f, delays, path_slots, ack_links);
             f.rtt_s = rtt;
             f.x = (f.w / rtt).min(f.access_pps);
             if f.pause_s > 0.0 {
@@ -626,7 +616,11 @@ impl FluidEngine {
             } else {
                 0.0
             };
-            let arrivals = if p_mark > 0.0 {
+            let dual = TCP && link.dual.is_some();
+            let arrivals = if dual {
+                link.dual_signals(t);
+                link.arrivals_dual(flows, hop_in, dt)
+            } else if p_mark > 0.0 {
                 link.arrivals::<true>(flows, hop_in, dt, p_early, p_mark)
             } else {
                 link.arrivals::<false>(flows, hop_in, dt, p_early, 0.0)
@@ -648,7 +642,7 @@ impl FluidEngine {
                 link.discipline.fluid_step_end(link.q, t + dt, c);
             }
             let avail = link.q + admitted_sum;
-            let out = avail.min(c * dt);
+            let mut out = avail.min(c * dt);
             let overflow = (avail - out - link.buffer_pkts).max(0.0);
 
             // Congestion events (docs/fluid.md): an overflow episode, held at least the hold-off;
@@ -685,20 +679,34 @@ impl FluidEngine {
             // Queue and departures.
             let kept = avail - overflow;
             let share = if kept > 0.0 { out / kept } else { 0.0 };
+            let mut shares = [share; 2];
+            if dual {
+                (out, shares) = link.dual_service(c * dt, dt);
+            }
             let any_loss_event = if TCP {
-                if link.any_ecn {
-                    link.departures_tcp::<true>(
-                        flows, hop_in, tcp, delays, ack_links, now, t, dt, share,
-                    )
+                let args = DepartureStep {
+                    delays,
+                    ack_links,
+                    now,
+                    t,
+                    dt,
+                    shares,
+                };
+                if dual {
+                    link.departures_dual(flows, hop_in, tcp, args)
+                } else if link.any_ecn {
+                    link.departures_tcp::<true, false>(flows, hop_in, tcp, args)
                 } else {
-                    link.departures_tcp::<false>(
-                        flows, hop_in, tcp, delays, ack_links, now, t, dt, share,
-                    )
+                    link.departures_tcp::<false, false>(flows, hop_in, tcp, args)
                 }
             } else {
                 link.departures(flows, hop_in, ring, now, dt, share);
                 false
             };
+            if dual {
+                link.dual_backlogs();
+                link.acc.dropped_early += arrivals.unmarked_early_sum;
+            }
             if TCP && any_loss_event {
                 // A congestion event is a cluster of loss events, as the packet engine's metric
                 // clusters drops: one begins here unless one is under way.

@@ -1,9 +1,12 @@
 //! The `tcp` loss model's state (its delay lines and each flow's ACK clock and loss-event
 //! thresholds) and its split of a full queue's overflow among the packets that arrive.
 
+use super::flow::FlowState;
 use super::rate;
-use super::ring::LossRing;
+use super::ring::{round_to_usize, LossRing};
+use crate::cc::EcnUse;
 use crate::rng::Rng;
+use crate::scenario::{LossModel, Scenario};
 
 /// What reaches a `tcp` sender at one step: ACKs, losses detected, and loss events to react to
 /// (one entry, so a sender reads one place instead of three rings).
@@ -88,6 +91,59 @@ pub(super) struct TcpFlow {
     /// which they make an echo (marks fall on packets at random: exponential, as early drops).
     pub(super) marks: f64,
     pub(super) mark_threshold: f64,
+}
+
+impl TcpRings {
+    /// The `tcp` model's rings and per-flow state for `sc`'s flows (`states`), empty under the
+    /// other models; rings of `ring_len` steps of `dt`.
+    pub(super) fn new(
+        sc: &Scenario,
+        states: &[FlowState],
+        tcp_model: bool,
+        dt: f64,
+        ring_len: usize,
+    ) -> Self {
+        let n = if tcp_model { sc.flows.len() } else { 0 };
+        let ecn_flows = if sc.flows[..n].iter().any(|f| f.ecn) {
+            n
+        } else {
+            0
+        };
+        TcpRings {
+            due: LossRing::new(ring_len, n),
+            ecn: LossRing::new(ring_len, ecn_flows),
+            rng: Rng::new(sc.run.seed, 4000),
+            event_threshold: match sc.loss {
+                LossModel::Tcp {
+                    event_threshold, ..
+                } => event_threshold,
+                _ => 1.0,
+            },
+            flows: sc.flows[..n]
+                .iter()
+                .zip(states)
+                .map(|(f, state)| TcpFlow {
+                    pacing: f.pacing,
+                    // As `departures_tcp` would compute it (back = base RTT exactly).
+                    ack_delay: if f.ack_path.is_empty()
+                        && f.path.iter().all(|&l| sc.links[l].assembler.is_none())
+                    {
+                        round_to_usize(f.rtt_s / dt).clamp(1, ring_len - 1)
+                    } else {
+                        0
+                    },
+                    rto_at_s: f64::INFINITY,
+                    rate: (state.cc.wants_rate_samples())
+                        .then(|| Box::new(rate::RateClock::new(ring_len))),
+                    law_paced: state.cc.pacing_rate_pps().is_some(),
+                    ecn: f.ecn,
+                    scalable: matches!(sc.ecn_use(f), EcnUse::Scalable { .. }),
+                    hold_after_echo: !matches!(sc.ecn_use(f), EcnUse::Scalable { l4s: true }),
+                    ..TcpFlow::default()
+                })
+                .collect(),
+        }
+    }
 }
 
 impl TcpFlow {

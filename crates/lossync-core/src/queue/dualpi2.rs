@@ -50,10 +50,14 @@
 //! step 1 ms (Linux; RFC 9332 Appendix A.1 uses a ramp from 800 µs to 1.2 ms),
 //! C-queue weight 10% and drop on overload (Linux). The buffer is the link's, tail-dropped
 //! when full (Linux's `limit`).
+//!
+//! Fluid face ([`Discipline::fluid_dual`]): the same PI controller, run at its update instants on
+//! the classic queue's head wait, gives each step's signals (p'², k·p' or the step's 1); the
+//! fluid engine keeps the two queues and their scheduler (`fluid/dual.rs`).
 
 use super::{
-    tail, Arrival, Buffer, Departure, Discipline, DropReason, Ecn, LinkContext, QueueParams,
-    Site, Verdict,
+    tail, Arrival, Buffer, Departure, Discipline, DropReason, DualSignals, Ecn, LinkContext,
+    QueueParams, Site, Verdict,
 };
 use crate::error::Result;
 use crate::params::Params;
@@ -106,9 +110,10 @@ pub struct DualPi2Params {
 impl QueueParams for DualPi2Params {
     const NAME: &'static str = "dualpi2";
     const ABOUT: &'static str = "DualPI2 (RFC 9332): L4S and classic queues, PI on 15 ms coupled as k·p' and p'², L step at 1 ms";
-    // No fluid law: the fluid engine refuses it by name.
-    const FLUID: bool = false;
+    // The fluid law: `Discipline::fluid_dual` (the fluid engine runs it under the `tcp` loss model).
+    const FLUID: bool = true;
     const L4S: bool = true;
+    const DUAL: bool = true;
 
     fn read(p: &mut Params, _site: Site) -> Result<Self> {
         Ok(DualPi2Params {
@@ -198,6 +203,14 @@ impl Pi {
             let t = self.next_update_ps;
             let qdelay_ps = c_head_ps.map_or(0, |h| t.saturating_sub(h));
             self.update(qdelay_ps as f64 * 1e-12);
+            self.next_update_ps += self.t_update_ps;
+        }
+    }
+
+    /// Fluid face: runs every update due by `now_ps` with the classic queue's delay `qdelay_s`.
+    pub fn catch_up_fluid(&mut self, now_ps: u64, qdelay_s: f64) {
+        while self.next_update_ps <= now_ps {
+            self.update(qdelay_s);
             self.next_update_ps += self.t_update_ps;
         }
     }
@@ -300,6 +313,37 @@ impl Discipline for DualPi2 {
             self.credit_rate = if l_waits { -self.wl } else { 0.0 };
             C
         }
+    }
+
+    /// The fluid law (the coupled PI of De Schepper et al., "PI2", CoNEXT 2016, with RFC 9332's
+    /// L step): the PI controller runs on the classic queue's delay at its update instants; the
+    /// classic fluid is signalled with p'², the L fluid with k·p', or wholly while the L queue's
+    /// delay exceeds the step; no coupled signal below a standing queue of two packets (Linux
+    /// `must_drop`), as the packet face.
+    fn fluid_dual(
+        &mut self,
+        now_s: f64,
+        delay_c_s: f64,
+        delay_l_s: f64,
+        backlog_pkts: f64,
+    ) -> Option<DualSignals> {
+        self.pi.catch_up_fluid(ps(now_s), delay_c_s);
+        let p = self.pi.base();
+        let (p_c, p_cl) = coupled(p, self.k);
+        let coupled_on = backlog_pkts >= 2.0;
+        let step = delay_l_s > self.step_thresh_ps as f64 * 1e-12;
+        Some(DualSignals {
+            p_c: if coupled_on { p_c } else { 0.0 },
+            p_l: if step {
+                1.0
+            } else if coupled_on {
+                p_cl
+            } else {
+                0.0
+            },
+            overload: coupled_on && overloaded(p, self.k),
+            c_share: self.wc / 100.0,
+        })
     }
 
     fn dequeue(&mut self, _now_ps: u64, backlog: usize, d: &Departure, rng: &mut Rng) -> Verdict {

@@ -276,6 +276,20 @@ pub trait Discipline: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// Fluid face, dual-queue disciplines (RFC 9332): the signals for the fluid arriving in the
+    /// step from `now_s`, given the classic and the L queue's delays and the whole backlog in
+    /// packets. `None` (every other discipline): one queue, signalled through
+    /// [`Discipline::early_drop_probability`].
+    fn fluid_dual(
+        &mut self,
+        _now_s: f64,
+        _delay_c_s: f64,
+        _delay_l_s: f64,
+        _backlog_pkts: f64,
+    ) -> Option<DualSignals> {
+        None
+    }
+
     /// Router feedback in force (XCP), if this discipline gives any.
     fn feedback(&self) -> Option<&Feedback> {
         None
@@ -293,6 +307,22 @@ pub trait Discipline: Send + Sync + std::fmt::Debug {
 
     /// Fluid face, routers with feedback: the step ends at `t_end_s` with backlog `q_pkts`.
     fn fluid_step_end(&mut self, _q_pkts: f64, _t_end_s: f64, _capacity_pps: f64) {}
+}
+
+/// What a dual-queue discipline (RFC 9332) does to the fluid arriving in a step, and how it
+/// shares the link between its two queues ([`Discipline::fluid_dual`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DualSignals {
+    /// The classic queue's signal probability (p_C = p'²): a mark for ECN-capable fluid, a drop
+    /// for the rest or on overload.
+    pub p_c: f64,
+    /// The L queue's mark probability: the coupled k·p', or 1 where its native AQM (a step on
+    /// its delay) marks.
+    pub p_l: f64,
+    /// Overload (RFC 9332 §4.2.3): the L queue's fluid is dropped with p_C first, then marked.
+    pub overload: bool,
+    /// The classic queue's guaranteed share of the capacity while both queues wait.
+    pub c_share: f64,
 }
 
 /// What a discipline's parameters are checked against: the link it serves as the scenario sizes
@@ -321,6 +351,9 @@ pub trait QueueParams: Clone + PartialEq + std::fmt::Debug + Serialize + Send + 
     /// Whether it is L4S-aware (RFC 9331 §5): it gives ECT(1) packets the immediate, frequent
     /// marks a scalable sender expects. Behind none, an L4S sender falls back to classic ECN.
     const L4S: bool = false;
+    /// Whether it keeps two queues in the fluid engine ([`Discipline::fluid_dual`]), which then
+    /// runs it under the `tcp` loss model only.
+    const DUAL: bool = false;
     /// Reads the parameters a scenario gives: a missing one takes its default, a given one is
     /// checked against its range and the `site`.
     fn read(p: &mut Params, site: Site) -> Result<Self>;
@@ -372,6 +405,13 @@ macro_rules! registry {
             pub fn l4s(&self) -> bool {
                 match self {
                     $(Queue::$case(_) => <$ty as QueueParams>::L4S),*
+                }
+            }
+
+            /// Whether it keeps two queues in the fluid engine ([`QueueParams::DUAL`]).
+            pub fn dual(&self) -> bool {
+                match self {
+                    $(Queue::$case(_) => <$ty as QueueParams>::DUAL),*
                 }
             }
 
