@@ -1,22 +1,28 @@
 """The fluid engine's AQM laws against the packet engine with send jitter (docs/validation.md,
 "AQM in the fluid engine"): the regime map of issue 35's acceptance 4, utilization within 3 points
 and mean queueing delay within 20% (or 1 ms), on every discipline the fluid engine accepts that
-signals early (RED, RED with ECN, PIE, PIE with ECN, DCTCP's step marking) and on drop-tail beside
-them.
+signals early (RED, RED with ECN, PIE, PIE with ECN, DCTCP's step marking, DualPI2) and on drop-tail
+beside them.
 
     python scripts/aqm_fluid.py                      # the grid: run what is missing, print the map
     python scripts/aqm_fluid.py --random 60 --seed 7 # fresh random cells across the space
+    python scripts/aqm_fluid.py --random 40 --seed 8 --queues dualpi2  # fresh cells of one discipline
     python scripts/aqm_fluid.py --report-only        # the tables from the data
 
 The grid: {drop-tail, RED, RED-ECN, PIE, PIE-ECN} x {Reno, CUBIC} and the step at K = C.RTT/7
 with DCTCP, at 100 Mb/s, 1 Gb/s and 10 Gb/s, 10 and 50 flows with RTTs 20..100 ms, buffers of
 0.5 and 2 BDP (of the mean RTT). RED: min_th 0.2 B, max_th 0.6 B, ns-2's max_p 0.1, weight 0.002,
-gentle. PIE: RFC 8033's defaults (15 ms). Each cell runs 30 s with statistics after 10 s, seed 1.
+gentle. PIE: RFC 8033's defaults (15 ms). DualPI2 (RFC 9332's and Linux's defaults) with CUBIC,
+with Prague, and with half Prague and half CUBIC (Prague/classic throughput ratio recorded). Each
+cell runs 30 s with statistics after 10 s, seed 1.
 
 Random cells (--random N --seed S) draw the discipline and the variant as above, the capacity
 log-uniformly in 10 Mb/s..10 Gb/s, 2..100 flows, the shortest RTT in 5..100 ms and a spread up to
 1:10, buffers of 0.25..3 BDP, slow start on or off; K of the step in 0.1..1 BDP, DCTCP or Prague
-behind it. A seed is a fresh draw: report one you did not look at before.
+behind it; DualPI2 with CUBIC, Prague, or half Prague and half CUBIC or Reno. `--queues` draws
+among the given disciplines only (by default the six drawn before DualPI2 had a fluid law, so that
+an earlier seed draws the same cells). A seed is a fresh draw: report one you did not look at
+before.
 
 Data: docs/validation/data/aqm_fluid.jsonl (grid) and aqm_fluid_random_<seed>.jsonl, a line per
 cell, appended as cells finish, so an interrupted run resumes.
@@ -35,9 +41,14 @@ from lossync.compare import with_send_jitter
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "validation"
 DATA = DOCS / "data"
-QUEUES = ("droptail", "red", "red_ecn", "pie", "pie_ecn", "step")
+QUEUES = ("droptail", "red", "red_ecn", "pie", "pie_ecn", "step", "dualpi2")
+#: What a random draw picks from unless told (`--queues`): the disciplines drawn before DualPI2 had
+#: a fluid law, so that an earlier seed draws the same cells.
+DRAWN = QUEUES[:6]
 NAME = {"droptail": "drop-tail", "red": "RED", "red_ecn": "RED-ECN", "pie": "PIE", "pie_ecn": "PIE-ECN",
-        "step": "step (DCTCP K)"}
+        "step": "step (DCTCP K)", "dualpi2": "DualPI2"}
+#: DualPI2's senders: one variant, or half Prague (the L queue) and half a classic variant.
+DUAL_SENDERS = ("cubic", "prague", "prague+cubic")
 CAPACITY = {"100M": 1e8, "1G": 1e9, "10G": 1e10}
 
 
@@ -55,6 +66,8 @@ def queue(name: str, b: int, k: int) -> dict:
         return {"discipline": "pie", "ecn": name == "pie_ecn"}
     if name == "step":
         return {"discipline": "step", "threshold": k}
+    if name == "dualpi2":
+        return {"discipline": "dualpi2"}
     raise ValueError(name)
 
 
@@ -64,21 +77,23 @@ def grid() -> list[dict]:
         for n in (10, 50):
             for frac in (0.5, 2.0):
                 for q in QUEUES:
-                    for cc in (("dctcp",) if q == "step" else ("reno", "cubic")):
+                    ccs = {"step": ("dctcp",), "dualpi2": DUAL_SENDERS}.get(q, ("reno", "cubic"))
+                    for cc in ccs:
                         out.append({"queue": q, "cc": cc, "capacity": cap, "flows": n, "bdp": frac,
                                     "rtt": [0.02, 0.1], "slow_start": True})
     return out
 
 
-def draw(seed: int, count: int) -> list[dict]:
+def draw(seed: int, count: int, queues: tuple[str, ...] = DRAWN) -> list[dict]:
     rng = random.Random(seed)
     out = []
     for _ in range(count):
-        q = rng.choice(QUEUES)
+        q = rng.choice(queues)
         lo = rng.uniform(0.005, 0.1)
+        ccs = {"step": ("dctcp", "prague"), "dualpi2": DUAL_SENDERS + ("prague+reno",)}.get(q, ("reno", "cubic"))
         out.append({
             "queue": q,
-            "cc": rng.choice(("dctcp", "prague")) if q == "step" else rng.choice(("reno", "cubic")),
+            "cc": rng.choice(ccs),
             "capacity_bps": 10 ** rng.uniform(7, 10),
             "flows": rng.randint(2, 100),
             "bdp": rng.uniform(0.25, 3.0),
@@ -97,9 +112,12 @@ def scenario(c: dict) -> dict:
     k = max(1, min(b, round(c.get("k_bdp", 1 / 7) * bdp)))
     ecn = c["queue"] in ("red_ecn", "pie_ecn", "step")
     rtt = f"{lo * 1e3:.3f}ms..{hi * 1e3:.3f}ms" if hi > lo else f"{lo * 1e3:.3f}ms"
+    ccs = c["cc"].split("+")
+    counts = [c["flows"] // 2, c["flows"] - c["flows"] // 2] if len(ccs) == 2 else [c["flows"]]
     return {
         "dumbbell": {"capacity": f"{cap:.0f}bps", "buffer": {"packets": b}, "queue": queue(c["queue"], b, k)},
-        "flows": [{"count": c["flows"], "cc": c["cc"], "rtt": rtt, "slow_start": c["slow_start"], "ecn": ecn}],
+        "flows": [{"count": n, "cc": cc, "rtt": rtt, "slow_start": c["slow_start"], "ecn": ecn or cc == "prague"}
+                  for n, cc in zip(counts, ccs)],
         "run": {"duration": "30s", "warmup": "10s", "seed": 1},
     }
 
@@ -107,9 +125,14 @@ def scenario(c: dict) -> dict:
 def measure(r, wall: float) -> dict:
     s = r.summary
     link = s["links"][0]
-    return {"U": s["utilization"], "delay": link["mean_queueing_delay_s"], "mark": link["mark_rate"],
-            "drop": link["early_drop_rate"] + link["overflow_drop_rate"], "jain": s["jain"], "wall": wall,
-            "warnings": list(s.get("warnings", []))}
+    out = {"U": s["utilization"], "delay": link["mean_queueing_delay_s"], "mark": link["mark_rate"],
+           "drop": link["early_drop_rate"] + link["overflow_drop_rate"], "jain": s["jain"], "wall": wall,
+           "warnings": list(s.get("warnings", []))}
+    prague = sum(f["throughput_bps"] for f in s["flows"] if f["variant"] == "prague")
+    classic = sum(f["throughput_bps"] for f in s["flows"] if f["variant"] != "prague")
+    if prague and classic:
+        out["ratio"] = prague / classic  # Prague's throughput over the classic flows'
+    return out
 
 
 def run_cell(c: dict) -> dict:
@@ -218,10 +241,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--random", type=int, default=0, help="this many random cells instead of the grid")
     ap.add_argument("--seed", type=int, default=1, help="the random cells' seed")
+    ap.add_argument("--queues", default=",".join(DRAWN), help="random cells: the disciplines drawn from (comma-separated)")
     ap.add_argument("--report-only", action="store_true")
     a = ap.parse_args()
+    queues = tuple(a.queues.split(","))
+    if unknown := [q for q in queues if q not in QUEUES]:
+        ap.error(f"--queues: unknown {', '.join(unknown)} (known: {', '.join(QUEUES)})")
     if a.random:
-        path, cells = DATA / f"aqm_fluid_random_{a.seed}.jsonl", draw(a.seed, a.random)
+        path, cells = DATA / f"aqm_fluid_random_{a.seed}.jsonl", draw(a.seed, a.random, queues)
     else:
         path, cells = DATA / "aqm_fluid.jsonl", grid()
     if not a.report_only:
