@@ -469,6 +469,8 @@ VALIDATE_LIKE_RUN = [
     ("obs-dumbbell", ['engine="fluid"', 'loss.model="proportional"'], "links[0].assembler"),
     ("obs-dumbbell", ['engine="ns3"'], "links[0].assembler"),
     ("dynamic-dumbbell", ['engine="fluid"'], "flows[0].arrivals"),
+    ("dumbbell-reno", ['engine="fluid"', 'dumbbell.queue={discipline="dualpi2"}', 'loss={model="proportional"}'],
+     "dumbbell.queue"),
     ("obs-dumbbell", ['links.0.assembler={timer="1ms", m_distribution="m.csv"}'], "links[0].assembler.m_distribution"),
 ]
 
