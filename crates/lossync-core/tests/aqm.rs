@@ -148,38 +148,25 @@ fn the_fluid_engine_refuses_what_it_has_no_law_for_by_name() {
         err.starts_with("links[0].queue: the fluid engine has no \"fq_codel\" queue"),
         "{err}"
     );
-    // DualPI2's two queues have a fluid form under the `tcp` loss model only.
-    let text = dumbbell(
-        "100Mbps",
-        200,
-        r#"{ discipline = "dualpi2" }"#,
-        r#"cc = "reno""#,
-        "50ms",
-        (10, 1),
-    )
-    .replace("engine = \"packet\"", "engine = \"fluid\"")
-    .replace("[run]", "[loss]\nmodel = \"proportional\"\n[run]");
-    let sc = lossync_core::scenario::from_toml(&text, std::path::Path::new(".")).unwrap();
-    let err = lossync_core::run(&sc).unwrap_err().to_string();
+    // DualPI2's two queues, and ECN, have a fluid form under the `tcp` loss model only.
+    let proportional = |queue: &str, flows: &str| {
+        let text = dumbbell("100Mbps", 200, queue, flows, "50ms", (10, 1))
+            .replace("engine = \"packet\"", "engine = \"fluid\"")
+            .replace("[run]", "[loss]\nmodel = \"proportional\"\n[run]");
+        let sc = lossync_core::scenario::from_toml(&text, std::path::Path::new(".")).unwrap();
+        lossync_core::run(&sc).unwrap_err().to_string()
+    };
+    let err = proportional(r#"{ discipline = "dualpi2" }"#, r#"cc = "reno""#);
     assert!(
         err.starts_with(
             "links[0].queue: dualpi2's two queues have a fluid form under loss.model = \"tcp\""
         ),
         "{err}"
     );
-    // ECN has a fluid form under the `tcp` loss model only.
-    let text = dumbbell(
-        "100Mbps",
-        200,
+    let err = proportional(
         r#"{ discipline = "red", min_th = 20, max_th = 80, ecn = true }"#,
         "cc = \"reno\"\necn = true",
-        "50ms",
-        (10, 1),
-    )
-    .replace("engine = \"packet\"", "engine = \"fluid\"")
-    .replace("[run]", "[loss]\nmodel = \"proportional\"\n[run]");
-    let sc = lossync_core::scenario::from_toml(&text, std::path::Path::new(".")).unwrap();
-    let err = lossync_core::run(&sc).unwrap_err().to_string();
+    );
     assert!(
         err.starts_with("flows[0].ecn: ECN has a fluid form under loss.model = \"tcp\""),
         "{err}"

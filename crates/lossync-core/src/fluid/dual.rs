@@ -216,12 +216,7 @@ impl LinkState {
             marked_sum: 0.0,
         };
         for (k, m) in self.members.iter().enumerate() {
-            let f = &flows[m.flow];
-            let r = if m.hop == 0 {
-                f.x
-            } else {
-                hop_in[f.hop_off + m.hop]
-            };
+            let r = m.arrival_rate(flows, hop_in);
             let arriving = r * dt;
             let wire = arriving * self.loss_rate;
             let rest = arriving - wire;

@@ -47,6 +47,20 @@ pub(super) struct Member {
     pub(super) last: bool,
 }
 
+impl Member {
+    /// Its arrival rate this step: its sender's rate at its first hop, else what the previous
+    /// hop let through (a step earlier).
+    #[inline]
+    pub(super) fn arrival_rate(&self, flows: &[FlowState], hop_in: &[f64]) -> f64 {
+        let f = &flows[self.flow];
+        if self.hop == 0 {
+            f.x
+        } else {
+            hop_in[f.hop_off + self.hop]
+        }
+    }
+}
+
 /// Running totals of a link since t = 0; statistics are differences of two snapshots.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct LinkAcc {
@@ -149,12 +163,7 @@ impl LinkState {
         let mut unmarked_early_sum = 0.0;
         let mut marked_sum = 0.0;
         for (k, m) in self.members.iter().enumerate() {
-            let f = &flows[m.flow];
-            let r = if m.hop == 0 {
-                f.x
-            } else {
-                hop_in[f.hop_off + m.hop]
-            };
+            let r = m.arrival_rate(flows, hop_in);
             let arriving = r * dt;
             let early = if MARK && ecn[k] {
                 // RFC 3168 §5: marked instead of dropped; the wire's random loss still drops.
