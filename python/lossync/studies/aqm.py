@@ -39,7 +39,8 @@ TARGET_S = {"codel": 0.005, "pie": 0.015, "fq_codel": 0.005, "dualpi2": 0.015}
 K_FACTORS = [0.25, 0.5, 1.0, 2.0]
 QUICK_K_FACTORS = [0.25, 1.0, 2.0]
 #: Per capacity: (run length, warm-up) in seconds, buffers (BDP), and the sender sets per discipline;
-#: DCTCP's (`step_run`) and DualPI2's one-against-one cells' (`pair_run`) run lengths. At 1 Gb/s
+#: DCTCP's (`step_run`) and DualPI2's one-against-one cells' (`pair_run`) run lengths, and the seeds
+#: of claim b's cells (`flat_seeds`). At 1 Gb/s
 #: and 55 ms a Prague and a CUBIC or Reno flow each grow by about a packet per RTT after the
 #: slow-start exit, so their shares take minutes to settle (Prague/CUBIC at 1 BDP: 0.18 measured
 #: over 6-20 s, 0.34 over 18-60 s, 1.55 over 100-300 s).
@@ -50,7 +51,7 @@ FULL = {
                            "pie": ["reno", "cubic", "bbr"], "pie-ecn": ["cubic-ecn"], "fq_codel": ["reno", "cubic", "bbr"],
                            "fq_codel-ecn": ["cubic-ecn"]},
                   k_factors=K_FACTORS, step_run=(20.0, 6.0), dualpi2=True, pair_run=(300.0, 100.0),
-                  many_flows=True, rtt_mixes=True),
+                  flat_seeds=5, many_flows=True, rtt_mixes=True),
     # 10 Gb/s: a CUBIC or Reno cycle is longer than any affordable run (W ≈ 4,600 packets per
     # flow); 10 s show the AQMs' standing queues, not the drop-tail steady state. DCTCP runs 60 s,
     # measured from 40 s: after its slow-start exit its flows grow a packet per RTT each, and the
@@ -58,18 +59,19 @@ FULL = {
     # mean queue was 4,028, outside Alizadeh et al.'s band, a transient).
     "10Gbps": dict(duration=10.0, warmup=4.0, buffers=[0.02, 0.25, 1.0, 2.0],
                    senders={"droptail": ["cubic"], "codel": ["cubic"], "pie": ["cubic"], "fq_codel": ["cubic"]},
-                   k_factors=QUICK_K_FACTORS, step_run=(60.0, 40.0), dualpi2=False, many_flows=False, rtt_mixes=False),
+                   k_factors=QUICK_K_FACTORS, step_run=(60.0, 40.0), dualpi2=False, flat_seeds=5, many_flows=False,
+                   rtt_mixes=False),
     # 100 Gb/s: a couple of cells (several wall seconds per simulated second). No DCTCP: its
     # queue would need about 6,500 mean RTTs (6 simulated minutes) to reach K = 65,476 packets.
     "100Gbps": dict(duration=3.0, warmup=1.5, buffers=[1.0], senders={"codel": ["cubic"]}, k_factors=[1.0],
-                    step_run=None, dualpi2=False, many_flows=False, rtt_mixes=False),
+                    step_run=None, dualpi2=False, flat_seeds=1, many_flows=False, rtt_mixes=False),
 }
 QUICK = {
     "1Gbps": dict(duration=10.0, warmup=3.0, buffers=[0.02, 0.25, 2.0],
                   senders={"droptail": ["reno", "cubic"], "red": ["reno"], "red-ecn": ["dctcp"], "codel": ["cubic"],
                            "codel-ecn": ["cubic-ecn"], "pie": ["cubic"], "fq_codel": ["reno"]},
                   k_factors=QUICK_K_FACTORS, step_run=(10.0, 3.0), dualpi2=True, pair_run=(10.0, 3.0),
-                  many_flows=False, rtt_mixes=True),
+                  flat_seeds=1, many_flows=False, rtt_mixes=True),
 }
 #: CoDel and PIE also at 4 BDP: the buffers above BDP + C·target (claim b) are then 2 and 4 BDP.
 DEEP = 4.0
@@ -151,7 +153,8 @@ def run_aqm(out: Path, quick: bool, engine: str) -> pd.DataFrame:
     for cap, cfg in (QUICK if quick else FULL).items():
         dur, warm, buffers = cfg["duration"], cfg["warmup"], cfg["buffers"]
         senders = {d: s for d, s in cfg["senders"].items() if d.removesuffix("-ecn") in have}
-        sweeps: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = []
+        # (family, base or queue, points, seeds)
+        sweeps: list[tuple[str, dict[str, Any], list[dict[str, Any]], int | list[int]]] = []
 
         def flow(cc_key: str, count: int = 10, rtt: str = RTT) -> dict[str, Any]:
             cc, ecn = SENDERS[cc_key]
@@ -167,7 +170,7 @@ def run_aqm(out: Path, quick: bool, engine: str) -> pd.DataFrame:
             pts += [{"name": _label("droptail", "reno", 100), "dumbbell.buffer.bdp_fraction": b, **flow("reno", 100)}
                     for b in (0.1, 1.0)]
         if pts:
-            sweeps.append(("droptail", {"discipline": "droptail"}, pts))
+            sweeps.append(("droptail", {"discipline": "droptail"}, pts, 1))
         # RED, gentle, its thresholds a sixth and a half of the buffer (max_p, weight: Floyd &
         # Jacobson's defaults), dropping or marking.
         pts = []
@@ -179,7 +182,7 @@ def run_aqm(out: Path, quick: bool, engine: str) -> pd.DataFrame:
                                 "dumbbell.queue.min_th": max(1.0, round(pkts / 6)),
                                 "dumbbell.queue.max_th": max(2.0, round(pkts / 2)), **flow(s)})
         if pts:
-            sweeps.append(("red", {"discipline": "red", "min_th": 1, "max_th": 2, "ecn": False}, pts))
+            sweeps.append(("red", {"discipline": "red", "min_th": 1, "max_th": 2, "ecn": False}, pts, 1))
         # The delay-based AQMs at their defaults, dropping or marking.
         pts = []
         for d in ("codel", "codel-ecn", "pie", "pie-ecn", "fq_codel", "fq_codel-ecn"):
@@ -197,7 +200,14 @@ def run_aqm(out: Path, quick: bool, engine: str) -> pd.DataFrame:
                      "dumbbell.buffer.bdp_fraction": b, **flow("reno", 100)}
                     for d in ("codel", "fq_codel") if d in have for b in (0.1, 1.0)]
         if pts:
-            sweeps.append(("aqm", {"discipline": "codel", "ecn": False}, pts))
+            sweeps.append(("aqm", {"discipline": "codel", "ecn": False}, pts, 1))
+        # Claim b's cells above BDP + C·target again, with seeds 2 to `flat_seeds`: it compares
+        # the mean delay at 2 and 4 BDP within 5%, which one seed's run-to-run noise can exceed.
+        flat = [p for p in pts if p["dumbbell.queue.discipline"] in ("codel", "pie") and p["flows.0.count"] == 10
+                and p["flows.0.rtt"] == RTT
+                and p["dumbbell.buffer.bdp_fraction"] >= 1.0 + TARGET_S[p["dumbbell.queue.discipline"]] / RTT_MEAN_S]
+        if flat and cfg["flat_seeds"] > 1:
+            sweeps.append(("aqm-seeds", {"discipline": "codel", "ecn": False}, flat, list(range(2, cfg["flat_seeds"] + 1))))
         # DCTCP behind step marking: K = C·RTT/7 (or the whole buffer where that is less) against
         # buffer size, and K from a quarter to twice C·RTT/7 in a 1 BDP buffer.
         if "step" in have and cfg["step_run"]:
@@ -208,7 +218,7 @@ def run_aqm(out: Path, quick: bool, engine: str) -> pd.DataFrame:
                                              if f != 1.0 or 1.0 not in buffers])):
                 pts += [{"name": _label("step", sender, k=k / kr), "dumbbell.buffer.bdp_fraction": b,
                          "dumbbell.queue.threshold": max(1, k), **flow("dctcp")} for b, k in grid]
-            sweeps.append(("step", _base(cap, *cfg["step_run"], {"discipline": "step", "threshold": 1}), pts))
+            sweeps.append(("step", _base(cap, *cfg["step_run"], {"discipline": "step", "threshold": 1}), pts, 1))
         # DualPI2: 5 Prague + 5 CUBIC flows (RTTs pairwise equal) and 10 Prague flows; and, run
         # to their steady state (`pair_run`), one Prague flow against one CUBIC or one Reno flow
         # at 55 ms.
@@ -223,11 +233,11 @@ def run_aqm(out: Path, quick: bool, engine: str) -> pd.DataFrame:
                        for cell, cc1, n, rtt in cells for b in buffers]
                 base = _base(cap, d, w, {"discipline": "dualpi2"}, groups=2)
                 base["flows"][0].update(cc="prague", ecn=True)
-                sweeps.append((family, base, pts))
+                sweeps.append((family, base, pts, 1))
 
-        for family, queue, pts in sweeps:
+        for family, queue, pts, seeds in sweeps:
             base = queue if "dumbbell" in queue else _base(cap, dur, warm, queue)
-            rows = run_sweep(out / cap / family, base, _zip(pts), 1, [], engine, columns=link_columns, mode="zip")
+            rows = run_sweep(out / cap / family, base, _zip(pts), seeds, [], engine, columns=link_columns, mode="zip")
             frames.append(rows.assign(capacity=cap))
     rows = pd.concat(frames, ignore_index=True).rename(columns={"dumbbell.buffer.bdp_fraction": "buffer"})
     parts = rows["name"].str.split("|", expand=True)
@@ -247,10 +257,15 @@ STYLES = {"reno": ":", "cubic": "-", "cubic-ecn": "-", "bbr": "--", "dctcp": "-"
           "prague+cubic-1": ":"}
 
 
+def _cells(rows: pd.DataFrame, cap: str, disc: str, sender: str) -> pd.DataFrame:
+    """The runs of one discipline and sender, 10 flows over the study's RTTs (every seed)."""
+    return rows[(rows["capacity"] == cap) & (rows["discipline"] == disc) & (rows["sender"] == sender)
+                & (rows["rtt"] == RTT) & (rows["flows"] == 10)]
+
+
 def _series(rows: pd.DataFrame, cap: str, disc: str, sender: str, metric: str) -> pd.Series:
-    r = rows[(rows["capacity"] == cap) & (rows["discipline"] == disc) & (rows["sender"] == sender)
-             & (rows["rtt"] == RTT) & (rows["flows"] == 10)]
-    return r.groupby("buffer")[metric].mean()
+    """Per buffer, the mean of `metric` over the seeds run."""
+    return _cells(rows, cap, disc, sender).groupby("buffer")[metric].mean()
 
 
 def aqm_figure(rows: pd.DataFrame):
@@ -333,9 +348,13 @@ def _claim_buffer_irrelevant(rows):
                         break
                 ok = du <= FLAT and dd <= FLAT
                 holds &= ok
+                # The seeds behind each mean above the knee, and the delay's spread among them.
+                seeds = _cells(rows, cap, disc, sender).groupby("buffer")["mean_queueing_delay_s"].agg(["count", "std", "mean"])
+                n = int(seeds.loc[above, "count"].min())
+                spread = f", {n} seeds (delay std {(seeds.loc[above, 'std'] / seeds.loc[above, 'mean']).max():.1%})" if n > 1 else ""
                 parts.append(f"{cap} {disc}/{sender}: U {u[ref]:.3f}, mean delay {d[ref] * 1e3:.2f} ms at {ref:g} BDP; "
                              f"above {knee_min:.2f} BDP ({', '.join(f'{b:g}' for b in above)}) U within {du:.1%}, delay "
-                             f"within {dd:.1%}; flat from {knee:g} BDP")
+                             f"within {dd:.1%}{spread}; flat from {knee:g} BDP")
     if not parts:
         return _absent(rows, "codel", "pie") or "no CoDel or PIE cell with two buffers above BDP + C·target", None
     return "; ".join(parts), holds
@@ -421,7 +440,8 @@ def _setup() -> str:
     absent = [d for d in ("fq_codel", "dualpi2", "pie", "codel", "step") if d not in have]
     return (
         "Dumbbell, packet engine, 1500-byte packets, 10 flows with RTTs spread over 10..100 ms (buffers in BDP at the "
-        "55 ms mean RTT), started together in slow start; one seed. Disciplines at their RFC defaults: drop-tail; RED "
+        "55 ms mean RTT), started together in slow start; one seed (five for the CoDel and PIE cells above BDP + "
+        "C·target at 1 and 10 Gb/s). Disciplines at their RFC defaults: drop-tail; RED "
         "(gentle, min_th = buffer/6, max_th = buffer/2, dropping, or marking: RED-ECN); CoDel (5 ms, 100 ms) and PIE "
         "(15 ms), dropping or marking; DCTCP's step marking at K = C·RTT/7 (or the buffer, where smaller) and K from "
         "¼ to 2 × C·RTT/7 at 1 BDP; FQ-CoDel; DualPI2 with 5 Prague + 5 CUBIC flows (equal RTTs in pairs), 10 Prague "
