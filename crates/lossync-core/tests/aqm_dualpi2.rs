@@ -183,3 +183,31 @@ fn the_fluid_coupling_shares_the_link_as_the_packet_engine() {
     );
     assert!(delay_s(&alone) < 0.001, "{}", delay_s(&alone));
 }
+
+#[test]
+fn dual_queues_the_machine_cannot_hold_are_refused_naming_the_buffer() {
+    // Each dual-queue link keeps its classic queue's wait line, a step per entry, up to 32 MiB:
+    // 20,000 of them with deep buffers would need 640 GiB, refused before anything is allocated.
+    let links: String = (0..20_000)
+        .map(|i| {
+            format!(
+                "[[links]]\nname = \"l{i}\"\ncapacity = \"10Mbps\"\ndelay = \"1ms\"\n\
+                 buffer = {{ packets = 1000000 }}\nqueue = {{ discipline = \"dualpi2\" }}\n"
+            )
+        })
+        .collect();
+    let text = format!(
+        "engine = \"fluid\"\n{links}[[flows]]\ncc = \"prague\"\npath = [\"l0\"]\nrtt = \"20ms\"\n\
+         [run]\nduration = \"1s\"\n"
+    );
+    let sc = lossync_core::scenario::from_toml(&text, std::path::Path::new(".")).unwrap();
+    let e = lossync_core::FluidEngine::new(&sc)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.starts_with("links[") && e.contains("].buffer: the fluid engine would need"),
+        "{e}"
+    );
+    assert!(e.contains("dual queue"), "{e}");
+}

@@ -117,9 +117,23 @@ fn check_memory(sc: &Scenario, total_steps: u64) -> Result<()> {
         .iter()
         .map(|f| f.path.len() + f.ack_path.len())
         .sum();
+    // A dual-queue link's classic FIFO, 8 bytes per step of its longest wait (fluid/dual.rs).
+    let fifo = |l: &crate::scenario::Link| {
+        8.0 * super::dual::fifo_steps(l.buffer_pkts, l.capacity_pps, 0.0, dt) as f64
+    };
+    let duals = || sc.links.iter().enumerate().filter(|(_, l)| l.queue.dual());
+    let fifos: f64 = duals().map(|(_, l)| fifo(l)).sum();
     // FlowState with its law, and per hop a link member's eight scratch numbers.
     let state = n * 512.0 + hops as f64 * 80.0;
-    let (field, what) = if series > ring && series > state {
+    let (field, what) = if fifos > series && fifos > ring && fifos > state {
+        let (l, _) = duals()
+            .max_by(|a, b| fifo(a.1).total_cmp(&fifo(b.1)))
+            .expect("some link is dual");
+        (
+            format!("links[{l}].buffer"),
+            "a dual queue's classic wait line, one entry per step of its longest wait",
+        )
+    } else if series > ring && series > state {
         ("run.record_interval".to_string(), "the time series")
     } else if ring > state && buffer_blame {
         let l = sc
@@ -143,7 +157,7 @@ fn check_memory(sc: &Scenario, total_steps: u64) -> Result<()> {
     } else {
         ("flows".to_string(), "per-flow state")
     };
-    crate::memory::check("fluid", ring + series + state, &field, what)
+    crate::memory::check("fluid", ring + series + state + fifos, &field, what)
 }
 
 /// Where the fidelity matrix (docs/validation/fidelity.md: 486 cells against the packet engine,

@@ -56,11 +56,7 @@ impl DualState {
         buffer_pkts: f64,
         dt: f64,
     ) -> Self {
-        // The longest a classic packet can wait: a full buffer drained at the classic queue's
-        // guaranteed share (at least 1% of the link), in steps; capped at 2^22 steps (32 MiB),
-        // beyond which the wait reads as that cap.
-        let wait_s = buffer_pkts / (first.c_share.max(0.01) * capacity_pps);
-        let steps = ((wait_s / dt).ceil() as usize + 2).min(1 << 22);
+        let steps = fifo_steps(buffer_pkts, capacity_pps, first.c_share, dt);
         DualState {
             l4s,
             q: [0.0; 2],
@@ -87,6 +83,15 @@ impl DualState {
                     .max(floor),
         ]
     }
+}
+
+/// The classic FIFO's ring length in steps: the longest a classic packet can wait, a full buffer
+/// drained at the classic queue's guaranteed share `c_share` (at least 1% of the link), capped at
+/// 2^22 steps (32 MiB), beyond which the wait reads as that cap. fluid::check counts it with
+/// `c_share` 0, the most it can be.
+pub(super) fn fifo_steps(buffer_pkts: f64, capacity_pps: f64, c_share: f64, dt: f64) -> usize {
+    let wait_s = buffer_pkts / (c_share.max(0.01) * capacity_pps);
+    ((wait_s / dt).ceil() as usize + 2).min(1 << 22)
 }
 
 /// A fluid FIFO's head wait: the cumulative fluid that had entered by the end of each recent
@@ -299,5 +304,41 @@ impl LinkState {
         for (k, &l4s) in dual.l4s.iter().enumerate() {
             dual.q[l4s as usize] += self.q_member[k];
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fifo_head_waits_since_its_fluid_entered() {
+        let mut f = Fifo::new(8);
+        assert_eq!(f.head_wait_steps(), 0);
+        // One packet enters per step and none leaves: the first waits 3 steps after 3 steps.
+        for _ in 0..3 {
+            f.push(1.0, 0.0);
+        }
+        assert_eq!(f.head_wait_steps(), 3);
+        // One and a half leave: the first step's packet is gone, the second's is at the head.
+        f.push(0.0, 1.5);
+        assert_eq!(f.head_wait_steps(), 3);
+        // The rest leaves: empty.
+        f.push(0.0, 1.5);
+        assert_eq!(f.head_wait_steps(), 0);
+        // A wait longer than the ring reads as the ring's length.
+        for _ in 0..20 {
+            f.push(1.0, 0.0);
+        }
+        assert_eq!(f.head_wait_steps(), 7);
+    }
+
+    #[test]
+    fn the_wait_line_covers_a_full_buffer_at_the_classic_share() {
+        // 1,000 packets at 10% of 8,333 packets/s: 1.2 s, 12,000 steps of 0.1 ms (+2).
+        assert_eq!(fifo_steps(1000.0, 8333.3, 0.1, 1e-4), 12_003);
+        // A share under 1% counts as 1%, and the line stops at 2^22 steps.
+        assert_eq!(fifo_steps(10.0, 1000.0, 0.0, 1e-3), 1_002);
+        assert_eq!(fifo_steps(1e9, 1000.0, 0.1, 1e-3), 1 << 22);
     }
 }
