@@ -201,10 +201,14 @@ impl FluidEngine {
                 packet_size_bytes: l.packet_size_bytes,
                 first_interval_s: mean_rtt,
             });
-            // A dual-queue discipline (fluid::check allows it under `tcp` only).
-            let dual = discipline
-                .fluid_dual(0.0, 0.0, 0.0, 0.0)
-                .filter(|_| tcp_model)
+            // A dual-queue discipline (its `QueueParams::DUAL`, as fluid::check reads it, which
+            // allows it under `tcp` only); its first signals give its scheduler's shares.
+            let dual = (tcp_model && l.queue.dual())
+                .then(|| {
+                    discipline
+                        .fluid_dual(0.0, 0.0, 0.0, 0.0)
+                        .expect("a DUAL discipline has a fluid_dual face")
+                })
                 .map(|first| {
                     dual_slots += 1;
                     let members_l4s = members.iter().map(|m| l4s(m.flow)).collect();
