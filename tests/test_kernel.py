@@ -227,6 +227,8 @@ def test_the_next_run_removes_what_a_killed_run_left_and_says_so(tmp_path):
     (["examples/parking-lot.toml"], "links"),
     (["KERNEL_TOML", "--set", 'flows.0.cc="highspeed"'], "flows[0].cc"),
     (["KERNEL_TOML", "--set", "dumbbell.loss_rate=0.01"], "dumbbell.loss_rate"),
+    (["KERNEL_TOML", "--set", 'flows.0.hystart="linux"'], "flows[0].hystart"),
+    (["KERNEL_TOML", "--set", 'flows.0.cc="cubic"', "--set", 'flows.0.hystart="rfc9406"'], "flows[0].hystart"),
 ])
 def test_what_the_kernel_cannot_run_is_refused_by_field(tmp_path, args, field):
     # Refused before anything is built, so this runs without root too.

@@ -100,6 +100,8 @@ def test_two_links_are_refused_naming_the_field():
         ({"cc": "reno", "rtt": "100ms", "parallel": 2}, r"^flows\[0\]\.parallel: "),
         ({"cc": "reno", "rtt": "100ms", "direction": "reverse"}, r"^dumbbell\.reverse: "),
         ({"cc": "ghstcp", "rtt": "100ms"}, r"^flows\[0\]\.cc: "),
+        ({"cc": "reno", "rtt": "100ms", "hystart": "linux"}, r"^flows\[0\]\.hystart: ns-3 runs HyStart in TcpCubic only"),
+        ({"cc": "cubic", "rtt": "100ms", "hystart": "rfc9406"}, r"^flows\[0\]\.hystart: ns-3 has no 'rfc9406'"),
     ],
 )
 def test_untranslatable_fields_are_refused(flow, field):
@@ -130,6 +132,22 @@ def test_delayed_acks_and_access_rates_translate():
     params = translate(_resolve(doc, (), None))
     assert "delack_count 2\n" in params and "delack_timeout 0.04\n" in params
     assert "@access_bps=5000000.0" in params
+
+
+def test_hystart_is_tcp_cubics_at_linux_constants():
+    from lossync.engines.ns3 import _resolve, translate
+
+    def cubic(hystart):
+        doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}},
+               "flows": [{"cc": "cubic", "rtt": "100ms", "hystart": hystart}]}
+        return translate(_resolve(doc, (), None))
+
+    # tcp_cubic.c (Linux 6.1): low window 16, 8 samples, ACK gap 2 ms, threshold within 4-16 ms.
+    on = cubic("linux")
+    for attr in ("HyStart=true", "HyStartLowWindow=16", "HyStartMinSamples=8", "HyStartAckDelta=0.002s",
+                 "HyStartDelayMin=0.004s", "HyStartDelayMax=0.016s"):
+        assert attr in on, on
+    assert "HyStart=false" in cubic("off")
 
 
 def test_a_wall_time_limit_stops_the_run_and_reports_how_far_it_got():

@@ -105,6 +105,7 @@ rwnd = { bytes = "1MB" }
 access_capacity = "3.3Gbps"
 slow_start = true
 initial_window = 4
+hystart = "linux"
 
 [[flows]]
 name = "back"
@@ -117,6 +118,7 @@ path = ["b", "a"]
 pacing = true
 delayed_ack = true
 ack_size = "52B"
+hystart = "rfc9406"
 
 [[flows]]
 count = 2

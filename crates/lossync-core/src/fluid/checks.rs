@@ -181,6 +181,14 @@ pub(super) fn region_warnings(sc: &Scenario) -> Vec<String> {
             });
         }
     }
+    let mut groups = sc.flows.iter().filter(|f| !f.hystart.is_off());
+    if let Some(f) = groups.next() {
+        out.push(format!(
+            "flows[{}].hystart: the fluid engine has no per-ACK RTT samples and slow-starts until \
+             its first loss, as without HyStart; compare the start with --engine packet",
+            f.group
+        ));
+    }
     let xcp = sc.flows.iter().any(|f| f.cc.name() == "xcp");
     match &sc.loss {
         LossModel::Proportional if xcp => out.push(

@@ -53,11 +53,13 @@
 //!
 //! This file holds the sender's state, ACK processing and sending; `sender/rtt.rs` the RTT
 //! estimate and RTO, `sender/recovery.rs` loss detection and the timeout, `sender/ecn.rs` the
-//! answer to ECN echoes, `sender/rate.rs` the delivery-rate estimator.
+//! answer to ECN echoes, `sender/rate.rs` the delivery-rate estimator, `sender/hystart.rs` the
+//! end of slow start on a rising RTT (`hystart`).
 //!
 //! [`RateSample`]: crate::cc::RateSample
 
 mod ecn;
+mod hystart;
 mod prr;
 mod rate;
 mod recovery;
@@ -66,7 +68,8 @@ mod rtt;
 use super::event::{s_from_ps, SimTime};
 use crate::cc::{self, CcContext, CongestionControl, EcnUse};
 use crate::queue::Ecn;
-use crate::scenario::LossRecovery;
+use crate::scenario::{Hystart, LossRecovery};
+use hystart::SlowStartExit;
 use prr::Prr;
 pub use rate::TX_STAMP_BYTES;
 use rate::{RateState, TxStamp};
@@ -187,6 +190,9 @@ pub struct Sender {
     /// How fast recovery sends ([`LossRecovery`]), and PRR's state in the episode under way.
     loss_recovery: LossRecovery,
     prr: Prr,
+    /// The detector that may end slow start early (`hystart`), and whether the sender paces.
+    ss_exit: SlowStartExit,
+    paced: bool,
     srtt_ps: f64,
     rttvar_ps: f64,
     has_rtt: bool,
@@ -296,6 +302,8 @@ impl Sender {
             force_retx: false,
             loss_recovery: LossRecovery::Rfc6675,
             prr: Prr::default(),
+            ss_exit: SlowStartExit::new(Hystart::Off),
+            paced: false,
             srtt_ps: 0.0,
             rttvar_ps: 0.0,
             has_rtt: false,
@@ -341,14 +349,16 @@ impl Sender {
             retx_fifo: std::mem::take(&mut self.retx_fifo),
             stamps: std::mem::take(&mut self.stamps),
         };
-        let (stats, abc_limit, ect, scalable, loss_recovery, hold_after_echo) = (
+        let (stats, abc_limit, ect, scalable, loss_recovery, hold_after_echo, paced) = (
             self.stats,
             self.abc_limit,
             self.ect,
             self.scalable,
             self.loss_recovery,
             self.hold_after_echo,
+            self.paced,
         );
+        let ss_exit = SlowStartExit::new(self.ss_exit.kind());
         *self = Sender {
             stats,
             abc_limit,
@@ -356,6 +366,8 @@ impl Sender {
             scalable,
             loss_recovery,
             hold_after_echo,
+            ss_exit,
+            paced,
             limit_pkts: size_pkts,
             ..Self::with_buffers(
                 cc,
@@ -384,6 +396,13 @@ impl Sender {
     /// How fast recovery sends: RFC 6675's pipe rule, or PRR ([`prr`]).
     pub fn with_loss_recovery(mut self, r: LossRecovery) -> Self {
         self.loss_recovery = r;
+        self
+    }
+
+    /// Slow start may end early on a rising RTT ([`hystart`]); `paced`: the sender paces.
+    pub fn with_hystart(mut self, kind: Hystart, paced: bool) -> Self {
+        self.ss_exit = SlowStartExit::new(kind);
+        self.paced = paced;
         self
     }
 
@@ -603,6 +622,7 @@ impl Sender {
             self.force_retx = true;
             self.stats.fast_recoveries += 1;
             self.stats.reductions += 1;
+            self.ss_exit.on_reduction(false);
         }
 
         let safe = advanced && newly_lost + lost_again == 0;
@@ -633,15 +653,17 @@ impl Sender {
         };
         if advanced && !reducing {
             // RFC 5681 §3.1 eq. (2), with RFC 3465's byte counting: one packet per packet
-            // acknowledged, at most L per ACK; the law above ssthresh.
+            // acknowledged, at most L per ACK; the law above ssthresh. HyStart may slow or end
+            // slow start first.
+            let (acked, limit) = self.slow_start_count(now_ps, rtt_ps, newly_acked);
             let ctx = self.ctx(now_ps);
             self.cwnd_pkts = cc::grow_window(
                 self.cc.as_mut(),
                 &ctx,
                 self.cwnd_pkts,
                 self.ssthresh_pkts,
-                newly_acked,
-                self.abc_limit,
+                acked,
+                limit,
                 self.rwnd_pkts,
             );
         }

@@ -204,6 +204,9 @@ pub struct FlowGroupSpec {
     pub delayed_ack: Option<DelayedAckSpec>,
     /// Fast recovery's sending: "rfc6675" (default) or "prr" (RFC 9937, as Linux).
     pub recovery: Option<String>,
+    /// Slow start's exit on a rising RTT: "off" (default), "rfc9406" (HyStart++) or "linux"
+    /// (the HyStart of Linux's CUBIC).
+    pub hystart: Option<String>,
     pub ack_size: Option<Bytes>,
     /// Capacity of each flow's access link; default 10x the first link of its path.
     pub access_capacity: Option<Rate>,

@@ -241,6 +241,8 @@ mod tests {
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\nack_size = \"2KB\"\n"), "flows[0].ack_size: 2000 B is larger than a data packet"),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ndelayed_ack = {{ count = 0 }}\n"), "flows[0].delayed_ack.count: must be in 1..=64"),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\nrecovery = \"newreno\"\n"), "flows[0].recovery: unknown fast recovery \"newreno\" (known: rfc6675, prr)"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\nhystart = \"hystart++\"\n"), "flows[0].hystart: unknown slow-start exit \"hystart++\" (known: off, rfc9406, linux)"),
+            (format!("{LINK}[[flows]]\ncc = \"bbr\"\nrtt = 0.1\nhystart = \"linux\"\n"), "flows[0].hystart: bbr sets its own window: HyStart only ends a window law's slow start"),
             (format!("{LINK}reverse = {{ speed = 1 }}\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n"), "dumbbell.reverse.speed: unknown field `speed`"),
             (format!("{LINK}[[flows]]\ncc = {{ variant = \"cubic\", beta = 1.5 }}\nrtt = 0.1\n"), "flows[0].cc.beta: 1.5 is out of range: must be in (0, 1)"),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[[flows]]\ncc = {{ variant = \"reno\", c = 1 }}\nrtt = 0.1\n"), "flows[1].cc.c: unknown parameter (this variant takes: a, b)"),

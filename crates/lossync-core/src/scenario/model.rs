@@ -271,6 +271,39 @@ pub struct Flow {
     /// Packet engine: how fast recovery sends ([`LossRecovery`]).
     #[serde(default)]
     pub recovery: LossRecovery,
+    /// Packet engine: how slow start may end before the first loss ([`Hystart`]).
+    #[serde(default, skip_serializing_if = "Hystart::is_off")]
+    pub hystart: Hystart,
+}
+
+/// Leaving the initial slow start on a rise of the RTT, before the overshoot's losses: not at
+/// all (RFC 5681 §3.1), HyStart++ (RFC 9406, the IETF's), or the HyStart of Linux's CUBIC
+/// (Ha & Rhee 2011: an ACK train and a delay increase; `tcp_cubic.c` as of Linux 6.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Hystart {
+    #[default]
+    Off,
+    Rfc9406,
+    Linux,
+}
+
+impl Hystart {
+    pub const NAMES: [&'static str; 3] = ["off", "rfc9406", "linux"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Hystart::Off, Hystart::Rfc9406, Hystart::Linux]
+            .into_iter()
+            .find(|h| h.name() == name)
+    }
+
+    pub fn is_off(&self) -> bool {
+        *self == Hystart::Off
+    }
 }
 
 /// How a sender in SACK fast recovery decides what to send: RFC 6675's rule (send while the

@@ -239,6 +239,7 @@ fn same_group((a, na): Logical, (b, nb): Logical) -> bool {
         && a.send_jitter_s.to_bits() == b.send_jitter_s.to_bits()
         && a.arrivals == b.arrivals
         && a.recovery == b.recovery
+        && a.hystart == b.hystart
 }
 
 /// One value if all are the same bits, else a list.
@@ -314,6 +315,9 @@ fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
         ),
     }
     line(o, "recovery", &format!("{:?}", f.recovery.name()));
+    if !f.hystart.is_off() {
+        line(o, "hystart", &string(f.hystart.name()));
+    }
     line(o, "ack_size", &num(f.ack_size_bytes));
     if f.rwnd_pkts.is_finite() {
         line(o, "rwnd", &inline(&[("packets", num(f.rwnd_pkts))]));

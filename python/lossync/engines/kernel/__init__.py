@@ -26,7 +26,8 @@ What is modelled:
   warning in the summary. The box runs in Python: at a few hundred Mb/s it adds jitter.
 - TCP is Linux's: SACK, timestamps, window scaling, PRR, RACK, its own delayed ACKs (so the
   scenario's `delayed_ack` is refused), CUBIC with HyStart when the kernel enables it (a
-  warning says so). Variants: those of ours this kernel has
+  warning says so unless the scenario asks `hystart = "linux"`; HyStart++ is refused).
+  Variants: those of ours this kernel has
   (/proc/sys/net/ipv4/tcp_available_congestion_control); a parameter is accepted only when it
   equals what the kernel runs. The initial window is the route's initcwnd (ip-route(8));
   `slow_start = false` is the route's locked ssthresh = the initial window, which Linux reads
@@ -221,8 +222,12 @@ def _run(net: netns.Network, prepared: Prepared, p: Plan, left: list[str], deadl
         own_rtt = _probe(net, 0, 10)
         _stop(net, box)
         box, rtt_check = _delay_box_for_targets(net, p, own_rtt, out / "box.json")
-        if any(f.cc == "cubic" and f.slow_start for f in p.flows) and _hystart_on():
-            warnings.append("kernel engine: Linux CUBIC leaves slow start by HyStart (tcp_cubic hystart=1), which the other engines do not model")
+        # tcp_cubic's hystart is a module parameter for the whole machine: say where it differs.
+        cubic = [f for f in p.flows if f.cc == "cubic"]
+        if any(f.slow_start and not f.hystart for f in cubic) and _hystart_on():
+            warnings.append("kernel engine: Linux CUBIC leaves slow start by HyStart (tcp_cubic hystart=1), which the scenario does not ask (hystart = \"linux\")")
+        if any(f.hystart for f in cubic) and not _hystart_on():
+            warnings.append("kernel engine: the scenario asks CUBIC's HyStart, which this machine's tcp_cubic has off (hystart=0)")
         bdp_pkts = max(f.rtt_s for f in p.flows) * p.capacity_bps / (8 * p.packet_size)
         buf_bytes = int(min(4 * (bdp_pkts + p.buffer_pkts + max(f.initial_window for f in p.flows)) * p.packet_size + (1 << 20), 1 << 28))
         receiver = net.start("rcv", "receiver.py", str(PORT), str(buf_bytes), stdout=subprocess.PIPE)

@@ -67,6 +67,7 @@ class FlowPlan:
     initial_window: int
     slow_start: bool
     ecn: bool = False  # ECN-capable (RFC 3168): net.ipv4.tcp_ecn = 1, or the route's `features ecn`
+    hystart: bool = False  # the scenario asks CUBIC's HyStart (`hystart = "linux"`)
 
 
 @dataclass
@@ -317,6 +318,11 @@ def plan(scenario: Prepared | dict[str, Any], force: bool = False) -> Plan:
             raise ScenarioError(f"{field}.access_capacity", "the kernel engine has no access links (the senders' veth is unlimited)")
         if f.get("delayed_ack"):
             raise ScenarioError(f"{field}.delayed_ack", "the kernel engine runs Linux's own delayed ACKs (quick-ACK heuristics); leave delayed_ack unset")
+        hystart = f.get("hystart", "off")
+        if hystart == "rfc9406":
+            raise ScenarioError(f"{field}.hystart", "Linux has no HyStart++ (RFC 9406); its CUBIC runs its own HyStart: hystart = \"linux\"")
+        if hystart == "linux" and f["variant"] != "cubic":
+            raise ScenarioError(f"{field}.hystart", "Linux runs HyStart in CUBIC only")
         linux = LINUX_NAMES.get(f["variant"])
         if linux is None or linux not in have:
             raise ScenarioError(f"{field}.cc", f"variant {f['variant']!r} is not in this kernel (available: {', '.join(v for v in LINUX_NAMES if v in have)})")
@@ -325,6 +331,6 @@ def plan(scenario: Prepared | dict[str, Any], force: bool = False) -> Plan:
         if iw != round(iw) or iw < 1:
             raise ScenarioError(f"{field}.initial_window", "the kernel engine needs a whole number of packets")
         out.append(FlowPlan(cc=linux, rtt_s=f["rtt_s"], start_s=f["start_s"], initial_window=int(iw), slow_start=bool(f["slow_start"]),
-                            ecn=bool(f.get("ecn"))))
+                            ecn=bool(f.get("ecn")), hystart=hystart == "linux"))
     leaf = red.tc_args() if red is not None else ["pfifo", "limit", str(b)]
     return Plan(capacity_bps=link["capacity_bps"], packet_size=int(ps), buffer_pkts=b, flows=out, red=red, leaf=leaf)

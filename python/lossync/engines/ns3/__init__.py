@@ -79,7 +79,7 @@ What is modelled (the packet engine's dumbbell, docs/packet.md):
 - Variants: reno -> TcpLinuxReno (+1 segment per cwnd acked segments, cwnd/2 on loss; TcpNewReno
   grows by MSS^2/cwnd per ACK and halves bytes in flight), highspeed -> TcpHighSpeed, scalable ->
   TcpScalable (AIFactor = 1/a, MDFactor = b), cubic -> TcpCubic (C, Beta, FastConvergence,
-  TcpFriendliness; HyStart off, the other engines have none), htcp -> TcpHtcp (DeltaL;
+  TcpFriendliness; HyStart off unless the group asks `hystart = "linux"`), htcp -> TcpHtcp (DeltaL;
   adaptive_backoff = false -> ThroughputRatio = -1), bic -> TcpBic (all six parameters; ns-3's
   SmoothPart default is 5, Linux's and ours 20), dctcp -> TcpDctcp (g -> DctcpShiftG, the gain
   itself; alpha_init -> DctcpAlphaOnInit; ECT(0)), bbr -> TcpBbr (v1: high_gain -> HighGain,
@@ -116,7 +116,7 @@ Known differences from the packet engine (they explain most gaps in docs/validat
   RTT_min/100 ms in [0.1, 2], the default rtt_scaling = true); beta = RTT_min/RTT_max, not
   clamped to [0.5, 0.8], only when the throughput between losses rose (by less than 100%, an
   integer division), otherwise 0.5 (Linux: 0.5 when it moved by more than 20% either way).
-- CUBIC: ns-3's integer cnt-based growth (Linux's), HyStart off here.
+- CUBIC: ns-3's integer cnt-based growth (Linux's), HyStart off unless `hystart = "linux"`.
 - RED: ns-3's is ns-2's, with count-based spacing and `Wait` (its default, kept: no early
   drop or mark until count x p_b >= 1, then p_b/(2 - count x p_b)), so drops or marks come about
   every 1.5/p_b arrivals; the packet engine drops or marks each arrival independently with p_b.
@@ -182,6 +182,18 @@ def _attr(name: str, kind: str = "float") -> Translate:
     return tr
 
 
+def _hystart(f: dict, field: str) -> list[tuple[str, str]]:
+    """A flow group's `hystart = "linux"`: ns-3's TcpCubic HyStart, set to Linux 6.1's constants
+    (both detectors, low window 16, 8 samples, ACK gap 2 ms, delay threshold min/8 within
+    4–16 ms; ns-3's own ceiling is 1 s). ns-3 has no HyStart++ and no HyStart outside TcpCubic."""
+    if f["hystart"] != "linux":
+        raise ScenarioError(f"{field}.hystart", f"ns-3 has no {f['hystart']!r} slow-start exit (its TcpCubic has Linux's: hystart = \"linux\")")
+    if f["variant"] != "cubic":
+        raise ScenarioError(f"{field}.hystart", "ns-3 runs HyStart in TcpCubic only")
+    return [("HyStart", "true"), ("HyStartLowWindow", "16"), ("HyStartMinSamples", "8"),
+            ("HyStartAckDelta", "0.002s"), ("HyStartDelayMin", "0.004s"), ("HyStartDelayMax", "0.016s")]
+
+
 def _scalable_a(v: Any, default: Any, field: str) -> list[tuple[str, str]]:
     # ns-3 adds one segment per min(cwnd, AIFactor) acked segments: a = 1/AIFactor per ACK.
     k = round(1.0 / float(v))
@@ -204,7 +216,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Translate], list[tuple[str, str]]]] = {
     "cubic": ("ns3::TcpCubic", {
         "c": _attr("C"), "beta": _attr("Beta"), "fast_convergence": _attr("FastConvergence", "bool"),
         "reno_friendly": _attr("TcpFriendliness", "bool"),
-    }, [("HyStart", "false")]),  # the other engines have no HyStart
+    }, [("HyStart", "false")]),  # the scenario's `hystart` switches it on (_hystart)
     "htcp": ("ns3::TcpHtcp", {"delta_l": _attr("DeltaL", "time"), "adaptive_backoff": _htcp_adaptive, "rtt_scaling": _fixed}, []),
     "bic": ("ns3::TcpBic", {
         "search_divisor": _attr("BinarySearchCoefficient", "uint"), "s_max": _attr("MaxIncr", "uint"),
@@ -467,7 +479,7 @@ def translate(scenario: Prepared | dict[str, Any], initial_ssthresh_pkts: float 
             attrs += tr(given[name], defaults[name], f"{field}.cc.{name}")
         if f["variant"] == "bbr" and abs(given["drain_gain"] * given["high_gain"] - 1.0) > 1e-9:
             raise ScenarioError(f"{field}.cc.drain_gain", "ns-3's TcpBbr drains at 1/high_gain: only that value is supported by the ns3 engine")
-        attrs += extra
+        attrs += _hystart(f, field) if f.get("hystart", "off") != "off" else extra
         attrs.insert(0, ("@ecn", "On" if ecn else "Off"))
         iw = f["initial_window_pkts"]
         if iw != round(iw) or iw < 1:

@@ -38,6 +38,7 @@ impl Sender {
             self.cwr_pending = true;
             self.stats.reductions += 1;
             self.stats.ecn_reductions += 1;
+            self.ss_exit.on_reduction(false);
         }
     }
 

@@ -69,6 +69,7 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
+        self.ss_exit.on_reduction(true);
         // A timeout during an ECN reduction by PRR keeps its ssthresh (Linux's `tcp_enter_loss`
         // from CWR with high_seq not yet acknowledged).
         if self.recovery == Recovery::Open && !std::mem::take(&mut self.ecn_prr) {

@@ -69,6 +69,30 @@ pub(super) fn resolve_flows(
                 ))
             }
         };
+        let hystart = match fs.hystart.as_deref() {
+            None => Hystart::Off,
+            Some(name) => Hystart::from_name(name).ok_or_else(|| {
+                Error::field(
+                    format!("{field}.hystart"),
+                    format!(
+                        "unknown slow-start exit {name:?} (known: {})",
+                        Hystart::NAMES.join(", ")
+                    ),
+                )
+            })?,
+        };
+        if hystart != Hystart::Off {
+            let law = cc.build();
+            if !law.slow_starts() || law.wants_rate_samples() {
+                return Err(Error::field(
+                    format!("{field}.hystart"),
+                    format!(
+                        "{} sets its own window: HyStart only ends a window law's slow start",
+                        cc.name()
+                    ),
+                ));
+            }
+        }
         let ack_size_bytes = flow_ack_size(fs.ack_size, packet_size, &field)?;
         let access_capacity_bps = fs
             .access_capacity
@@ -117,6 +141,7 @@ pub(super) fn resolve_flows(
                 send_jitter_s,
                 arrivals,
                 recovery,
+                hystart,
             });
         }
     }

@@ -1,0 +1,149 @@
+//! Slow start's exit on a rising RTT (a flow group's `hystart`) in the packet engine, against
+//! closed forms of slow start: one Reno or CUBIC flow from an initial window of 10 through
+//! 100 Mb/s at a base RTT of 100 ms (P = 833.3 packets of pipe) and a buffer B of 1 or 10 BDPs.
+//!
+//! - **Without HyStart** slow start ends at the first loss. The window passes P + B during a
+//!   round and keeps doubling until the loss is seen one RTT later; in that RTT the full queue
+//!   drops one packet of the two sent per ACK, P + B packets in all.
+//! - **Linux CUBIC's HyStart**: slow start's rounds are 10·2^k packets sent as bursts at twice
+//!   the link's rate, so a round's ACKs come back as a train at the link's rate. The train
+//!   outlasts half the minimum RTT in the first round of at least P/2 packets (W = 640), after
+//!   P/2 of its ACKs: slow start ends at cwnd = W + P/2 = 1057, with no loss for B ≥ 0.27 P.
+//! - **HyStart++**: a round's minimum RTT rises only when the last round's window exceeded P,
+//!   and CSS begins once it has risen by 12.5 ms (100 ms / 8, RFC 9406 §4.2): after the round of
+//!   1280 (> P + 104), at the eighth ACK of the round of E = 2560. CSS then multiplies the
+//!   window by 1.25 a round; the fifth round boundary ends it, at E · 1.25^5 = 7812.5 packets
+//!   (the entry round counts as one). With B = 10 P that fits (no loss). With B = P the round
+//!   of 2560 has already overflowed P + B before CSS begins: CSS only slows the overshoot.
+
+mod common;
+
+use common::packet_engine;
+
+const PIPE: f64 = 833.333;
+
+struct Start {
+    /// cwnd when slow start ended (ssthresh fell below the receive window; sampled each 1 ms).
+    exit_cwnd_pkts: f64,
+    /// Packets the bottleneck dropped in the first 5 s.
+    dropped: usize,
+}
+
+fn slow_start(variant: &str, hystart: &str, buffer_bdp: f64) -> Start {
+    let mut e = packet_engine(&format!(
+        r#"
+engine = "packet"
+[dumbbell]
+capacity = "100Mbps"
+buffer = {{ bdp_fraction = {buffer_bdp} }}
+[[flows]]
+cc = "{variant}"
+rtt = "100ms"
+hystart = "{hystart}"
+[run]
+duration = "5s"
+"#
+    ));
+    let mut exit = None;
+    let (mut t, mut last_cwnd) = (0.0, 0.0);
+    while t < 5.0 {
+        t += 0.001;
+        e.advance(t);
+        let s = e.sender(0);
+        if exit.is_none() && s.ssthresh_pkts() < 1e6 {
+            exit = Some(last_cwnd);
+        }
+        last_cwnd = s.cwnd_pkts();
+    }
+    let s = Start {
+        exit_cwnd_pkts: exit.expect("slow start never ended"),
+        dropped: e.drop_log().len(),
+    };
+    eprintln!(
+        "{variant}, hystart {hystart}, buffer {buffer_bdp} BDP: slow start ended at cwnd {:.0}, {} dropped",
+        s.exit_cwnd_pkts, s.dropped
+    );
+    s
+}
+
+#[test]
+fn without_hystart_the_last_round_drops_the_pipe_plus_the_buffer() {
+    for b in [1.0, 10.0] {
+        let s = slow_start("reno", "off", b);
+        let expect = PIPE * (1.0 + b);
+        let err = s.dropped as f64 / expect - 1.0;
+        assert!(
+            err.abs() < 0.01,
+            "{} dropped, P + B = {expect:.0}",
+            s.dropped
+        );
+    }
+}
+
+#[test]
+fn linux_hystart_ends_slow_start_at_the_ack_train_without_loss() {
+    let expect = 640.0 + PIPE / 2.0;
+    for v in ["reno", "cubic"] {
+        for b in [1.0, 10.0] {
+            let s = slow_start(v, "linux", b);
+            assert_eq!(s.dropped, 0);
+            let err = s.exit_cwnd_pkts / expect - 1.0;
+            assert!(
+                err.abs() < 0.05,
+                "exit at {:.0}, expected {expect:.0}",
+                s.exit_cwnd_pkts
+            );
+        }
+    }
+}
+
+#[test]
+fn hystart_pp_ends_after_five_rounds_of_css_or_slows_the_overshoot() {
+    for v in ["reno", "cubic"] {
+        let deep = slow_start(v, "rfc9406", 10.0);
+        assert_eq!(deep.dropped, 0);
+        let expect = 2560.0 * 1.25f64.powi(5);
+        let err = deep.exit_cwnd_pkts / expect - 1.0;
+        assert!(
+            err.abs() < 0.02,
+            "exit at {:.0}, expected {expect:.0}",
+            deep.exit_cwnd_pkts
+        );
+        let (shallow, plain) = (slow_start(v, "rfc9406", 1.0), slow_start(v, "off", 1.0));
+        assert!(
+            shallow.dropped > 0 && (shallow.dropped as f64) < 0.75 * plain.dropped as f64,
+            "{} dropped with HyStart++, {} without",
+            shallow.dropped,
+            plain.dropped
+        );
+    }
+}
+
+#[test]
+fn the_fluid_engine_says_it_runs_no_hystart() {
+    let r = common::run(
+        r#"
+engine = "fluid"
+[dumbbell]
+capacity = "100Mbps"
+buffer = { bdp_fraction = 1.0 }
+[[flows]]
+cc = "reno"
+rtt = "100ms"
+[[flows]]
+cc = "cubic"
+rtt = "100ms"
+hystart = "rfc9406"
+[run]
+duration = "5s"
+"#,
+    );
+    let said: Vec<_> = r
+        .summary
+        .warnings
+        .iter()
+        .filter(|w| w.contains("hystart"))
+        .collect();
+    assert_eq!(said.len(), 1, "{:?}", r.summary.warnings);
+    assert!(said[0].starts_with("flows[1].hystart: "), "{said:?}");
+}
