@@ -20,8 +20,9 @@
 //! Overflow (§4.1.3): the buffer is the link's (Linux's `limit`). When an arrival overflows it,
 //! the head of the queue with the most bytes is dropped, one packet per overflowing arrival (the
 //! RFC's rule); Linux 6.x drops a batch from that queue instead (up to `drop_batch_size` = 64
-//! packets, until half its bytes are gone), which amortizes its scan over 1024 queues, a cost
-//! that does not matter here. Ties go to the lowest-numbered queue, as Linux's strict `>` scan.
+//! packets, until half its bytes are gone), which amortizes its scan over 1024 queues; here the
+//! scan covers only the active queues. Ties go to the lowest-numbered queue, as Linux's strict
+//! `>` scan.
 //!
 //! Classification: Linux hashes the 5-tuple with a random perturbation per qdisc; here a flow's
 //! data and its ACKs are two keys (`flow`, `is_ack`) hashed by a fixed SplitMix64 finalizer (no
@@ -213,15 +214,20 @@ impl Discipline for FqCodel {
         Verdict::Queued
     }
 
-    /// §4.1.3: the queue holding the most bytes.
+    /// §4.1.3: the queue holding the most bytes, the lowest-numbered of equals (Linux's scan
+    /// of every bucket with a strict `>`). Only the active queues can hold bytes (a queue with
+    /// packets is on a list until it empties), so only they are scanned: the cost follows the
+    /// flows with packets waiting, not the 1024 buckets.
     fn overflow_victim(&mut self) -> usize {
-        let mut victim = 0;
-        for (k, q) in self.queues.iter().enumerate() {
-            if q.bytes > self.queues[victim].bytes {
-                victim = k;
+        let mut victim = (0u64, usize::MAX);
+        for &k in self.new_flows.iter().chain(self.old_flows.iter()) {
+            let (k, bytes) = (k as usize, self.queues[k as usize].bytes);
+            if bytes > victim.0 || (bytes == victim.0 && k < victim.1) {
+                victim = (bytes, k);
             }
         }
-        victim
+        debug_assert!(victim.0 > 0, "an overflow leaves a packet queued");
+        victim.1
     }
 
     fn pushed_out(&mut self, sub: usize, size_pkts: f64) {
