@@ -106,6 +106,7 @@ access_capacity = "3.3Gbps"
 slow_start = true
 initial_window = 4
 hystart = "linux"
+undo = true
 
 [[flows]]
 name = "back"

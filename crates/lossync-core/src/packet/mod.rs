@@ -218,6 +218,7 @@ impl PacketEngine {
                 .with_abc_limit(ack_every)
                 .with_loss_recovery(f.recovery)
                 .with_hystart(f.hystart, f.pacing.is_some() || law_paced)
+                .with_undo(f.undo)
                 .with_ecn(ect_of(f), sc.ecn_use(f)),
                 receiver: Receiver::new(hint).with_ack_every(ack_every),
                 data_route: routes.start(i, false),

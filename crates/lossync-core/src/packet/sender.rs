@@ -151,6 +151,8 @@ pub struct SenderStats {
     pub retransmitted_pkts: u64,
     pub fast_recoveries: u64,
     pub timeouts: u64,
+    /// Timeouts undone as spurious (`undo`).
+    pub spurious_timeouts: u64,
     /// Window reductions (calls to the law's `on_loss` or `on_ecn`), and of them those for an
     /// ECN echo.
     pub reductions: u64,
@@ -193,6 +195,9 @@ pub struct Sender {
     /// The detector that may end slow start early (`hystart`), and whether the sender paces.
     ss_exit: SlowStartExit,
     paced: bool,
+    /// Whether a spurious timeout is undone (`undo`), and what undoing the one under way restores.
+    undo: bool,
+    undo_state: Option<recovery::Undo>,
     srtt_ps: f64,
     rttvar_ps: f64,
     has_rtt: bool,
@@ -304,6 +309,8 @@ impl Sender {
             prr: Prr::default(),
             ss_exit: SlowStartExit::new(Hystart::Off),
             paced: false,
+            undo: false,
+            undo_state: None,
             srtt_ps: 0.0,
             rttvar_ps: 0.0,
             has_rtt: false,
@@ -349,7 +356,7 @@ impl Sender {
             retx_fifo: std::mem::take(&mut self.retx_fifo),
             stamps: std::mem::take(&mut self.stamps),
         };
-        let (stats, abc_limit, ect, scalable, loss_recovery, hold_after_echo, paced) = (
+        let (stats, abc_limit, ect, scalable, loss_recovery, hold_after_echo, paced, undo) = (
             self.stats,
             self.abc_limit,
             self.ect,
@@ -357,6 +364,7 @@ impl Sender {
             self.loss_recovery,
             self.hold_after_echo,
             self.paced,
+            self.undo,
         );
         let ss_exit = SlowStartExit::new(self.ss_exit.kind());
         *self = Sender {
@@ -368,6 +376,7 @@ impl Sender {
             hold_after_echo,
             ss_exit,
             paced,
+            undo,
             limit_pkts: size_pkts,
             ..Self::with_buffers(
                 cc,
@@ -406,6 +415,12 @@ impl Sender {
         self
     }
 
+    /// Spurious timeouts are undone ([`recovery`]'s Eifel detection).
+    pub fn with_undo(mut self, undo: bool) -> Self {
+        self.undo = undo;
+        self
+    }
+
     /// ECN-capable transport with codepoint `ect` (Not-ECT: off) for a law that uses ECN as
     /// `use_`.
     pub fn with_ecn(mut self, ect: Ecn, use_: EcnUse) -> Self {
@@ -435,6 +450,11 @@ impl Sender {
 
     pub fn ssthresh_pkts(&self) -> f64 {
         self.ssthresh_pkts
+    }
+
+    /// The counters so far, without bringing ∫cwnd dt up to date ([`Sender::stats`] does).
+    pub fn counters(&self) -> SenderStats {
+        self.stats
     }
 
     pub fn pipe_pkts(&self) -> u64 {
@@ -578,8 +598,12 @@ impl Sender {
                     self.cwnd_pkts = self.ssthresh_pkts.min(self.rwnd_pkts);
                 }
             }
+            Recovery::Timeout { .. } if advanced && self.spurious_timeout(ack.echo_ps) => {
+                self.undo_timeout();
+            }
             Recovery::Timeout { point } if self.snd_una >= point => {
                 self.recovery = Recovery::Open;
+                self.undo_state = None;
             }
             _ => {}
         }

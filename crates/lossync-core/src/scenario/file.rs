@@ -207,6 +207,8 @@ pub struct FlowGroupSpec {
     /// Slow start's exit on a rising RTT: "off" (default), "rfc9406" (HyStart++) or "linux"
     /// (the HyStart of Linux's CUBIC).
     pub hystart: Option<String>,
+    /// Undo a timeout that the timestamp echo shows was spurious (Eifel, RFC 3522; Linux).
+    pub undo: Option<bool>,
     pub ack_size: Option<Bytes>,
     /// Capacity of each flow's access link; default 10x the first link of its path.
     pub access_capacity: Option<Rate>,

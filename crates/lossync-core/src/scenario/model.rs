@@ -274,6 +274,11 @@ pub struct Flow {
     /// Packet engine: how slow start may end before the first loss ([`Hystart`]).
     #[serde(default, skip_serializing_if = "Hystart::is_off")]
     pub hystart: Hystart,
+    /// Packet engine: a timeout whose retransmission was not needed (the ACK that advances
+    /// echoes the original transmission's timestamp: Eifel detection, RFC 3522 §3) is undone,
+    /// cwnd and ssthresh restored, as Linux's `tcp_try_undo_loss` does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub undo: bool,
 }
 
 /// Leaving the initial slow start on a rise of the RTT, before the overshoot's losses: not at

@@ -240,6 +240,7 @@ fn same_group((a, na): Logical, (b, nb): Logical) -> bool {
         && a.arrivals == b.arrivals
         && a.recovery == b.recovery
         && a.hystart == b.hystart
+        && a.undo == b.undo
 }
 
 /// One value if all are the same bits, else a list.
@@ -317,6 +318,9 @@ fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
     line(o, "recovery", &format!("{:?}", f.recovery.name()));
     if !f.hystart.is_off() {
         line(o, "hystart", &string(f.hystart.name()));
+    }
+    if f.undo {
+        line(o, "undo", "true");
     }
     line(o, "ack_size", &num(f.ack_size_bytes));
     if f.rwnd_pkts.is_finite() {

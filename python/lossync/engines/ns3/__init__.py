@@ -479,6 +479,8 @@ def translate(scenario: Prepared | dict[str, Any], initial_ssthresh_pkts: float 
             attrs += tr(given[name], defaults[name], f"{field}.cc.{name}")
         if f["variant"] == "bbr" and abs(given["drain_gain"] * given["high_gain"] - 1.0) > 1e-9:
             raise ScenarioError(f"{field}.cc.drain_gain", "ns-3's TcpBbr drains at 1/high_gain: only that value is supported by the ns3 engine")
+        if f.get("undo"):
+            raise ScenarioError(f"{field}.undo", "ns-3 3.44 does not undo spurious timeouts (no Eifel or F-RTO response)")
         attrs += _hystart(f, field) if f.get("hystart", "off") != "off" else extra
         attrs.insert(0, ("@ecn", "On" if ecn else "Off"))
         iw = f["initial_window_pkts"]

@@ -1,8 +1,26 @@
 //! The sender's loss recovery: the SACK scoreboard's loss detection (RFC 6675 `IsLost`, lost
 //! retransmissions) and the retransmission timeout's go-back-N (RFC 6298, RFC 5681 §3.1).
+//!
+//! Undo (a flow group's `undo`): the first ACK that advances after a timeout tells, by its
+//! timestamp echo, whether the original transmission arrived (Eifel detection, RFC 3522 §3.2;
+//! Linux's `tcp_packet_delayed`): an echo older than the first retransmission means the timeout
+//! was spurious, and Linux's `tcp_try_undo_loss` (6.x) undoes it: cwnd back to its value before
+//! the timeout (Reno's and CUBIC's `undo_cwnd`), ssthresh to at least `max(ssthresh, ¾·cwnd)` of
+//! then (`tcp_current_ssthresh`), the packets presumed lost back in flight, and the state Open
+//! (RFC 4015's response restores the window too). The law's own state (CUBIC's `W_max`, its
+//! epoch) stays as the reduction left it, as in Linux. Only a timeout that reduced the window
+//! can be undone; the values are kept through repeated timeouts of one episode.
 
 use super::super::event::SimTime;
 use super::{Recovery, Sender, IN_FLIGHT, LOST, MIN_SSTHRESH_PKTS, RETX};
+
+/// What undoing a spurious timeout restores, and when its first retransmission was sent.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Undo {
+    cwnd_pkts: f64,
+    ssthresh_pkts: f64,
+    retransmitted_ps: SimTime,
+}
 
 impl Sender {
     /// Records that `seq` has been SACKed, keeping the three highest.
@@ -73,6 +91,13 @@ impl Sender {
         // A timeout during an ECN reduction by PRR keeps its ssthresh (Linux's `tcp_enter_loss`
         // from CWR with high_seq not yet acknowledged).
         if self.recovery == Recovery::Open && !std::mem::take(&mut self.ecn_prr) {
+            if self.undo {
+                self.undo_state = Some(Undo {
+                    cwnd_pkts: self.cwnd_pkts,
+                    ssthresh_pkts: self.ssthresh_pkts.max(0.75 * self.cwnd_pkts),
+                    retransmitted_ps: now_ps,
+                });
+            }
             let ctx = self.ctx(now_ps);
             self.ssthresh_pkts = self
                 .cc
@@ -97,6 +122,33 @@ impl Sender {
         };
         self.backoff += 1;
         self.rto_deadline_ps = Some(now_ps + self.rto_ps());
+    }
+
+    /// Whether an ACK that advances `snd_una` during timeout recovery, echoing `echo_ps`, shows
+    /// the timeout spurious: it echoes a transmission from before the first retransmission.
+    pub(super) fn spurious_timeout(&self, echo_ps: SimTime) -> bool {
+        self.undo_state
+            .is_some_and(|u| echo_ps < u.retransmitted_ps)
+    }
+
+    /// Undoes the timeout under way (see the module doc).
+    pub(super) fn undo_timeout(&mut self) {
+        let Some(u) = self.undo_state.take() else {
+            return;
+        };
+        self.cwnd_pkts = self.cwnd_pkts.max(u.cwnd_pkts).min(self.rwnd_pkts);
+        self.ssthresh_pkts = self.ssthresh_pkts.max(u.ssthresh_pkts);
+        for s in self.snd_una..self.snd_nxt {
+            if self.state(s) == LOST {
+                self.set_state(s, IN_FLIGHT);
+                self.pipe_pkts += 1;
+            }
+        }
+        // Nothing waits for a retransmission now; holes are judged afresh by the SACKs.
+        self.lost_scan = self.snd_una;
+        self.retx_next = self.snd_una;
+        self.recovery = Recovery::Open;
+        self.stats.spurious_timeouts += 1;
     }
 }
 
@@ -335,6 +387,47 @@ mod tests {
         );
         assert_eq!(s.cwnd_pkts(), 2.0);
         assert_eq!(seqs(&drain(&mut s, deadline + RTT_PS)), vec![1, 2]);
+    }
+
+    /// Eifel detection (RFC 3522 §3.2) and Linux's undo: a window of 10 times out, 0 is
+    /// retransmitted, and the ACK of 0 comes back echoing either the original's send time (the
+    /// original was only delayed: undone) or the retransmission's (it was lost: kept).
+    #[test]
+    fn a_timeout_found_spurious_by_the_echo_is_undone() {
+        for (undo, echo_original) in [(true, true), (true, false), (false, true)] {
+            let mut s = reno_sender(10.0, false).with_undo(undo);
+            assert_eq!(drain(&mut s, 0).len(), 10);
+            let deadline = s.rto_deadline_ps().unwrap();
+            s.on_timeout(deadline);
+            assert_eq!(seqs(&drain(&mut s, deadline)), vec![0]);
+            let mut rx = Receiver::new(64);
+            let cum = rx.on_data(0);
+            let echo_ps = if echo_original { 0 } else { deadline };
+            let ack = Ack {
+                cum,
+                sacked: 0,
+                echo_ps,
+                feedback_pkts: 0.0,
+                ..Ack::default()
+            };
+            s.on_ack(deadline + RTT_PS, ack);
+            let st = s.stats(deadline + RTT_PS);
+            if undo && echo_original {
+                // Back to 10 and Open, ssthresh max(5, ¾·10) = 7.5: congestion avoidance, so
+                // this ACK adds Reno's 1/10. Packets 1–9 are in flight again.
+                assert_eq!(s.recovery(), Recovery::Open);
+                assert_eq!((s.cwnd_pkts(), s.ssthresh_pkts()), (10.1, 7.5));
+                assert_eq!((st.timeouts, st.spurious_timeouts), (1, 1));
+                assert_eq!((s.pipe_pkts(), s.recount_pipe()), (9, 9));
+                assert_eq!(seqs(&drain(&mut s, deadline + RTT_PS)), vec![10]);
+            } else {
+                // A genuine timeout (or no undo): slow start from 1, the holes resent.
+                assert_eq!(s.recovery(), Recovery::Timeout { point: 10 });
+                assert_eq!((s.cwnd_pkts(), s.ssthresh_pkts()), (2.0, 5.0));
+                assert_eq!(st.spurious_timeouts, 0);
+                assert_eq!(seqs(&drain(&mut s, deadline + RTT_PS)), vec![1, 2]);
+            }
+        }
     }
 
     /// RFC 3168 §6.1.2: one reduction per window for ECN echoes. The ACKs of the window that was

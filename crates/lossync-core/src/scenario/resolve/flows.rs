@@ -142,6 +142,7 @@ pub(super) fn resolve_flows(
                 arrivals,
                 recovery,
                 hystart,
+                undo: fs.undo.unwrap_or(false),
             });
         }
     }

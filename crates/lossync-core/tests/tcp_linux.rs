@@ -1,6 +1,7 @@
-//! Slow start's exit on a rising RTT (a flow group's `hystart`) in the packet engine, against
-//! closed forms of slow start: one Reno or CUBIC flow from an initial window of 10 through
-//! 100 Mb/s at a base RTT of 100 ms (P = 833.3 packets of pipe) and a buffer B of 1 or 10 BDPs.
+//! The packet sender's Linux mechanisms against closed forms: the undo of a spurious timeout
+//! (`undo`, at the end), and slow start's exit on a rising RTT (`hystart`). For the latter, one
+//! Reno or CUBIC flow from an initial window of 10 through 100 Mb/s at a base RTT of 100 ms
+//! (P = 833.3 packets of pipe) and a buffer B of 1 or 10 BDPs.
 //!
 //! - **Without HyStart** slow start ends at the first loss. The window passes P + B during a
 //!   round and keeps doubling until the loss is seen one RTT later; in that RTT the full queue
@@ -146,4 +147,58 @@ duration = "5s"
         .collect();
     assert_eq!(said.len(), 1, "{:?}", r.summary.warnings);
     assert!(said[0].starts_with("flows[1].hystart: "), "{said:?}");
+}
+
+/// A steady Reno flow (a window of 2, RTT 20 ms, so an RTO of about 0.22 s) on 10 Mb/s, and at
+/// 5 s a burst of 2000 packets from a second flow through a 1 Gb/s access link into a buffer of
+/// 3000: within 24 ms the steady flow's next packets queue behind 2.4 s of data. Nothing is
+/// lost, but its timer fires, and fires again as it backs off, each time resending the first
+/// unacknowledged packet. The ACK of the original then echoes a send time from before the first
+/// retransmission (RFC 3522 §3.2). With `undo` the timeout is undone: the only retransmissions
+/// are the timer's probes, one per timeout, and the window is back at 2. Without it the sender
+/// slow-starts from one packet and resends a packet that was never lost.
+#[test]
+fn a_spurious_timeout_is_undone_and_resends_nothing_more() {
+    for undo in [true, false] {
+        let mut e = packet_engine(&format!(
+            r#"
+engine = "packet"
+[dumbbell]
+capacity = "10Mbps"
+buffer = {{ packets = 3000 }}
+[[flows]]
+name = "steady"
+cc = "reno"
+rtt = "20ms"
+rwnd = {{ packets = 2 }}
+undo = {undo}
+[[flows]]
+name = "burst"
+cc = "reno"
+rtt = "20ms"
+start = "5s"
+initial_window = 2000
+rwnd = {{ packets = 2000 }}
+access_capacity = "1Gbps"
+[run]
+duration = "10s"
+"#
+        ));
+        e.advance(10.0);
+        assert!(e.drop_log().is_empty(), "nothing is lost");
+        let st = e.sender(0).counters();
+        eprintln!(
+            "undo {undo}: {} timeouts, {} undone, {} retransmitted",
+            st.timeouts, st.spurious_timeouts, st.retransmitted_pkts
+        );
+        assert!(st.timeouts >= 2, "{st:?}");
+        if undo {
+            assert_eq!(st.spurious_timeouts, 1, "{st:?}");
+            assert_eq!(st.retransmitted_pkts, st.timeouts, "{st:?}");
+            assert_eq!(e.sender(0).cwnd_pkts(), 2.0);
+        } else {
+            assert_eq!(st.spurious_timeouts, 0, "{st:?}");
+            assert!(st.retransmitted_pkts > st.timeouts, "{st:?}");
+        }
+    }
 }
