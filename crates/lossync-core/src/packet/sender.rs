@@ -598,12 +598,13 @@ impl Sender {
                     self.cwnd_pkts = self.ssthresh_pkts.min(self.rwnd_pkts);
                 }
             }
-            Recovery::Timeout { .. } if advanced && self.spurious_timeout(ack.echo_ps) => {
-                self.undo_timeout();
-            }
-            Recovery::Timeout { point } if self.snd_una >= point => {
-                self.recovery = Recovery::Open;
-                self.undo_state = None;
+            Recovery::Timeout { point } => {
+                if advanced {
+                    self.judge_timeout(ack.echo_ps);
+                }
+                if self.recovery != Recovery::Open && self.snd_una >= point {
+                    self.recovery = Recovery::Open;
+                }
             }
             _ => {}
         }

@@ -124,18 +124,18 @@ impl Sender {
         self.rto_deadline_ps = Some(now_ps + self.rto_ps());
     }
 
-    /// Whether an ACK that advances `snd_una` during timeout recovery, echoing `echo_ps`, shows
-    /// the timeout spurious: it echoes a transmission from before the first retransmission.
-    pub(super) fn spurious_timeout(&self, echo_ps: SimTime) -> bool {
-        self.undo_state
-            .is_some_and(|u| echo_ps < u.retransmitted_ps)
-    }
-
-    /// Undoes the timeout under way (see the module doc).
-    pub(super) fn undo_timeout(&mut self) {
+    /// The first ACK that advances `snd_una` after a timeout, echoing `echo_ps`, decides (RFC 3522
+    /// §3.2): if it echoes a transmission from before the first retransmission, the timeout was
+    /// spurious and is undone (see the module doc). Later ACKs do not judge: a late original
+    /// could echo an old time after a genuine timeout (a real receiver's TS.Recent never goes
+    /// back, RFC 7323 §4.3; this one echoes each packet's own time).
+    pub(super) fn judge_timeout(&mut self, echo_ps: SimTime) {
         let Some(u) = self.undo_state.take() else {
             return;
         };
+        if echo_ps >= u.retransmitted_ps {
+            return;
+        }
         self.cwnd_pkts = self.cwnd_pkts.max(u.cwnd_pkts).min(self.rwnd_pkts);
         self.ssthresh_pkts = self.ssthresh_pkts.max(u.ssthresh_pkts);
         for s in self.snd_una..self.snd_nxt {
@@ -426,6 +426,18 @@ mod tests {
                 assert_eq!((s.cwnd_pkts(), s.ssthresh_pkts()), (2.0, 5.0));
                 assert_eq!(st.spurious_timeouts, 0);
                 assert_eq!(seqs(&drain(&mut s, deadline + RTT_PS)), vec![1, 2]);
+                // Only the first ACK that advances judges: the original of 1 arriving late, with
+                // its old echo, undoes nothing.
+                let cum = rx.on_data(1);
+                let late = Ack {
+                    cum,
+                    sacked: 1,
+                    echo_ps: 0,
+                    ..ack
+                };
+                s.on_ack(deadline + RTT_PS + 1, late);
+                assert_eq!(s.counters().spurious_timeouts, 0);
+                assert!(matches!(s.recovery(), Recovery::Timeout { .. }));
             }
         }
     }
