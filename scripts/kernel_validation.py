@@ -9,6 +9,9 @@ engine needs the machine's cores for clean emulation).
     python scripts/kernel_validation.py --report-only   # the page from the stored runs
 
 Runs: docs/validation/data/kernel.jsonl (one line per run, rewritten by a full run).
+
+`--linux` runs issue 34's grid instead (kernel_linux.py): Reno and CUBIC, 2, 10 and 50 flows,
+buffers of 5-100% of the BDP, two seeds, against the packet engine's RFC 6675 and PRR recovery.
 """
 
 from __future__ import annotations
@@ -42,7 +45,13 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--seconds", type=float, default=60.0)
     p.add_argument("--report-only", action="store_true", help="write the page from the stored runs")
+    p.add_argument("--linux", action="store_true", help="issue 34's grid (kernel_linux.py)")
+    p.add_argument("--only", nargs="*", help="with --linux: run these cells (variant:flows:buffer:seed) again")
     a = p.parse_args()
+    if a.linux:
+        import kernel_linux
+
+        return kernel_linux.main(a.seconds, a.report_only, a.only)
     if a.report_only:
         stored = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
         meta, rows = stored[0], stored[1:]

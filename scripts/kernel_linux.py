@@ -1,0 +1,159 @@
+"""Issue 34's grid: the packet engine against Linux TCP where buffer sizing is decided.
+
+Reno and CUBIC; 2, 10 and 50 flows with base RTTs 20-80 ms (evenly spread), starts in [0, 1] s;
+50 Mb/s; pfifo buffers of 5, 10, 25 and 100% of the BDP (of the mean RTT, 50 ms: 208 packets);
+seeds 1 and 2; 60 s with a quarter as warm-up; no slow start (docs/kernel.md's grid: Linux's
+route-locked ssthresh). Each cell runs in the kernel engine and in the packet engine with both
+fast-recovery rules (`recovery = "rfc6675"`, the default, and `"prr"`, Linux's), deterministic
+and with one packet time (240 us) of send jitter. Per flow, the retransmission rate is the
+kernel's retransmitted segments over segments sent, and the packet engine's drops over packets
+sent (the loss_rate of each engine's flows table).
+
+    sudo python scripts/kernel_validation.py --linux [--seconds 60]
+    sudo python scripts/kernel_validation.py --linux --only reno:10:0.1:1 ...   # run cells again
+    python scripts/kernel_validation.py --linux --report-only
+
+Runs: docs/validation/data/kernel_linux.jsonl; page: docs/validation/kernel_linux.md.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import lossync
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "validation" / "kernel_linux.md"
+DATA = ROOT / "docs" / "validation" / "data" / "kernel_linux.jsonl"
+VARIANTS = ["reno", "cubic"]
+FLOWS = [2, 10, 50]
+BUFFERS = [0.05, 0.1, 0.25, 1.0]
+SEEDS = [1, 2]
+JITTER = "240us"  # one packet time at 50 Mb/s (1500 B)
+PACKET = [(r, j) for r in ("rfc6675", "prr") for j in (False, True)]
+
+
+def cell(variant: str, flows: int, buffer: float, seed: int, seconds: float) -> dict:
+    return {
+        "dumbbell": {"capacity": "50Mbps", "buffer": {"bdp_fraction": buffer}},
+        "flows": [{"count": flows, "cc": variant, "rtt": "20ms..80ms", "start": {"uniform": ["0s", "1s"]},
+                   "slow_start": False}],
+        "run": {"duration": f"{seconds}s", "warmup": f"{seconds / 4}s", "seed": seed},
+    }
+
+
+def engine_name(recovery: str | None, jitter: bool) -> str:
+    if recovery is None:
+        return "kernel"
+    return f"packet:{recovery}" + (":jitter" if jitter else "")
+
+
+def row(key: dict, engine: str, s: dict) -> dict:
+    return {**key, "engine": engine, "utilization": s["utilization"], "jain": s["jain"], "loss": s["loss_rate"],
+            "flow_loss": [f["loss_rate"] for f in s["flows"]], "warnings": s.get("warnings", [])}
+
+
+def run_cell(key: dict, seconds: float) -> list[dict]:
+    """One cell in the kernel engine and the packet engine's four ways."""
+    doc = cell(key["variant"], key["flows"], key["buffer"], key["seed"], seconds)
+    rows = [row(key, "kernel", lossync.run(doc, ['engine="kernel"']).summary)]
+    for recovery, jitter in PACKET:
+        d = json.loads(json.dumps(doc))
+        d["flows"][0]["recovery"] = recovery
+        if jitter:
+            d["flows"][0]["send_jitter"] = JITTER
+        rows.append(row(key, engine_name(recovery, jitter), lossync.run(d, ['engine="packet"']).summary))
+    print(key, [round(r["utilization"], 3) for r in rows], flush=True)
+    return rows
+
+
+def main(seconds: float, report_only: bool, only: list[str] | None = None) -> None:
+    """`only`: cells as "variant:flows:buffer:seed" to run again, replacing their stored rows (a
+    cell whose kernel run was disturbed by other work on the machine)."""
+    stored = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()] if DATA.exists() else []
+    if report_only:
+        return report(stored[1:], stored[0]["seconds"], stored[0]["wall_s"], stored[0].get("redone", []))
+    keys = [{"variant": v, "flows": n, "buffer": b, "seed": s} for v in VARIANTS for n in FLOWS for b in BUFFERS for s in SEEDS]
+    rows: list[dict] = []
+    wall = 0.0
+    redone = sorted(set(stored[0].get("redone", []) + (only or []))) if only else []
+    if only:
+        wanted = {tuple(c.split(":")) for c in only}
+        keys = [k for k in keys if (k["variant"], str(k["flows"]), f"{k['buffer']:g}", str(k["seed"])) in wanted]
+        assert len(keys) == len(wanted), f"unknown cells in {only}"
+        rows, wall = stored[1:], stored[0]["wall_s"]
+        rows = [r for r in rows if {k: r[k] for k in keys[0]} not in keys]
+    t0 = time.perf_counter()
+    for key in keys:
+        rows += run_cell(key, seconds)
+        # Stored as it goes: a long run interrupted keeps what it measured.
+        meta = {"seconds": seconds, "wall_s": wall + time.perf_counter() - t0, "redone": redone}
+        DATA.write_text("\n".join(json.dumps(r) for r in [meta, *rows]) + "\n")
+    report(rows, seconds, wall + time.perf_counter() - t0, redone)
+
+
+def flow_within(kernel: list[float], packet: list[float], rel: float = 0.25) -> float:
+    """The fraction of flows whose retransmission rates agree within `rel` of the kernel's."""
+    k, p = np.asarray(kernel), np.asarray(packet)
+    ok = np.abs(p - k) <= rel * np.maximum(k, 1e-12)
+    return float(ok.mean())
+
+
+def report(rows: list[dict], seconds: float, wall: float, redone: list[str]) -> None:
+    df = pd.DataFrame(rows)
+    keys = ["variant", "flows", "buffer", "seed"]
+    kernel = df[df.engine == "kernel"].set_index(keys).sort_index()
+    engines = [engine_name(r, j) for r, j in PACKET]
+    lines = [
+        "# Packet engine against Linux TCP: issue 34's grid",
+        "",
+        "Reno and CUBIC; 2, 10 and 50 flows with base RTTs 20-80 ms evenly spread, starts in [0, 1] s; 50 Mb/s; pfifo",
+        f"buffers of 5-100% of the BDP (mean RTT 50 ms: 208 packets); seeds 1 and 2; {seconds:g} s, a quarter warm-up; no",
+        "slow start. The packet engine runs RFC 6675's recovery (the default) and PRR (`recovery = \"prr\"`, Linux's),",
+        "deterministic and with one packet time of send jitter (`:jitter`). dU: packet minus kernel utilization, in",
+        "points. Flows within 25%: the share of flows whose retransmission rate is within 25% of the kernel's.",
+        f"Regenerate (as root, on a quiet machine): `python scripts/kernel_validation.py --linux` ({len(rows)} runs, "
+        f"{wall:.0f} s).",
+        "",
+        "| variant | flows | buffer | seed | U kernel | " + " | ".join(f"dU {e[7:]}" for e in engines)
+        + " | Jain kernel | Jain prr:jitter | loss kernel | loss prr:jitter | flows within 25%, prr:jitter |",
+        "|---|---|---|---|---|" + "---|" * len(engines) + "---|---|---|---|---|",
+    ]
+    summary = {e: [] for e in engines}
+    jain = {e: [] for e in engines}
+    for k, kr in kernel.iterrows():
+        cells = {e: df[(df.engine == e) & (df[keys] == pd.Series(dict(zip(keys, k)))).all(axis=1)].iloc[0] for e in engines}
+        du = {e: 100 * (cells[e].utilization - kr.utilization) for e in engines}
+        for e in engines:
+            summary[e].append((k[2], du[e]))
+            if k[1] >= 10:
+                jain[e].append(abs(cells[e].jain - kr.jain))
+        pj = cells["packet:prr:jitter"]
+        lines.append(f"| {k[0]} | {k[1]} | {k[2]:g} | {k[3]} | {kr.utilization:.3f} | "
+                     + " | ".join(f"{du[e]:+.1f}" for e in engines)
+                     + f" | {kr.jain:.3f} | {pj.jain:.3f} | {kr.loss:.2e} | {pj.loss:.2e} | "
+                     f"{flow_within(kr.flow_loss, pj.flow_loss):.2f} |")
+    lines += ["", "| engine | cells from 10% BDP within 3 points | largest gap from 10% BDP | mean dU at 5% BDP "
+              "| Jain within 0.05 (10+ flows) |", "|---|---|---|---|---|"]
+    for e in engines:
+        big = [abs(d) for b, d in summary[e] if b >= 0.1]
+        small = [d for b, d in summary[e] if b < 0.1]
+        lines.append(f"| {e} | {sum(d <= 3 for d in big)} of {len(big)} | {max(big):.1f} | {np.mean(small):+.1f} | "
+                     f"{sum(d <= 0.05 for d in jain[e])} of {len(jain[e])} |")
+    unhealthy = sum(any("unhealthy" in w for w in r["warnings"]) for r in rows if r["engine"] == "kernel")
+    lines += ["", f"Kernel runs flagged unhealthy by their own health checks: {unhealthy} of {len(kernel)}. The checks",
+              "(docs/kernel.md, Health) flag the Python delay box: 1% of its frames released more than 1 ms late,",
+              "stalls of tens of milliseconds. A buffer of 5-10% of the BDP drains in 2.5-5 ms here, the scale of",
+              "those stalls, so the kernel's small-buffer figures carry the emulation's bursts; from 25% up they",
+              "matter less. Read the small-buffer cells as the emulated Linux's, not as a clean reference."]
+    if redone:
+        lines += ["", "Run again on a quiet machine (`--only`), replacing runs that shared the machine with other work: "
+                  + ", ".join(redone) + "."]
+    lines.append("")
+    DOC.write_text("\n".join(lines))
+    print(f"wrote {DOC} ({wall:.0f} s)")
