@@ -54,19 +54,21 @@
 //! This file holds the sender's state, ACK processing and sending; `sender/rtt.rs` the RTT
 //! estimate and RTO, `sender/recovery.rs` loss detection and the timeout, `sender/ecn.rs` the
 //! answer to ECN echoes, `sender/rate.rs` the delivery-rate estimator, `sender/hystart.rs` the
-//! end of slow start on a rising RTT (`hystart`).
+//! end of slow start on a rising RTT (`hystart`), `sender/options.rs` the options a flow group
+//! sets (`with_*`).
 //!
 //! [`RateSample`]: crate::cc::RateSample
 
 mod ecn;
 mod hystart;
+mod options;
 mod prr;
 mod rate;
 mod recovery;
 mod rtt;
 
 use super::event::{s_from_ps, SimTime};
-use crate::cc::{self, CcContext, CongestionControl, EcnUse};
+use crate::cc::{self, CcContext, CongestionControl};
 use crate::queue::Ecn;
 use crate::scenario::{Hystart, LossRecovery};
 use hystart::SlowStartExit;
@@ -394,40 +396,6 @@ impl Sender {
     pub fn stop(&mut self, now_ps: SimTime) {
         self.integrate(now_ps);
         self.started = false;
-    }
-
-    /// The receiver ACKs every `n` packets: each ACK may count for up to `n` (RFC 3465 L).
-    pub fn with_abc_limit(mut self, n: u32) -> Self {
-        self.abc_limit = n.max(1) as f64;
-        self
-    }
-
-    /// How fast recovery sends: RFC 6675's pipe rule, or PRR ([`prr`]).
-    pub fn with_loss_recovery(mut self, r: LossRecovery) -> Self {
-        self.loss_recovery = r;
-        self
-    }
-
-    /// Slow start may end early on a rising RTT ([`hystart`]); `paced`: the sender paces.
-    pub fn with_hystart(mut self, kind: Hystart, paced: bool) -> Self {
-        self.ss_exit = SlowStartExit::new(kind);
-        self.paced = paced;
-        self
-    }
-
-    /// Spurious timeouts are undone ([`recovery`]'s Eifel detection).
-    pub fn with_undo(mut self, undo: bool) -> Self {
-        self.undo = undo;
-        self
-    }
-
-    /// ECN-capable transport with codepoint `ect` (Not-ECT: off) for a law that uses ECN as
-    /// `use_`.
-    pub fn with_ecn(mut self, ect: Ecn, use_: EcnUse) -> Self {
-        self.ect = ect;
-        self.scalable = matches!(use_, EcnUse::Scalable { .. });
-        self.hold_after_echo = !matches!(use_, EcnUse::Scalable { l4s: true });
-        self
     }
 
     pub fn cwnd_pkts(&self) -> f64 {
