@@ -5,12 +5,15 @@ Reno and CUBIC; 2, 10 and 50 flows with base RTTs 20-80 ms (evenly spread), star
 seeds 1 and 2; 60 s with a quarter as warm-up; no slow start (docs/kernel.md's grid: Linux's
 route-locked ssthresh). Each cell runs in the kernel engine and in the packet engine with both
 fast-recovery rules (`recovery = "rfc6675"`, the default, and `"prr"`, Linux's), deterministic
-and with one packet time (240 us) of send jitter. Per flow, the retransmission rate is the
+and with one packet time (240 us) of send jitter, and with PRR and RACK-TLP together
+(`loss_detection = "rack-tlp"`: Linux's loss detection; `--packet-only` adds packet runs to stored
+kernel cells without running Linux again). Per flow, the retransmission rate is the
 kernel's retransmitted segments over segments sent, and the packet engine's drops over packets
 sent (the loss_rate of each engine's flows table).
 
     sudo python scripts/kernel_validation.py --linux [--seconds 60]
     sudo python scripts/kernel_validation.py --linux --only reno:10:0.1:1 ...   # run cells again
+    python scripts/kernel_validation.py --linux --packet-only   # packet engine ways missing
     python scripts/kernel_validation.py --linux --report-only
 
 Runs: docs/validation/data/kernel_linux.jsonl; page: docs/validation/kernel_linux.md.
@@ -35,7 +38,9 @@ FLOWS = [2, 10, 50]
 BUFFERS = [0.05, 0.1, 0.25, 1.0]
 SEEDS = [1, 2]
 JITTER = "240us"  # one packet time at 50 Mb/s (1500 B)
-PACKET = [(r, j) for r in ("rfc6675", "prr") for j in (False, True)]
+# The packet engine's ways: (fast recovery, loss detection, send jitter).
+PACKET = [(r, "dupthresh", j) for r in ("rfc6675", "prr") for j in (False, True)] + [
+    ("prr", "rack-tlp", j) for j in (False, True)]
 
 
 def cell(variant: str, flows: int, buffer: float, seed: int, seconds: float) -> dict:
@@ -47,10 +52,10 @@ def cell(variant: str, flows: int, buffer: float, seed: int, seconds: float) -> 
     }
 
 
-def engine_name(recovery: str | None, jitter: bool) -> str:
+def engine_name(recovery: str | None, detection: str = "dupthresh", jitter: bool = False) -> str:
     if recovery is None:
         return "kernel"
-    return f"packet:{recovery}" + (":jitter" if jitter else "")
+    return f"packet:{recovery}" + (":rack" if detection == "rack-tlp" else "") + (":jitter" if jitter else "")
 
 
 def row(key: dict, engine: str, s: dict) -> dict:
@@ -58,26 +63,39 @@ def row(key: dict, engine: str, s: dict) -> dict:
             "flow_loss": [f["loss_rate"] for f in s["flows"]], "warnings": s.get("warnings", [])}
 
 
-def run_cell(key: dict, seconds: float) -> list[dict]:
-    """One cell in the kernel engine and the packet engine's four ways."""
+def run_cell(key: dict, seconds: float, kernel: bool = True, skip: frozenset = frozenset()) -> list[dict]:
+    """One cell in the kernel engine and the packet engine's ways (those not in `skip`)."""
     doc = cell(key["variant"], key["flows"], key["buffer"], key["seed"], seconds)
-    rows = [row(key, "kernel", lossync.run(doc, ['engine="kernel"']).summary)]
-    for recovery, jitter in PACKET:
+    rows = [row(key, "kernel", lossync.run(doc, ['engine="kernel"']).summary)] if kernel else []
+    for recovery, detection, jitter in PACKET:
+        if engine_name(recovery, detection, jitter) in skip:
+            continue
         d = json.loads(json.dumps(doc))
         d["flows"][0]["recovery"] = recovery
+        d["flows"][0]["loss_detection"] = detection
         if jitter:
             d["flows"][0]["send_jitter"] = JITTER
-        rows.append(row(key, engine_name(recovery, jitter), lossync.run(d, ['engine="packet"']).summary))
+        rows.append(row(key, engine_name(recovery, detection, jitter), lossync.run(d, ['engine="packet"']).summary))
     print(key, [round(r["utilization"], 3) for r in rows], flush=True)
     return rows
 
 
-def main(seconds: float, report_only: bool, only: list[str] | None = None) -> None:
+def main(seconds: float, report_only: bool, only: list[str] | None = None, packet_only: bool = False) -> None:
     """`only`: cells as "variant:flows:buffer:seed" to run again, replacing their stored rows (a
-    cell whose kernel run was disturbed by other work on the machine)."""
+    cell whose kernel run was disturbed by other work on the machine). `packet_only`: the packet
+    engine's ways that the stored cells lack, at the stored length, Linux untouched."""
     stored = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()] if DATA.exists() else []
     if report_only:
         return report(stored[1:], stored[0]["seconds"], stored[0]["wall_s"], stored[0].get("redone", []))
+    if packet_only:
+        meta, rows = stored[0], stored[1:]
+        keys = ["variant", "flows", "buffer", "seed"]
+        for r in [r for r in rows if r["engine"] == "kernel"]:
+            key = {k: r[k] for k in keys}
+            have = frozenset(x["engine"] for x in rows if {k: x[k] for k in keys} == key)
+            rows += run_cell(key, meta["seconds"], kernel=False, skip=have)
+            DATA.write_text("\n".join(json.dumps(x) for x in [meta, *rows]) + "\n")
+        return report(rows, meta["seconds"], meta["wall_s"], meta.get("redone", []))
     keys = [{"variant": v, "flows": n, "buffer": b, "seed": s} for v in VARIANTS for n in FLOWS for b in BUFFERS for s in SEEDS]
     rows: list[dict] = []
     wall = 0.0
@@ -108,7 +126,7 @@ def report(rows: list[dict], seconds: float, wall: float, redone: list[str]) -> 
     df = pd.DataFrame(rows)
     keys = ["variant", "flows", "buffer", "seed"]
     kernel = df[df.engine == "kernel"].set_index(keys).sort_index()
-    engines = [engine_name(r, j) for r, j in PACKET]
+    engines = [engine_name(*p) for p in PACKET]
     lines = [
         "# Packet engine against Linux TCP: issue 34's grid",
         "",

@@ -11,7 +11,8 @@ engine needs the machine's cores for clean emulation).
 Runs: docs/validation/data/kernel.jsonl (one line per run, rewritten by a full run).
 
 `--linux` runs issue 34's grid instead (kernel_linux.py): Reno and CUBIC, 2, 10 and 50 flows,
-buffers of 5-100% of the BDP, two seeds, against the packet engine's RFC 6675 and PRR recovery.
+buffers of 5-100% of the BDP, two seeds, against the packet engine's RFC 6675 and PRR recovery
+and its RACK-TLP loss detection.
 """
 
 from __future__ import annotations
@@ -47,11 +48,12 @@ def main() -> None:
     p.add_argument("--report-only", action="store_true", help="write the page from the stored runs")
     p.add_argument("--linux", action="store_true", help="issue 34's grid (kernel_linux.py)")
     p.add_argument("--only", nargs="*", help="with --linux: run these cells (variant:flows:buffer:seed) again")
+    p.add_argument("--packet-only", action="store_true", help="with --linux: add the packet engine's missing ways to the stored cells")
     a = p.parse_args()
     if a.linux:
         import kernel_linux
 
-        return kernel_linux.main(a.seconds, a.report_only, a.only)
+        return kernel_linux.main(a.seconds, a.report_only, a.only, a.packet_only)
     if a.report_only:
         stored = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
         meta, rows = stored[0], stored[1:]

@@ -103,6 +103,7 @@ def test_two_links_are_refused_naming_the_field():
         ({"cc": "reno", "rtt": "100ms", "hystart": "linux"}, r"^flows\[0\]\.hystart: ns-3 runs HyStart in TcpCubic only"),
         ({"cc": "cubic", "rtt": "100ms", "hystart": "rfc9406"}, r"^flows\[0\]\.hystart: ns-3 has no 'rfc9406'"),
         ({"cc": "reno", "rtt": "100ms", "undo": True}, r"^flows\[0\]\.undo: "),
+        ({"cc": "reno", "rtt": "100ms", "loss_detection": "rack-tlp"}, r"^flows\[0\]\.loss_detection: "),
     ],
 )
 def test_untranslatable_fields_are_refused(flow, field):

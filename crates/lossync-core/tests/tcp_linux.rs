@@ -1,5 +1,5 @@
-//! The packet sender's Linux mechanisms against closed forms: the undo of a spurious timeout
-//! (`undo`, at the end), and slow start's exit on a rising RTT (`hystart`). For the latter, one
+//! The packet sender's Linux mechanisms against closed forms: RACK-TLP loss detection and the
+//! undo of a spurious timeout (`loss_detection`, `undo`, at the end), and slow start's exit on a rising RTT (`hystart`). For the latter, one
 //! Reno or CUBIC flow from an initial window of 10 through 100 Mb/s at a base RTT of 100 ms
 //! (P = 833.3 packets of pipe) and a buffer B of 1 or 10 BDPs.
 //!
@@ -201,4 +201,48 @@ duration = "10s"
             assert!(st.retransmitted_pkts > st.timeouts, "{st:?}");
         }
     }
+}
+
+/// One Reno flow whose receive window holds 3 packets, on a path that loses 1% of data packets
+/// at random. A hole at the left edge can be followed by only two packets, so the duplicate
+/// threshold (three SACKed above it, RFC 6675) never fires: every loss waits for the RTO. RACK
+/// (RFC 8985 §6.2) declares it lost min_RTT/4 after two SACKs, so nearly every loss is a fast
+/// recovery; what remains for the timer are retransmissions lost again (1%) with no later
+/// packet to reveal them.
+#[test]
+fn rack_recovers_what_the_duplicate_threshold_leaves_to_the_timer() {
+    let run = |detection: &str| {
+        let mut e = packet_engine(&format!(
+            r#"
+engine = "packet"
+[dumbbell]
+capacity = "10Mbps"
+buffer = {{ packets = 100 }}
+loss_rate = 0.01
+[[flows]]
+cc = "reno"
+rtt = "20ms"
+rwnd = {{ packets = 3 }}
+loss_detection = "{detection}"
+[run]
+duration = "60s"
+"#
+        ));
+        e.advance(60.0);
+        let st = e.sender(0).counters();
+        let lost = e.drop_log().len() as u64;
+        eprintln!("{detection}: {lost} lost, {st:?}");
+        (st, lost)
+    };
+    let (dup, lost) = run("dupthresh");
+    assert!(lost > 40, "{lost}");
+    assert_eq!(dup.fast_recoveries, 0);
+    assert!(dup.timeouts as f64 >= 0.9 * lost as f64, "{dup:?} {lost}");
+    let (rack, lost) = run("rack-tlp");
+    assert!(
+        rack.fast_recoveries as f64 >= 0.9 * lost as f64,
+        "{rack:?} {lost}"
+    );
+    assert!(rack.timeouts as f64 <= 0.1 * lost as f64, "{rack:?} {lost}");
+    assert!(rack.sent_pkts > dup.sent_pkts);
 }

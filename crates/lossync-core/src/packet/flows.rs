@@ -134,10 +134,11 @@ impl PacketEngine {
         self.sync_timer(f);
     }
 
-    /// Makes sure a timer event is pending no later than the sender's RTO deadline.
+    /// Makes sure a timer event is pending no later than the sender's earliest deadline (its
+    /// RTO, or RACK-TLP's reordering and probe timers).
     fn sync_timer(&mut self, f: usize) {
         let fl = &mut self.flows[f];
-        if let Some(d) = fl.sender.rto_deadline_ps() {
+        if let Some(d) = fl.sender.timer_deadline_ps() {
             if !fl.timer_pending || d < fl.timer_at_ps {
                 fl.timer_gen = fl.timer_gen.wrapping_add(1);
                 fl.timer_pending = true;
@@ -160,12 +161,12 @@ impl PacketEngine {
             return; // superseded by an earlier deadline
         }
         fl.timer_pending = false;
-        match fl.sender.rto_deadline_ps() {
+        match fl.sender.timer_deadline_ps() {
             None => {}
             // The deadline moved later since this event was scheduled: wait for it.
             Some(d) if d > now => self.sync_timer(f),
             Some(_) => {
-                fl.sender.on_timeout(now);
+                fl.sender.on_timer(now);
                 self.send(f);
             }
         }

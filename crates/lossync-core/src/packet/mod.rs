@@ -217,6 +217,7 @@ impl PacketEngine {
                 )
                 .with_abc_limit(ack_every)
                 .with_loss_recovery(f.recovery)
+                .with_loss_detection(f.loss_detection)
                 .with_hystart(f.hystart, f.pacing.is_some() || law_paced)
                 .with_undo(f.undo)
                 .with_ecn(ect_of(f), sc.ecn_use(f)),

@@ -54,8 +54,9 @@
 //! This file holds the sender's state, ACK processing and sending; `sender/rtt.rs` the RTT
 //! estimate and RTO, `sender/recovery.rs` loss detection and the timeout, `sender/ecn.rs` the
 //! answer to ECN echoes, `sender/rate.rs` the delivery-rate estimator, `sender/hystart.rs` the
-//! end of slow start on a rising RTT (`hystart`), `sender/options.rs` the options a flow group
-//! sets (`with_*`).
+//! end of slow start on a rising RTT (`hystart`), `sender/rack.rs` RACK-TLP loss detection
+//! (`loss_detection = "rack-tlp"`, in place of the threshold above), `sender/options.rs` the
+//! options a flow group sets (`with_*`).
 //!
 //! [`RateSample`]: crate::cc::RateSample
 
@@ -63,6 +64,7 @@ mod ecn;
 mod hystart;
 mod options;
 mod prr;
+mod rack;
 mod rate;
 mod recovery;
 mod rtt;
@@ -73,6 +75,7 @@ use crate::queue::Ecn;
 use crate::scenario::{Hystart, LossRecovery};
 use hystart::SlowStartExit;
 use prr::Prr;
+use rack::{Probe, Rack};
 pub use rate::TX_STAMP_BYTES;
 use rate::{RateState, TxStamp};
 use std::collections::VecDeque;
@@ -143,6 +146,7 @@ struct Buffers {
     board: Vec<u8>,
     retx_fifo: VecDeque<(u64, u64)>,
     stamps: Vec<TxStamp>,
+    sent_ps: Vec<SimTime>,
 }
 
 /// Counters since the flow started.
@@ -155,6 +159,8 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Timeouts undone as spurious (`undo`).
     pub spurious_timeouts: u64,
+    /// Tail loss probes sent (`loss_detection = "rack-tlp"`).
+    pub loss_probes: u64,
     /// Window reductions (calls to the law's `on_loss` or `on_ecn`), and of them those for an
     /// ECN echo.
     pub reductions: u64,
@@ -182,6 +188,10 @@ pub struct Sender {
     mask: u64,
     /// The three highest packets ever SACKed, plus one (0 = none), highest first.
     top_sacked: [u64; 3],
+    /// Packets SACKed above `snd_una` (Linux's `sacked_out`).
+    sacked_out: u64,
+    /// RACK-TLP loss detection, when on (`sender/rack.rs`); else the threshold above.
+    rack: Rack,
     /// Every packet below this has been checked against `IsLost` (or marked lost by a timeout).
     lost_scan: u64,
     /// No packet below this (and above `snd_una`) waits for a retransmission.
@@ -263,6 +273,7 @@ impl Sender {
                 board,
                 retx_fifo,
                 stamps: Vec::new(),
+                sent_ps: Vec::new(),
             },
         )
     }
@@ -281,6 +292,7 @@ impl Sender {
             board,
             retx_fifo,
             mut stamps,
+            sent_ps,
         } = buffers;
         let cap = board.len();
         let model = cc.wants_rate_samples();
@@ -302,6 +314,8 @@ impl Sender {
             board,
             mask: cap as u64 - 1,
             top_sacked: [0; 3],
+            sacked_out: 0,
+            rack: Rack::fresh(false, sent_ps),
             lost_scan: 0,
             retx_next: 0,
             retx_fifo,
@@ -357,7 +371,9 @@ impl Sender {
             board: std::mem::take(&mut self.board),
             retx_fifo: std::mem::take(&mut self.retx_fifo),
             stamps: std::mem::take(&mut self.stamps),
+            sent_ps: std::mem::take(&mut self.rack.sent_ps),
         };
+        let rack_on = self.rack.on;
         let (stats, abc_limit, ect, scalable, loss_recovery, hold_after_echo, paced, undo) = (
             self.stats,
             self.abc_limit,
@@ -389,6 +405,8 @@ impl Sender {
                 buffers,
             )
         };
+        self.rack.on = rack_on;
+        self.size_rack_buffer();
     }
 
     /// The connection ends (its last packet is acknowledged): its window stops counting in
@@ -512,6 +530,15 @@ impl Sender {
         if self.model {
             self.rate.min_rtt_ps = self.rate.min_rtt_ps.min(rtt_ps);
         }
+        // RACK-TLP: the packet this ACK is for, and whether it was a retransmission; whether
+        // it answers a probe.
+        let (rack_seq, probe_repairs) = if self.rack.on {
+            let seen = (ack.sacked >= self.snd_una && ack.sacked < self.snd_nxt)
+                .then(|| (ack.sacked, self.retransmitted(ack.sacked)));
+            (seen, self.probe_repairs(ack.echo_ps))
+        } else {
+            (None, None)
+        };
 
         // The SACK: the packet that triggered this ACK has arrived.
         let mut delivered = 0u64;
@@ -523,6 +550,7 @@ impl Sender {
                     self.pipe_pkts -= 1;
                 }
                 self.set_state(ack.sacked, SACKED);
+                self.sacked_out += 1;
                 self.note_sacked(ack.sacked);
                 if self.model {
                     self.rate_delivered(ack.sacked, now_ps);
@@ -544,6 +572,8 @@ impl Sender {
                     if self.model {
                         self.rate_delivered(s, now_ps);
                     }
+                } else {
+                    self.sacked_out -= 1;
                 }
                 self.set_state(s, IN_FLIGHT);
             }
@@ -582,40 +612,22 @@ impl Sender {
             self.cwnd_pkts = self.ssthresh_pkts.min(self.rwnd_pkts);
         }
 
-        let newly_lost = self.mark_losses();
-        let lost_again = self.mark_lost_retransmissions();
-
-        if newly_lost > 0 && self.recovery == Recovery::Open && self.ecn_prr {
-            // A loss while PRR takes the window down for an echo: recovery carries on with that
-            // reduction, as Linux's `tcp_enter_recovery` does from CWR (no second cut).
-            self.ecn_prr = false;
-            self.recovery = Recovery::Fast {
-                point: self.snd_nxt,
-            };
-            self.force_retx = true;
-            self.stats.fast_recoveries += 1;
-        } else if newly_lost > 0 && self.recovery == Recovery::Open {
-            // RFC 6675 §5 (4.1)–(4.3): one reduction for this loss event; everything sent so far
-            // belongs to it.
-            let ctx = self.ctx(now_ps);
-            let w = self
-                .cc
-                .on_loss(&ctx, self.cwnd_pkts, 1.0)
-                .max(MIN_SSTHRESH_PKTS);
-            self.ssthresh_pkts = w;
-            if self.loss_recovery == LossRecovery::Prr {
-                // PRR sets the window on every ACK from here on, this one included.
-                self.prr = Prr::start(self.cwnd_pkts);
-            } else {
-                self.cwnd_pkts = w.min(self.rwnd_pkts);
+        let (newly_lost, lost_again) = if self.rack.on {
+            if let Some((seq, retransmitted)) = rack_seq.filter(|_| delivered > 0) {
+                self.rack_delivered(seq, retransmitted, ack.echo_ps, now_ps);
             }
-            self.recovery = Recovery::Fast {
-                point: self.snd_nxt,
-            };
-            self.force_retx = true;
-            self.stats.fast_recoveries += 1;
-            self.stats.reductions += 1;
-            self.ss_exit.on_reduction(false);
+            self.rack_detect(now_ps)
+        } else {
+            (self.mark_losses(), self.mark_lost_retransmissions())
+        };
+        if newly_lost > 0 && self.recovery == Recovery::Open {
+            self.enter_recovery(now_ps);
+        }
+        if self.rack.on {
+            self.end_probe_episode(probe_repairs, now_ps);
+            if advanced {
+                self.arm_pto(now_ps);
+            }
         }
 
         let safe = advanced && newly_lost + lost_again == 0;
@@ -668,6 +680,9 @@ impl Sender {
         if !self.started {
             return None;
         }
+        if self.rack.probe != Probe::None {
+            return self.send_probe(now_ps);
+        }
         let window_open = (self.pipe_pkts as f64) < self.cwnd_pkts.floor();
         if !window_open && !self.force_retx {
             return None;
@@ -681,6 +696,9 @@ impl Sender {
         if s < end {
             if self.model {
                 self.stamp_sent(s, now_ps);
+            }
+            if self.rack.on {
+                self.rack_sent(s, now_ps);
             }
             self.set_state(s, RETX);
             self.pipe_pkts += 1;
@@ -714,12 +732,26 @@ impl Sender {
             }
             return None;
         }
+        let seg = self.send_new(now_ps);
+        if self.rack.on {
+            // RFC 8985 §7.2: a new packet re-arms the probe timeout.
+            self.arm_pto(now_ps);
+        }
+        Some(seg)
+    }
+
+    /// The next new packet leaves now.
+    #[inline(always)]
+    pub(super) fn send_new(&mut self, now_ps: SimTime) -> Segment {
         if self.snd_nxt - self.snd_una > self.mask {
             self.grow();
         }
         let seq = self.snd_nxt;
         if self.model {
             self.stamp_sent(seq, now_ps);
+        }
+        if self.rack.on {
+            self.rack_sent(seq, now_ps);
         }
         self.set_state(seq, IN_FLIGHT);
         self.snd_nxt += 1;
@@ -730,12 +762,12 @@ impl Sender {
         if self.rto_deadline_ps.is_none() {
             self.rto_deadline_ps = Some(now_ps + self.rto_ps());
         }
-        Some(Segment {
+        Segment {
             seq,
             retransmission: false,
             ecn: self.ect,
             cwr: std::mem::take(&mut self.cwr_pending),
-        })
+        }
     }
 
     /// PRR's prr_out: a packet sent during fast recovery or an ECN reduction by PRR.
@@ -749,31 +781,5 @@ impl Sender {
     /// `tcp_in_cwnd_reduction`: the Recovery or CWR state).
     fn prr_reducing(&self) -> bool {
         matches!(self.recovery, Recovery::Fast { .. }) || self.ecn_prr
-    }
-
-    /// `pipe` recounted from the scoreboard (O(window): for checks, not for the hot path).
-    pub fn recount_pipe(&self) -> u64 {
-        (self.snd_una..self.snd_nxt)
-            .filter(|&s| matches!(self.state(s), IN_FLIGHT | RETX))
-            .count() as u64
-    }
-
-    /// Doubles the scoreboard, keeping the outstanding packets. Rare: only when the window
-    /// outgrows the size given at build.
-    fn grow(&mut self) {
-        let cap = (self.mask + 1) * 2;
-        let mut board = vec![IN_FLIGHT; cap as usize];
-        for s in self.snd_una..self.snd_nxt {
-            board[(s & (cap - 1)) as usize] = self.state(s);
-        }
-        if self.model {
-            let mut stamps = vec![TxStamp::default(); cap as usize];
-            for s in self.snd_una..self.snd_nxt {
-                stamps[(s & (cap - 1)) as usize] = self.stamps[(s & self.mask) as usize];
-            }
-            self.stamps = stamps;
-        }
-        self.board = board;
-        self.mask = cap - 1;
     }
 }

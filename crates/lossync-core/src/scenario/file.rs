@@ -204,6 +204,8 @@ pub struct FlowGroupSpec {
     pub delayed_ack: Option<DelayedAckSpec>,
     /// Fast recovery's sending: "rfc6675" (default) or "prr" (RFC 9937, as Linux).
     pub recovery: Option<String>,
+    /// Loss detection: "dupthresh" (default, RFC 6675) or "rack-tlp" (RFC 8985, as Linux).
+    pub loss_detection: Option<String>,
     /// Slow start's exit on a rising RTT: "off" (default), "rfc9406" (HyStart++) or "linux"
     /// (the HyStart of Linux's CUBIC).
     pub hystart: Option<String>,

@@ -243,6 +243,7 @@ mod tests {
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\nrecovery = \"newreno\"\n"), "flows[0].recovery: unknown fast recovery \"newreno\" (known: rfc6675, prr)"),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\nhystart = \"hystart++\"\n"), "flows[0].hystart: unknown slow-start exit \"hystart++\" (known: off, rfc9406, linux)"),
             (format!("{LINK}[[flows]]\ncc = \"bbr\"\nrtt = 0.1\nhystart = \"linux\"\n"), "flows[0].hystart: bbr sets its own window: HyStart only ends a window law's slow start"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\nloss_detection = \"rack\"\n"), "flows[0].loss_detection: unknown loss detection \"rack\" (known: dupthresh, rack-tlp)"),
             (format!("{LINK}reverse = {{ speed = 1 }}\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n"), "dumbbell.reverse.speed: unknown field `speed`"),
             (format!("{LINK}[[flows]]\ncc = {{ variant = \"cubic\", beta = 1.5 }}\nrtt = 0.1\n"), "flows[0].cc.beta: 1.5 is out of range: must be in (0, 1)"),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[[flows]]\ncc = {{ variant = \"reno\", c = 1 }}\nrtt = 0.1\n"), "flows[1].cc.c: unknown parameter (this variant takes: a, b)"),

@@ -271,6 +271,9 @@ pub struct Flow {
     /// Packet engine: how fast recovery sends ([`LossRecovery`]).
     #[serde(default)]
     pub recovery: LossRecovery,
+    /// Packet engine: how losses are found ([`LossDetection`]).
+    #[serde(default, skip_serializing_if = "LossDetection::is_default")]
+    pub loss_detection: LossDetection,
     /// Packet engine: how slow start may end before the first loss ([`Hystart`]).
     #[serde(default, skip_serializing_if = "Hystart::is_off")]
     pub hystart: Hystart,
@@ -308,6 +311,36 @@ impl Hystart {
 
     pub fn is_off(&self) -> bool {
         *self == Hystart::Off
+    }
+}
+
+/// How a SACK sender finds its losses: RFC 6675's duplicate threshold (three packets SACKed
+/// above a hole), or RACK-TLP (RFC 8985: by send time, with tail loss probes), Linux's default
+/// since 4.18.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum LossDetection {
+    #[default]
+    #[serde(rename = "dupthresh")]
+    DupThresh,
+    #[serde(rename = "rack-tlp")]
+    RackTlp,
+}
+
+impl LossDetection {
+    pub const NAMES: [&'static str; 2] = ["dupthresh", "rack-tlp"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        [LossDetection::DupThresh, LossDetection::RackTlp]
+            .into_iter()
+            .find(|d| d.name() == name)
+    }
+
+    pub fn is_default(&self) -> bool {
+        *self == LossDetection::DupThresh
     }
 }
 

@@ -239,6 +239,7 @@ fn same_group((a, na): Logical, (b, nb): Logical) -> bool {
         && a.send_jitter_s.to_bits() == b.send_jitter_s.to_bits()
         && a.arrivals == b.arrivals
         && a.recovery == b.recovery
+        && a.loss_detection == b.loss_detection
         && a.hystart == b.hystart
         && a.undo == b.undo
 }
@@ -316,6 +317,9 @@ fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
         ),
     }
     line(o, "recovery", &format!("{:?}", f.recovery.name()));
+    if !f.loss_detection.is_default() {
+        line(o, "loss_detection", &string(f.loss_detection.name()));
+    }
     if !f.hystart.is_off() {
         line(o, "hystart", &string(f.hystart.name()));
     }

@@ -24,8 +24,9 @@ What is modelled:
   half of (the flow's rtt minus the network's own RTT, measured first) in each direction.
   Before the run an ICMP probe (rttprobe.py) checks each RTT; a miss by more than 1 ms is a
   warning in the summary. The box runs in Python: at a few hundred Mb/s it adds jitter.
-- TCP is Linux's: SACK, timestamps, window scaling, PRR, RACK, the undo of spurious timeouts
-  whatever `undo` says, its own delayed ACKs (so the
+- TCP is Linux's: SACK, timestamps, window scaling, PRR whatever `recovery` says, RACK-TLP
+  whatever `loss_detection` says, the undo of spurious timeouts whatever `undo` says, its own
+  delayed ACKs (so the
   scenario's `delayed_ack` is refused), CUBIC with HyStart when the kernel enables it (a
   warning says so unless the scenario asks `hystart = "linux"`; HyStart++ is refused).
   Variants: those of ours this kernel has

@@ -481,6 +481,8 @@ def translate(scenario: Prepared | dict[str, Any], initial_ssthresh_pkts: float 
             raise ScenarioError(f"{field}.cc.drain_gain", "ns-3's TcpBbr drains at 1/high_gain: only that value is supported by the ns3 engine")
         if f.get("undo"):
             raise ScenarioError(f"{field}.undo", "ns-3 3.44 does not undo spurious timeouts (no Eifel or F-RTO response)")
+        if f.get("loss_detection", "dupthresh") != "dupthresh":
+            raise ScenarioError(f"{field}.loss_detection", "ns-3 3.44 finds losses by the duplicate-ACK threshold only (no RACK or TLP)")
         attrs += _hystart(f, field) if f.get("hystart", "off") != "off" else extra
         attrs.insert(0, ("@ecn", "On" if ecn else "Off"))
         iw = f["initial_window_pkts"]

@@ -4,7 +4,7 @@ use super::hystart::SlowStartExit;
 use super::Sender;
 use crate::cc::EcnUse;
 use crate::queue::Ecn;
-use crate::scenario::{Hystart, LossRecovery};
+use crate::scenario::{Hystart, LossDetection, LossRecovery};
 
 impl Sender {
     /// The receiver ACKs every `n` packets: each ACK may count for up to `n` (RFC 3465 L).
@@ -16,6 +16,14 @@ impl Sender {
     /// How fast recovery sends: RFC 6675's pipe rule, or PRR ([`prr`](super::prr)).
     pub fn with_loss_recovery(mut self, r: LossRecovery) -> Self {
         self.loss_recovery = r;
+        self
+    }
+
+    /// How losses are detected: RFC 6675's duplicate threshold, or RACK-TLP
+    /// ([`rack`](super::rack)).
+    pub fn with_loss_detection(mut self, d: LossDetection) -> Self {
+        self.rack.on = d == LossDetection::RackTlp;
+        self.size_rack_buffer();
         self
     }
 

@@ -1,5 +1,6 @@
 //! The sender's loss recovery: the SACK scoreboard's loss detection (RFC 6675 `IsLost`, lost
-//! retransmissions) and the retransmission timeout's go-back-N (RFC 6298, RFC 5681 §3.1).
+//! retransmissions), the entry into fast recovery, the retransmission timeout's go-back-N
+//! (RFC 6298, RFC 5681 §3.1), and the scoreboard's growth.
 //!
 //! Undo (a flow group's `undo`): the first ACK that advances after a timeout tells, by its
 //! timestamp echo, whether the original transmission arrived (Eifel detection, RFC 3522 §3.2;
@@ -12,7 +13,9 @@
 //! can be undone; the values are kept through repeated timeouts of one episode.
 
 use super::super::event::SimTime;
-use super::{Recovery, Sender, IN_FLIGHT, LOST, MIN_SSTHRESH_PKTS, RETX};
+use super::prr::Prr;
+use super::rate::TxStamp;
+use super::{LossRecovery, Recovery, Sender, IN_FLIGHT, LOST, MIN_SSTHRESH_PKTS, RETX};
 
 /// What undoing a spurious timeout restores, and when its first retransmission was sent.
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +91,7 @@ impl Sender {
         }
         self.stats.timeouts += 1;
         self.ss_exit.on_reduction(true);
+        self.rack.clear();
         // A timeout during an ECN reduction by PRR keeps its ssthresh (Linux's `tcp_enter_loss`
         // from CWR with high_seq not yet acknowledged).
         if self.recovery == Recovery::Open && !std::mem::take(&mut self.ecn_prr) {
@@ -149,6 +153,69 @@ impl Sender {
         self.retx_next = self.snd_una;
         self.recovery = Recovery::Open;
         self.stats.spurious_timeouts += 1;
+    }
+
+    /// A loss starts fast recovery (RFC 6675 §5 (4.1)–(4.3)): one reduction for this loss
+    /// event; everything sent so far belongs to it.
+    pub(super) fn enter_recovery(&mut self, now_ps: SimTime) {
+        self.recovery = Recovery::Fast {
+            point: self.snd_nxt,
+        };
+        self.force_retx = true;
+        self.stats.fast_recoveries += 1;
+        self.rack.end_tlp();
+        if std::mem::take(&mut self.ecn_prr) {
+            // A loss while PRR takes the window down for an echo: recovery carries on with that
+            // reduction, as Linux's `tcp_enter_recovery` does from CWR (no second cut).
+            return;
+        }
+        let ctx = self.ctx(now_ps);
+        let w = self
+            .cc
+            .on_loss(&ctx, self.cwnd_pkts, 1.0)
+            .max(MIN_SSTHRESH_PKTS);
+        self.ssthresh_pkts = w;
+        if self.loss_recovery == LossRecovery::Prr {
+            // PRR sets the window on every ACK from here on, this one included.
+            self.prr = Prr::start(self.cwnd_pkts);
+        } else {
+            self.cwnd_pkts = w.min(self.rwnd_pkts);
+        }
+        self.stats.reductions += 1;
+        self.ss_exit.on_reduction(false);
+    }
+
+    /// `pipe` recounted from the scoreboard (O(window): for checks, not for the hot path).
+    pub fn recount_pipe(&self) -> u64 {
+        (self.snd_una..self.snd_nxt)
+            .filter(|&s| matches!(self.state(s), IN_FLIGHT | RETX))
+            .count() as u64
+    }
+
+    /// Doubles the scoreboard, keeping the outstanding packets. Rare: only when the window
+    /// outgrows the size given at build.
+    pub(super) fn grow(&mut self) {
+        let cap = (self.mask + 1) * 2;
+        let mut board = vec![IN_FLIGHT; cap as usize];
+        for s in self.snd_una..self.snd_nxt {
+            board[(s & (cap - 1)) as usize] = self.state(s);
+        }
+        if self.rack.on {
+            let mut sent = vec![0; cap as usize];
+            for s in self.snd_una..self.snd_nxt {
+                sent[(s & (cap - 1)) as usize] = self.rack.sent_ps[(s & self.mask) as usize];
+            }
+            self.rack.sent_ps = sent;
+        }
+        if self.model {
+            let mut stamps = vec![TxStamp::default(); cap as usize];
+            for s in self.snd_una..self.snd_nxt {
+                stamps[(s & (cap - 1)) as usize] = self.stamps[(s & self.mask) as usize];
+            }
+            self.stamps = stamps;
+        }
+        self.board = board;
+        self.mask = cap - 1;
     }
 }
 

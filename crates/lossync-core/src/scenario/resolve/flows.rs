@@ -69,6 +69,18 @@ pub(super) fn resolve_flows(
                 ))
             }
         };
+        let loss_detection = match fs.loss_detection.as_deref() {
+            None => LossDetection::DupThresh,
+            Some(name) => LossDetection::from_name(name).ok_or_else(|| {
+                Error::field(
+                    format!("{field}.loss_detection"),
+                    format!(
+                        "unknown loss detection {name:?} (known: {})",
+                        LossDetection::NAMES.join(", ")
+                    ),
+                )
+            })?,
+        };
         let hystart = match fs.hystart.as_deref() {
             None => Hystart::Off,
             Some(name) => Hystart::from_name(name).ok_or_else(|| {
@@ -141,6 +153,7 @@ pub(super) fn resolve_flows(
                 send_jitter_s,
                 arrivals,
                 recovery,
+                loss_detection,
                 hystart,
                 undo: fs.undo.unwrap_or(false),
             });
