@@ -138,6 +138,7 @@ impl PacketEngine {
     /// RTO, or RACK-TLP's reordering and probe timers).
     fn sync_timer(&mut self, f: usize) {
         let fl = &mut self.flows[f];
+        fl.sender.end_burst(self.now_ps);
         if let Some(d) = fl.sender.timer_deadline_ps() {
             if !fl.timer_pending || d < fl.timer_at_ps {
                 fl.timer_gen = fl.timer_gen.wrapping_add(1);

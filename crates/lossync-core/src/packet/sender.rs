@@ -625,9 +625,8 @@ impl Sender {
         }
         if self.rack.on {
             self.end_probe_episode(probe_repairs, now_ps);
-            if advanced {
-                self.arm_pto(now_ps);
-            }
+            // §7.2: an ACK that advances re-arms the probe timeout, at the burst's end.
+            self.rack.sent_new |= advanced;
         }
 
         let safe = advanced && newly_lost + lost_again == 0;
@@ -681,7 +680,9 @@ impl Sender {
             return None;
         }
         if self.rack.probe != Probe::None {
-            return self.send_probe(now_ps);
+            if let Some(seg) = self.send_probe(now_ps) {
+                return Some(seg);
+            }
         }
         let window_open = (self.pipe_pkts as f64) < self.cwnd_pkts.floor();
         if !window_open && !self.force_retx {
@@ -732,12 +733,10 @@ impl Sender {
             }
             return None;
         }
-        let seg = self.send_new(now_ps);
         if self.rack.on {
-            // RFC 8985 §7.2: a new packet re-arms the probe timeout.
-            self.arm_pto(now_ps);
+            self.rack.sent_new = true;
         }
-        Some(seg)
+        Some(self.send_new(now_ps))
     }
 
     /// The next new packet leaves now.

@@ -67,6 +67,9 @@ pub(super) struct Rack {
     /// time, if the probe was one.
     high_seq: Option<u64>,
     again: Option<(u64, SimTime)>,
+    /// New data left, or an ACK advanced, in the burst under way: its end re-arms the probe
+    /// timeout.
+    pub(super) sent_new: bool,
     pub(super) probe: Probe,
 }
 
@@ -159,6 +162,12 @@ impl Sender {
     /// window; arms the reordering timer for the latest one not yet overdue. Returns the
     /// originals and the retransmissions newly presumed lost.
     pub(super) fn rack_detect(&mut self, now_ps: SimTime) -> (u64, u64) {
+        if self.sacked_out == 0 && self.retx_fifo.is_empty() && self.lost_scan <= self.snd_una {
+            // Nothing is SACKed and nothing retransmitted: every packet sent before a delivered
+            // one is acknowledged (paths are FIFO), so none can be lost and none waits.
+            self.rack.reo_deadline_ps = None;
+            return (0, 0);
+        }
         let reo_ps = self.rack_reo_wnd_ps();
         let (xmit, rtt) = ((self.rack.xmit_ps, self.rack.xmit_seq), self.rack.rtt_ps);
         let mut wait: Option<SimTime> = None;
@@ -237,6 +246,16 @@ impl Sender {
         };
         let at = now_ps + pto_ps;
         self.rack.pto_deadline_ps = Some(self.rto_deadline_ps.map_or(at, |rto| at.min(rto)));
+    }
+
+    /// The engine has sent what it could now: new data, or an ACK that advanced, re-arms the
+    /// probe timeout (§7.2), once per burst as Linux's `tcp_write_xmit` does.
+    #[inline(always)]
+    pub fn end_burst(&mut self, now_ps: SimTime) {
+        if self.rack.sent_new {
+            self.rack.sent_new = false;
+            self.arm_pto(now_ps);
+        }
     }
 
     /// §7.3: the probe timeout expired: one probe per episode, new data if the receive window
@@ -320,15 +339,16 @@ impl Sender {
     }
 
     /// The earliest of the retransmission, reordering and probe timers.
+    #[inline(always)]
     pub fn timer_deadline_ps(&self) -> Option<SimTime> {
-        [
-            self.rto_deadline_ps,
-            self.rack.reo_deadline_ps,
-            self.rack.pto_deadline_ps,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        if !self.rack.on {
+            return self.rto_deadline_ps;
+        }
+        let none = SimTime::MAX;
+        let at = (self.rto_deadline_ps.unwrap_or(none))
+            .min(self.rack.reo_deadline_ps.unwrap_or(none))
+            .min(self.rack.pto_deadline_ps.unwrap_or(none));
+        (at != none).then_some(at)
     }
 
     /// A timer expired (the caller checked [`Sender::timer_deadline_ps`]): the reordering
@@ -364,7 +384,8 @@ impl Sender {
                     cwr: false,
                 })
             }
-            _ => self.next_segment(now_ps),
+            // The packet was acknowledged meanwhile: the usual rules send.
+            _ => None,
         }
     }
 }
@@ -434,6 +455,7 @@ mod tests {
                 self.acks.push((back, ack));
                 self.acked_at.entry(key).or_insert(back);
             }
+            s.end_burst(self.now);
         }
 
         /// The next ACK or timer, until `until` or nothing is left.
