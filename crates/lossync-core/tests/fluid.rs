@@ -671,6 +671,19 @@ fn summaries_warn_outside_the_validated_region_and_without_congestion() {
         "{:?}",
         spread.warnings
     );
+    // 4 flows on 1 Mb/s at 50 ms share 4.2 packets of pipe and 1 of buffer: 1.3 packets each,
+    // too few for three duplicate ACKs (RFC 5681 §3.2); 4 flows on 10 Mb/s have 13 each.
+    let few = warnings("capacity = \"1Mbps\"\nbuffer = { packets = 1 }", "");
+    assert!(
+        few.iter()
+            .any(|w| w.starts_with("links[0]: about 1.3 packets of window per flow")),
+        "{few:?}"
+    );
+    let enough = warnings("capacity = \"10Mbps\"\nbuffer = { packets = 10 }", "");
+    assert!(
+        !enough.iter().any(|w| w.contains("window per flow")),
+        "{enough:?}"
+    );
     // An idle link (4 flows capped far below its capacity) never congests.
     let idle = run(
         "[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = { bdp_fraction = 0.25 }\n[[flows]]\n\
