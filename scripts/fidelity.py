@@ -203,15 +203,22 @@ def run_missing(path: Path, subset: list | None, workers: int, engines: list[str
         missing = [e for e in wanted if _key(key, e) not in done]
         if missing:
             todo.append((key, doc, missing, packet_u.get(json.dumps(key, sort_keys=True))))
+    return run_jobs(path, run_cell, todo, workers)
+
+
+def run_jobs(path: Path, fn, jobs: list[tuple], workers: int) -> float:
+    """`fn(*job)` for every job on a pool of `workers`, each job's rows appended to `path` (one
+    JSON object a line) as it finishes, so an interrupted run keeps what it measured. Returns
+    the wall time."""
     t0 = time.perf_counter()
     path.parent.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(workers) as pool, path.open("a") as out:
-        futures = [pool.submit(run_cell, *t) for t in todo]
+        futures = [pool.submit(fn, *j) for j in jobs]
         for i, fut in enumerate(as_completed(futures), 1):
             for row in fut.result():
                 out.write(json.dumps(row) + "\n")
             out.flush()
-            print(f"\r{i}/{len(todo)} cells", end="", file=sys.stderr)
+            print(f"\r{i}/{len(jobs)} cells", end="", file=sys.stderr)
     print(file=sys.stderr)
     return time.perf_counter() - t0
 

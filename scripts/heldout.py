@@ -38,7 +38,6 @@ import json
 import math
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -210,7 +209,7 @@ def draw(seed: int, cells: int, budget_s: float) -> tuple[list[tuple[dict, dict]
 def run_cell(cell: dict, doc: dict, engines: list[str]) -> list[dict]:
     import warnings
 
-    from lossync.compare import with_send_jitter
+    from lossync.compare import variant_shares, with_send_jitter
     from lossync.engines import run
 
     warnings.simplefilter("ignore")  # each run's warnings are stored with its row
@@ -222,12 +221,8 @@ def run_cell(cell: dict, doc: dict, engines: list[str]) -> list[dict]:
         t0 = time.perf_counter()
         try:
             s = run(d, progress=False).summary
-            shares: dict[str, float] = {}
-            for f in s["flows"]:
-                shares[f["variant"]] = shares.get(f["variant"], 0.0) + f["throughput_pps"]
-            total = sum(shares.values())
             row["summary"] = {k: s[k] for k in ("utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queue_pkts")}
-            row["summary"]["shares"] = {v: t / total if total > 0 else None for v, t in shares.items()}
+            row["summary"]["shares"] = {v: x if x == x else None for v, x in variant_shares(s).items()}  # NaN: none sent
             row["summary"]["warnings"] = [str(w) for w in s["warnings"]]
         except Exception as e:  # a failed run is data too (reported, not fatal)
             row["error"] = str(e).splitlines()[0]
@@ -248,18 +243,7 @@ def meta_path(data: Path) -> Path:
 def run_missing(path: Path, todo: list[tuple[dict, dict]], workers: int) -> float:
     done = {(r["cell"]["index"], r["engine"]) for r in fidelity.load(path) if "error" not in r}
     jobs = [(c, d, [e for e in ENGINES if (c["index"], e) not in done]) for c, d in todo]
-    jobs = [j for j in jobs if j[2]]
-    t0 = time.perf_counter()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with ProcessPoolExecutor(workers) as pool, path.open("a") as out:
-        futures = [pool.submit(run_cell, *j) for j in jobs]
-        for i, fut in enumerate(as_completed(futures), 1):
-            for row in fut.result():
-                out.write(json.dumps(row) + "\n")
-            out.flush()
-            print(f"\r{i}/{len(jobs)} cells", end="", file=sys.stderr)
-    print(file=sys.stderr)
-    return time.perf_counter() - t0
+    return fidelity.run_jobs(path, run_cell, [j for j in jobs if j[2]], workers)
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:

@@ -24,9 +24,7 @@
 //! on the probe's own ACK).
 
 use super::super::event::SimTime;
-use super::{
-    Recovery, Segment, Sender, DUP_THRESH, IN_FLIGHT, LOST, MIN_SSTHRESH_PKTS, RETX, SACKED,
-};
+use super::{Recovery, Segment, Sender, DUP_THRESH, IN_FLIGHT, LOST, RETX, SACKED};
 use crate::queue::Ecn;
 
 /// Linux `TCP_TIMEOUT_MIN_US`: added to the reordering timer and to the PTO with several
@@ -313,11 +311,7 @@ impl Sender {
     pub(super) fn end_probe_episode(&mut self, repaired: Option<bool>, now_ps: SimTime) {
         match repaired {
             Some(true) if self.recovery == Recovery::Open => {
-                let ctx = self.ctx(now_ps);
-                let w = self
-                    .cc
-                    .on_loss(&ctx, self.cwnd_pkts, 1.0)
-                    .max(MIN_SSTHRESH_PKTS);
+                let w = self.loss_ssthresh(now_ps);
                 self.ssthresh_pkts = w;
                 self.cwnd_pkts = w.min(self.rwnd_pkts);
                 self.stats.reductions += 1;

@@ -102,11 +102,7 @@ impl Sender {
                     retransmitted_ps: now_ps,
                 });
             }
-            let ctx = self.ctx(now_ps);
-            self.ssthresh_pkts = self
-                .cc
-                .on_loss(&ctx, self.cwnd_pkts, 1.0)
-                .max(MIN_SSTHRESH_PKTS);
+            self.ssthresh_pkts = self.loss_ssthresh(now_ps);
             self.stats.reductions += 1;
         }
         self.cwnd_pkts = 1.0;
@@ -155,6 +151,14 @@ impl Sender {
         self.stats.spurious_timeouts += 1;
     }
 
+    /// The law's window after one loss event, at least 2 packets (RFC 5681 §3.1 eq. (4)).
+    pub(super) fn loss_ssthresh(&mut self, now_ps: SimTime) -> f64 {
+        let ctx = self.ctx(now_ps);
+        self.cc
+            .on_loss(&ctx, self.cwnd_pkts, 1.0)
+            .max(MIN_SSTHRESH_PKTS)
+    }
+
     /// A loss starts fast recovery (RFC 6675 §5 (4.1)–(4.3)): one reduction for this loss
     /// event; everything sent so far belongs to it.
     pub(super) fn enter_recovery(&mut self, now_ps: SimTime) {
@@ -169,11 +173,7 @@ impl Sender {
             // reduction, as Linux's `tcp_enter_recovery` does from CWR (no second cut).
             return;
         }
-        let ctx = self.ctx(now_ps);
-        let w = self
-            .cc
-            .on_loss(&ctx, self.cwnd_pkts, 1.0)
-            .max(MIN_SSTHRESH_PKTS);
+        let w = self.loss_ssthresh(now_ps);
         self.ssthresh_pkts = w;
         if self.loss_recovery == LossRecovery::Prr {
             // PRR sets the window on every ACK from here on, this one included.

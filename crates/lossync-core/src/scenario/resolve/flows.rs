@@ -69,30 +69,20 @@ pub(super) fn resolve_flows(
                 ))
             }
         };
-        let loss_detection = match fs.loss_detection.as_deref() {
-            None => LossDetection::DupThresh,
-            Some(name) => LossDetection::from_name(name).ok_or_else(|| {
-                Error::field(
-                    format!("{field}.loss_detection"),
-                    format!(
-                        "unknown loss detection {name:?} (known: {})",
-                        LossDetection::NAMES.join(", ")
-                    ),
-                )
-            })?,
-        };
-        let hystart = match fs.hystart.as_deref() {
-            None => Hystart::Off,
-            Some(name) => Hystart::from_name(name).ok_or_else(|| {
-                Error::field(
-                    format!("{field}.hystart"),
-                    format!(
-                        "unknown slow-start exit {name:?} (known: {})",
-                        Hystart::NAMES.join(", ")
-                    ),
-                )
-            })?,
-        };
+        let loss_detection = named_option(
+            fs.loss_detection.as_deref(),
+            &LossDetection::NAMES,
+            LossDetection::from_name,
+            format!("{field}.loss_detection"),
+            "loss detection",
+        )?;
+        let hystart = named_option(
+            fs.hystart.as_deref(),
+            &Hystart::NAMES,
+            Hystart::from_name,
+            format!("{field}.hystart"),
+            "slow-start exit",
+        )?;
         if hystart != Hystart::Off {
             let law = cc.build();
             if !law.slow_starts() || law.wants_rate_samples() {
@@ -592,4 +582,23 @@ pub(super) fn check_xcp_flows_meet_xcp_routers(links: &[Link], flows: &[Flow]) -
         ));
     }
     Ok(())
+}
+
+/// A flow group's named option: its default when absent, else one of `names`.
+fn named_option<T: Default>(
+    given: Option<&str>,
+    names: &[&str],
+    from_name: impl Fn(&str) -> Option<T>,
+    field: String,
+    what: &str,
+) -> Result<T> {
+    match given {
+        None => Ok(T::default()),
+        Some(name) => from_name(name).ok_or_else(|| {
+            Error::field(
+                field,
+                format!("unknown {what} {name:?} (known: {})", names.join(", ")),
+            )
+        }),
+    }
 }
