@@ -256,3 +256,31 @@ def test_an_interrupt_after_the_last_step_keeps_the_result_whole(engine):
         s = _result_so_far(p, sim, sim.duration_s).summary
         interrupted = [w for w in s["warnings"] if w.startswith("interrupted:")]
         assert (s["partial"], s["duration_s"], bool(interrupted)) == (partial, until, partial), s
+
+
+def test_an_interrupt_swallowed_by_a_finalizer_ends_the_command_as_interrupted(tmp_path):
+    # Ctrl-C can land while a weakref callback runs (matplotlib's, as a figure is drawn: seen in
+    # CI's random-moment kills). Python cannot raise it there: it printed "Exception ignored"
+    # with a traceback, and the command went on as if nothing had happened.
+    f = tmp_path / "s.toml"
+    f.write_text('dumbbell = { capacity = "100Mbps", buffer = { packets = 20 } }\n'
+                 'flows = [{ count = 2, cc = "reno", rtt = "50ms" }]\n')
+    code = (
+        "import sys, weakref\n"
+        "from lossync import cli\n"
+        "real = cli.check_scenario\n"
+        "def interrupted_in_a_callback(*a, **k):\n"
+        "    class T: pass\n"
+        "    t = T()\n"
+        "    def callback(_):\n"
+        "        raise KeyboardInterrupt\n"
+        "    r = weakref.ref(t, callback)\n"
+        "    del t\n"
+        "    return real(*a, **k)\n"
+        "cli.check_scenario = interrupted_in_a_callback\n"
+        "cli.main(['validate', sys.argv[1]])\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in p.stderr, p.stderr
+    assert p.returncode == 130 and p.stderr.strip().endswith("lossync: interrupted"), (p.returncode, p.stderr)
+

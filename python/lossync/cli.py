@@ -46,6 +46,17 @@ def _on_sigint(signum: int, frame: object) -> None:
     signal.default_int_handler(signum, frame)
 
 
+def _on_unraisable(args: "sys.UnraisableHookArgs") -> None:
+    # Ctrl-C landing in a finalizer or a weakref callback (matplotlib's, while a figure is
+    # drawn) cannot propagate: Python prints it as "Exception ignored" with a traceback and
+    # carries on. Remembered instead, so that the command ends as interrupted.
+    global _interrupted
+    if isinstance(args.exc_value, KeyboardInterrupt):
+        _interrupted = True
+    else:
+        sys.__unraisablehook__(args)
+
+
 def _on_sigint_at_exit(signum: int, frame: object) -> None:
     # The command is over (its outputs written whole, or not at all) and the interpreter is
     # shutting down: a KeyboardInterrupt raised in an exit handler (matplotlib's) is printed
@@ -85,11 +96,15 @@ class Cli(click.Group):
         main_thread = threading.current_thread() is threading.main_thread()
         if main_thread:
             signal.signal(signal.SIGINT, _on_sigint)
+            sys.unraisablehook = _on_unraisable
         try:
-            return self._invoke(ctx)
+            rv = self._invoke(ctx)
         finally:
             if main_thread:
                 signal.signal(signal.SIGINT, _on_sigint_at_exit)
+        if _interrupted:  # an interrupt that a finalizer swallowed: the work went on to its end
+            _exit_interrupted()
+        return rv
 
     def _invoke(self, ctx: click.Context):
         try:
