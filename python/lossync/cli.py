@@ -46,7 +46,7 @@ def _on_sigint(signum: int, frame: object) -> None:
     signal.default_int_handler(signum, frame)
 
 
-def _on_unraisable(args: "sys.UnraisableHookArgs") -> None:
+def _on_unraisable(args: sys.UnraisableHookArgs) -> None:
     # Ctrl-C landing in a finalizer or a weakref callback (matplotlib's, while a figure is
     # drawn) cannot propagate: Python prints it as "Exception ignored" with a traceback and
     # carries on. Remembered instead, so that the command ends as interrupted.
