@@ -287,14 +287,14 @@ impl Sender {
     pub(super) fn probe_again(&mut self, seq: u64, now_ps: SimTime) {
         self.rack_sent(seq, now_ps);
         self.rack.again = Some((seq, now_ps));
-        self.probe_sent_new(now_ps);
+        self.probe_sent(now_ps);
         self.stats.sent_pkts += 1;
         self.stats.retransmitted_pkts += 1;
     }
 
     /// A probe has left: the episode runs until the ACKs pass it, and the RTO restarts from
     /// now (Linux's `tcp_send_loss_probe` clears `icsk_pending` so that `tcp_rearm_rto` does).
-    pub(super) fn probe_sent_new(&mut self, now_ps: SimTime) {
+    pub(super) fn probe_sent(&mut self, now_ps: SimTime) {
         self.rack.high_seq = Some(self.snd_nxt);
         self.rto_deadline_ps = Some(now_ps + self.rto_ps());
     }
@@ -309,26 +309,21 @@ impl Sender {
     /// §7.4: the episode ends at the probe's ACK (a retransmitted probe that repaired a loss
     /// reduces the window, once) or once the ACKs pass `tlp_high_seq`.
     pub(super) fn end_probe_episode(&mut self, repaired: Option<bool>, now_ps: SimTime) {
-        match repaired {
+        let over = match repaired {
             Some(true) if self.recovery == Recovery::Open => {
                 let w = self.loss_ssthresh(now_ps);
                 self.ssthresh_pkts = w;
                 self.cwnd_pkts = w.min(self.rwnd_pkts);
                 self.stats.reductions += 1;
                 self.ss_exit.on_reduction(false);
-                self.rack.high_seq = None;
-                self.rack.again = None;
+                true
             }
-            Some(_) => {
-                self.rack.high_seq = None;
-                self.rack.again = None;
-            }
-            None => {
-                if self.rack.high_seq.is_some_and(|h| self.snd_una >= h) {
-                    self.rack.high_seq = None;
-                    self.rack.again = None;
-                }
-            }
+            Some(_) => true,
+            None => self.rack.high_seq.is_some_and(|h| self.snd_una >= h),
+        };
+        if over {
+            self.rack.high_seq = None;
+            self.rack.again = None;
         }
     }
 
@@ -366,7 +361,7 @@ impl Sender {
         match std::mem::take(&mut self.rack.probe) {
             Probe::New => {
                 let seg = self.send_new(now_ps);
-                self.probe_sent_new(now_ps);
+                self.probe_sent(now_ps);
                 Some(seg)
             }
             Probe::Again(seq) if seq >= self.snd_una => {
