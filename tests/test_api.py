@@ -141,7 +141,7 @@ def _without_wall(summary):
 
 def test_variants_are_listed():
     names = [n for n, _ in lossync.variants()]
-    assert names == ["reno", "highspeed", "scalable", "cubic", "htcp", "bic", "ghstcp", "xcp", "bbr", "dctcp", "prague"]
+    assert names == ["reno", "highspeed", "scalable", "cubic", "htcp", "bic", "ghstcp", "xcp", "bbr", "bbr3", "dctcp", "prague"]
 
 
 @pytest.mark.parametrize("example", ["dumbbell-reno", "paper-10g", "xcp-two-way", "parking-lot"])

@@ -291,6 +291,7 @@ def test_disciplines_ns3_lacks_are_refused_naming_the_queue(queue):
     ("flow", "field"),
     [
         ({"cc": "prague"}, r"^flows\[0\]\.cc: .*no TCP Prague"),
+        ({"cc": "bbr3"}, r"^flows\[0\]\.cc: .*BBR v1 only"),
         ({"cc": "dctcp", "ecn": False}, r"^flows\[0\]\.ecn: "),
         ({"cc": {"variant": "bbr", "cwnd_gain": 3}}, r"^flows\[0\]\.cc\.cwnd_gain: "),
         ({"cc": {"variant": "bbr", "drain_gain": 0.5}}, r"^flows\[0\]\.cc\.drain_gain: "),

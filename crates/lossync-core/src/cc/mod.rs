@@ -25,6 +25,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub mod bbr;
+pub mod bbr3;
 pub mod bic;
 pub mod cubic;
 pub mod dctcp;
@@ -117,6 +118,7 @@ registry! {
     GHsTcp(ghstcp::GHsTcpParams),
     Xcp(xcp::XcpSenderParams),
     Bbr(bbr::BbrParams),
+    Bbr3(bbr3::Bbr3Params),
     Dctcp(dctcp::DctcpParams),
     Prague(prague::PragueParams),
 }
@@ -315,6 +317,11 @@ pub struct RateSample {
     pub acked_pkts: f64,
     /// Packets newly presumed lost at this ACK.
     pub lost_pkts: f64,
+    /// Packets in flight when the sampled packet was sent, it included (draft-ietf-ccwg-bbr §2.3
+    /// `RS.tx_in_flight`).
+    pub tx_in_flight_pkts: f64,
+    /// Packets declared lost between the sampled packet's sending and this ACK (`RS.lost`).
+    pub lost_since_sent_pkts: f64,
     /// Packets in flight (RFC 6675 `pipe`) before this ACK, and after it.
     pub prior_inflight_pkts: f64,
     pub inflight_pkts: f64,

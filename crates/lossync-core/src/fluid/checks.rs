@@ -193,6 +193,13 @@ pub(super) fn region_warnings(sc: &Scenario) -> Vec<String> {
             f.group
         ));
     }
+    if let Some(f) = sc.flows.iter().find(|f| f.cc.name() == "bbr3") {
+        out.push(format!(
+            "flows[{}].cc: bbr3's fluid form is checked against the packet engine (with send \
+             jitter) only on the cells of docs/validation/bbr3.md; compare with --engine packet",
+            f.group
+        ));
+    }
     let xcp = sc.flows.iter().any(|f| f.cc.name() == "xcp");
     match &sc.loss {
         LossModel::Proportional if xcp => out.push(

@@ -13,19 +13,31 @@
 //! - rounds: a sample's `prior_delivered` is the flow's delivered count one RTT ago (what was
 //!   delivered when the data now acknowledged was sent), so a law that ends a round when data
 //!   sent after its start is acknowledged ends one per RTT, as a round trip is in the fluid limit;
+//! - the sampled data's `tx_in_flight` and the losses since it was sent (BBRv3's loss rate per
+//!   round): the flow's packets in flight one RTT ago, and the losses that reached the sender
+//!   since then;
 //! - recovery: a loss event of the `tcp` model opens fast recovery for one RTT, a timeout the
 //!   loss state for one RTT; data sent while the law marks itself application-limited (BBR's
 //!   probe-RTT) gives application-limited samples for one RTT.
 
 use crate::cc::{RateSample, RecoveryState};
 
+/// A step's end: the flow's counts then.
+#[derive(Debug, Clone, Copy, Default)]
+struct Past {
+    delivered: f64,
+    lost: f64,
+    inflight: f64,
+}
+
 #[derive(Debug, Clone)]
 pub struct RateClock {
-    /// Packets delivered (acknowledged) since the flow started.
+    /// Packets delivered (acknowledged) since the flow started, and lost.
     delivered: f64,
-    /// The delivered count at the end of each of the last `history.len()` steps, by step index
-    /// modulo the length (longer than the longest RTT in steps).
-    history: Vec<f64>,
+    lost: f64,
+    /// The counts at the end of each of the last `history.len()` steps, by step index modulo the
+    /// length (longer than the longest RTT in steps).
+    history: Vec<Past>,
     fast_until_s: f64,
     timeout_until_s: f64,
     app_limited_until_s: f64,
@@ -36,7 +48,8 @@ impl RateClock {
     pub fn new(steps: usize) -> Self {
         RateClock {
             delivered: 0.0,
-            history: vec![0.0; steps.max(2)],
+            lost: 0.0,
+            history: vec![Past::default(); steps.max(2)],
             fast_until_s: f64::NEG_INFINITY,
             timeout_until_s: f64::NEG_INFINITY,
             app_limited_until_s: f64::NEG_INFINITY,
@@ -78,10 +91,15 @@ impl RateClock {
         let prior = if step >= back {
             self.history[((step - back) % len) as usize]
         } else {
-            0.0
+            Past::default()
         };
         self.delivered += acked;
-        self.history[(step % len) as usize] = self.delivered;
+        self.lost += lost;
+        self.history[(step % len) as usize] = Past {
+            delivered: self.delivered,
+            lost: self.lost,
+            inflight,
+        };
         RateSample {
             delivered_pkts: acked,
             interval_s: if acked > 0.0 { dt_s } else { 0.0 },
@@ -89,9 +107,11 @@ impl RateClock {
             is_app_limited: t_s < self.app_limited_until_s,
             acked_pkts: acked,
             lost_pkts: lost,
+            tx_in_flight_pkts: prior.inflight,
+            lost_since_sent_pkts: self.lost - prior.lost,
             prior_inflight_pkts: prior_inflight,
             inflight_pkts: inflight,
-            prior_delivered: prior as u64,
+            prior_delivered: prior.delivered as u64,
             delivered: self.delivered as u64,
             recovery: if t_s < self.timeout_until_s {
                 RecoveryState::Timeout

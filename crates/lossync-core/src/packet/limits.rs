@@ -190,10 +190,11 @@ pub fn memory_estimate(sc: &Scenario) -> MemoryEstimate {
             let hint = topology::ring_hint(sc, f).max(64);
             let pow2 = hint.next_power_of_two() as f64;
             // A model-based law's sender stamps every outstanding packet (sender::TxStamp), and
-            // its state (BBR's, with its bandwidth filter) is larger than LAW_BYTES.
-            let stamps = if f.cc.build().wants_rate_samples() {
+            // its state (BBR's, with its filters) is larger than LAW_BYTES.
+            let law = f.cc.build();
+            let stamps = if law.wants_rate_samples() {
                 pow2 * sender::TX_STAMP_BYTES as f64
-                    + size_of::<crate::cc::bbr::Bbr>().saturating_sub(LAW_BYTES as usize) as f64
+                    + std::mem::size_of_val(&*law).saturating_sub(LAW_BYTES as usize) as f64
             } else {
                 0.0
             };

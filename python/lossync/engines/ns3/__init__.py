@@ -251,6 +251,7 @@ VARIANTS.update({
 #: Variants ns-3 3.44 does not have, and why (refused naming `flows[g].cc`).
 NO_VARIANT = {
     "prague": "ns-3 3.44 has no TCP Prague (L4S)",
+    "bbr3": "ns-3 3.44 has BBR v1 only (TcpBbr; cc = \"bbr\")",
     "ghstcp": "ns-3 has no counterpart",
     "xcp": "ns-3 has no XCP",
 }

@@ -9,13 +9,16 @@ use crate::cc::{RateSample, RecoveryState};
 pub const TX_STAMP_BYTES: usize = std::mem::size_of::<TxStamp>();
 
 /// A transmission's delivery-rate stamps (draft-cheng-iccrg-delivery-rate-estimation §3.2:
-/// `P.delivered`, `P.delivered_time`, `P.first_sent_time`, `P.is_app_limited`, and its send time).
+/// `P.delivered`, `P.delivered_time`, `P.first_sent_time`, `P.is_app_limited`, and its send time;
+/// draft-ietf-ccwg-bbr §5.5.10.2's `P.tx_in_flight` and `P.lost`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(super) struct TxStamp {
     delivered: u64,
     delivered_ps: SimTime,
     first_sent_ps: SimTime,
     sent_ps: SimTime,
+    lost: u64,
+    in_flight: u32,
     app_limited: bool,
 }
 
@@ -33,6 +36,8 @@ pub(super) struct RateState {
     pub(super) app_limited: u64,
     /// The smallest RTT seen (samples shorter than it are invalid).
     pub(super) min_rtt_ps: SimTime,
+    /// Packets declared lost since the start (`C.lost`).
+    pub(super) lost: u64,
     // This ACK's sample: the newest packet it delivers.
     pub(super) has_sample: bool,
     pub(super) prior_delivered: u64,
@@ -40,6 +45,8 @@ pub(super) struct RateState {
     pub(super) prior_sent_ps: SimTime,
     pub(super) send_elapsed_ps: SimTime,
     pub(super) sample_app_limited: bool,
+    pub(super) sample_lost: u64,
+    pub(super) sample_in_flight: u32,
     pub(super) acked: u64,
 }
 
@@ -58,6 +65,9 @@ impl Sender {
             delivered_ps: r.delivered_ps,
             first_sent_ps: r.first_sent_ps,
             sent_ps: now_ps,
+            lost: r.lost,
+            // The pipe with this packet in it (the caller counts it after the stamp).
+            in_flight: (self.pipe_pkts + 1).min(u32::MAX as u64) as u32,
             app_limited: r.app_limited != 0,
         };
     }
@@ -77,6 +87,8 @@ impl Sender {
             r.prior_ps = p.delivered_ps;
             r.prior_sent_ps = p.sent_ps;
             r.sample_app_limited = p.app_limited;
+            r.sample_lost = p.lost;
+            r.sample_in_flight = p.in_flight;
             r.send_elapsed_ps = p.sent_ps.saturating_sub(p.first_sent_ps);
             // The next sampling flight starts at this packet's send time.
             r.first_sent_ps = p.sent_ps;
@@ -92,11 +104,22 @@ impl Sender {
         if r.app_limited != 0 && r.delivered > r.app_limited {
             r.app_limited = 0;
         }
+        r.lost += lost;
         let mut rs = RateSample {
             rtt_s: self.latest_rtt_s,
             is_app_limited: r.sample_app_limited,
             acked_pkts: r.acked as f64,
             lost_pkts: lost as f64,
+            tx_in_flight_pkts: if r.has_sample {
+                r.sample_in_flight as f64
+            } else {
+                0.0
+            },
+            lost_since_sent_pkts: if r.has_sample {
+                (r.lost - r.sample_lost) as f64
+            } else {
+                0.0
+            },
             prior_inflight_pkts: prior_inflight as f64,
             inflight_pkts: self.pipe_pkts as f64,
             prior_delivered: r.prior_delivered,

@@ -112,6 +112,10 @@ impl Sender {
                 self.set_state(s, LOST);
             }
         }
+        if self.model {
+            // Every packet in the pipe is now presumed lost (`C.lost` of the rate sampler).
+            self.rate.lost += self.pipe_pkts;
+        }
         self.pipe_pkts = 0;
         self.retx_fifo.clear();
         self.retx_next = self.snd_una;
