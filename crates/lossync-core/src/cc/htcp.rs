@@ -17,8 +17,10 @@
 //! RTT_min and is floored so that `α_raw·ρ ≥ 1` (Linux `if (!factor) factor = 1`; FreeBSD also
 //! floors α at 1), so scaling never slows H-TCP below its low-speed mode. Not modelled: Linux's
 //! bandwidth switch (β = 0.5 when the achieved throughput moved by > 20 %), its use of β = 0.5 at
-//! the very first congestion event and when RTT_min ≤ 10 ms, and its 20 ms acceptance window for
-//! new RTT_max samples. RTT_min and RTT_max come from `ctx.rtt_s` in `on_ack`.
+//! the very first congestion event and when RTT_min ≤ 10 ms. Also from Linux (`measure_rtt`): RTT_max
+//! starts at RTT_min and accepts a sample at most 20 ms above itself. RTT_min and RTT_max come from
+//! `ctx.rtt_s` in `on_ack`, which the packet engine calls outside fast recovery only (Linux measures
+//! RTT_max in the Open state).
 
 use super::{CcContext, CongestionControl, LawParams, Params};
 use crate::error::Result;
@@ -37,6 +39,8 @@ const RHO_MIN: f64 = 0.1;
 const RHO_MAX: f64 = 2.0;
 /// Linux `htcp_param_update`: `maxRTT = minRTT + (maxRTT − minRTT)·95/100` at each event.
 const MAX_RTT_FADE: f64 = 0.95;
+/// Linux `measure_rtt`: a sample raises RTT_max only if at most `msecs_to_jiffies(20)` above it.
+const MAX_RTT_STEP_S: f64 = 0.020;
 
 /// H-TCP's parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -156,7 +160,13 @@ impl CongestionControl for Htcp {
                     self.rho = rtt_scale(rtt);
                 }
             }
-            if rtt > self.rtt_max {
+            // Linux `measure_rtt`: RTT_max starts at RTT_min and takes a sample only within
+            // 20 ms above it, so that one inflated sample (a receiver's delayed-ACK timer holds
+            // its ACK up to 200 ms, RFC 5681 §4.2) cannot take β to its floor.
+            if self.rtt_max < self.rtt_min {
+                self.rtt_max = self.rtt_min;
+            }
+            if rtt > self.rtt_max && rtt <= self.rtt_max + MAX_RTT_STEP_S {
                 self.rtt_max = rtt;
             }
         }
@@ -240,7 +250,10 @@ mod tests {
         // α = 2·0.5·1 = 1 → 100 + 1/100 = 100.01.
         let w = cc.on_ack(&ctx(0.0, 0.1), 100.0, 1.0);
         assert!((w - 100.01).abs() < 1e-12, "{w}");
-        // t = 3 (Δ = 3), RTT sample 0.14 s (RTT_max): α = 2·0.5·22 = 22 → 100.22.
+        // The RTT rises in steps of at most 20 ms (Linux's window for RTT_max), to 0.14 s at t = 3
+        // (Δ = 3): α = 2·0.5·22 = 22 → 100.22.
+        cc.on_ack(&ctx(1.0, 0.115), 100.0, 1.0);
+        cc.on_ack(&ctx(2.0, 0.13), 100.0, 1.0);
         let w = cc.on_ack(&ctx(3.0, 0.14), 100.0, 1.0);
         assert!((w - 100.22).abs() < 1e-9, "{w}");
         // Loss at t = 3.5: β = 0.1/0.14 = 0.714286 → 100·β = 71.4286;
@@ -263,6 +276,24 @@ mod tests {
         // so β = 0.1/0.1361 = 0.734754 and 100·0.734754² = 53.9864.
         let w = cc.on_loss(&ctx(7.0, 0.1), 100.0, 2.0);
         assert!((w - 53.9864).abs() < 1e-3, "{w}");
+    }
+
+    /// Linux `measure_rtt`: a sample more than 20 ms above RTT_max is not taken. A receiver's
+    /// delayed-ACK timer (up to 200 ms, RFC 5681 §4.2) inflates one sample: 80 ms, then 280 ms,
+    /// then a loss keeps β at its ceiling 0.8 (taken, 0.08/0.28 would floor β at 0.5). A rise in
+    /// steps of 15 ms is followed: 0.08/0.11 = 0.727.
+    #[test]
+    fn one_inflated_rtt_sample_does_not_set_rtt_max() {
+        let mut cc = default_law("htcp");
+        cc.on_ack(&ctx(0.0, 0.08), 100.0, 1.0);
+        cc.on_ack(&ctx(0.5, 0.28), 100.0, 1.0);
+        assert!((cc.on_loss(&ctx(1.0, 0.08), 100.0, 1.0) - 80.0).abs() < 1e-9);
+        let mut cc = default_law("htcp");
+        for (t, rtt) in [(0.0, 0.08), (0.5, 0.095), (0.7, 0.11)] {
+            cc.on_ack(&ctx(t, rtt), 100.0, 1.0);
+        }
+        let w = cc.on_loss(&ctx(1.0, 0.08), 100.0, 1.0);
+        assert!((w - 100.0 * 0.08 / 0.11).abs() < 1e-9, "{w}");
     }
 
     #[test]

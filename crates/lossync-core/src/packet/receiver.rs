@@ -28,6 +28,8 @@ pub struct Receiver {
     pending: u32,
     pending_echo_ps: SimTime,
     pending_last: u64,
+    /// And its send time.
+    pending_last_sent_ps: SimTime,
     /// XCP: the feedback of the latest packet, for the delayed ACK that echoes it.
     pending_feedback: f32,
     /// ECN feedback: ECE is set from a CE arrival until a packet with CWR (RFC 3168 §6.1.3);
@@ -55,6 +57,7 @@ impl Receiver {
             pending: 0,
             pending_echo_ps: 0,
             pending_last: 0,
+            pending_last_sent_ps: 0,
             pending_feedback: 0.0,
             ece: false,
             ce_unacked: 0,
@@ -113,6 +116,7 @@ impl Receiver {
         if in_order && self.ack_every > 1 {
             self.pending += 1;
             self.pending_last = seq;
+            self.pending_last_sent_ps = sent_ps;
             if self.pending < self.ack_every {
                 return None;
             }
@@ -128,6 +132,7 @@ impl Receiver {
             cum,
             sacked: seq,
             echo_ps,
+            newest_sent_ps: sent_ps,
             feedback_pkts,
             ece,
             ce_pkts,
@@ -150,6 +155,7 @@ impl Receiver {
             cum: self.rcv_nxt,
             sacked: self.pending_last,
             echo_ps: self.pending_echo_ps,
+            newest_sent_ps: self.pending_last_sent_ps,
             feedback_pkts: self.pending_feedback,
             ece,
             ce_pkts,
@@ -269,6 +275,29 @@ mod tests {
         let a = r.flush().expect("timer");
         assert_eq!((a.cum, a.sacked, a.echo_ps), (6, 5, 60));
         assert_eq!(r.flush(), None);
+    }
+
+    /// A delayed ACK echoes the earliest packet's time (RFC 7323 §4.3, for the RTO) and carries
+    /// the newest one's (congestion control's sample, Linux's `ca_rtt_us`), through the ACK
+    /// packet too (to the microsecond); without a wait the two are the same.
+    #[test]
+    fn a_delayed_ack_carries_the_newest_packets_send_time_too() {
+        use crate::packet::route::Pkt;
+        let mut r = Receiver::new(64).with_ack_every(2);
+        assert_eq!(r.receive(0, 1_000_000, 0.0), None);
+        let a = r.receive(1, 3_500_000_000, 0.0).expect("second packet");
+        assert_eq!((a.echo_ps, a.newest_sent_ps), (1_000_000, 3_500_000_000));
+        let back = Pkt::ack(0, 0, &a).to_ack();
+        assert_eq!((back.sacked, back.echo_ps), (1, 1_000_000));
+        assert!((3_499_000_000..=3_500_000_000).contains(&back.newest_sent_ps));
+        assert_eq!(r.receive(2, 7_000_000_000, 0.0), None);
+        let a = r.flush().expect("timer");
+        assert_eq!(
+            (a.echo_ps, a.newest_sent_ps),
+            (7_000_000_000, 7_000_000_000)
+        );
+        let b = Pkt::ack(0, 0, &a).to_ack();
+        assert_eq!(b.newest_sent_ps, b.echo_ps);
     }
 
     #[test]

@@ -98,8 +98,13 @@ pub struct Ack {
     pub cum: u64,
     /// The packet that triggered this ACK (ideal SACK).
     pub sacked: u64,
-    /// That packet's send time (ideal timestamp echo).
+    /// The send time of the earliest packet this ACK acknowledges (the timestamp echo, RFC 7323
+    /// §4.3: with delayed ACKs it includes the receiver's wait, as the RTO should).
     pub echo_ps: SimTime,
+    /// The send time of the packet that triggered it, the newest it acknowledges (0: unknown, take
+    /// `echo_ps`): congestion control's RTT sample, as Linux's `ca_rtt_us` (tcp_clean_rtx_queue
+    /// measures from the most recently sent packet ACKed), without the delayed-ACK wait.
+    pub newest_sent_ps: SimTime,
     /// XCP: the feedback of the packet's congestion header, echoed (packets of window).
     pub feedback_pkts: f32,
     /// ECN-Echo (RFC 3168 §6.1.3: set from a CE arrival until the sender's CWR).
@@ -525,6 +530,8 @@ impl Sender {
         self.integrate(now_ps);
         let rtt_ps = now_ps.saturating_sub(ack.echo_ps);
         self.on_rtt_sample(rtt_ps);
+        // The law's sample: from the newest packet acknowledged (Linux's ca_rtt_us).
+        self.latest_rtt_s = s_from_ps(now_ps.saturating_sub(ack.echo_ps.max(ack.newest_sent_ps)));
         self.feedback_pkts = ack.feedback_pkts as f64;
         let prior_inflight = self.pipe_pkts;
         if self.model {
