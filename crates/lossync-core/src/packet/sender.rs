@@ -528,10 +528,13 @@ impl Sender {
     #[inline(always)]
     pub fn on_ack(&mut self, now_ps: SimTime, ack: Ack) {
         self.integrate(now_ps);
-        let rtt_ps = now_ps.saturating_sub(ack.echo_ps);
-        self.on_rtt_sample(rtt_ps);
-        // The law's sample: from the newest packet acknowledged (Linux's ca_rtt_us).
-        self.latest_rtt_s = s_from_ps(now_ps.saturating_sub(ack.echo_ps.max(ack.newest_sent_ps)));
+        self.on_rtt_sample(now_ps.saturating_sub(ack.echo_ps));
+        // Congestion control's sample (the law's, HyStart's, RACK's and the delivery-rate
+        // estimator's): from the newest packet acknowledged, without a delayed ACK's wait (Linux's
+        // ca_rtt_us); the RTO's above is from the earliest (RFC 7323 §4.3).
+        let newest_sent_ps = ack.echo_ps.max(ack.newest_sent_ps);
+        let rtt_ps = now_ps.saturating_sub(newest_sent_ps);
+        self.latest_rtt_s = s_from_ps(rtt_ps);
         self.feedback_pkts = ack.feedback_pkts as f64;
         let prior_inflight = self.pipe_pkts;
         if self.model {
@@ -621,7 +624,7 @@ impl Sender {
 
         let (newly_lost, lost_again) = if self.rack.on {
             if let Some((seq, retransmitted)) = rack_seq.filter(|_| delivered > 0) {
-                self.rack_delivered(seq, retransmitted, ack.echo_ps, now_ps);
+                self.rack_delivered(seq, retransmitted, newest_sent_ps, now_ps);
             }
             self.rack_detect(now_ps)
         } else {

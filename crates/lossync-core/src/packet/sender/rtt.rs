@@ -1,7 +1,7 @@
 //! The sender's RTT estimate and retransmission timeout (RFC 6298, with the floor on the variance
 //! term that [the sender's module doc](super) describes).
 
-use super::super::event::{s_from_ps, SimTime};
+use super::super::event::SimTime;
 use super::{Sender, RTO_MAX_PS, RTO_MIN_VAR_PS};
 
 impl Sender {
@@ -23,6 +23,5 @@ impl Sender {
         }
         let var = (4.0 * self.rttvar_ps).max(RTO_MIN_VAR_PS as f64);
         self.rto_base_ps = ((self.srtt_ps + var) as SimTime).min(RTO_MAX_PS);
-        self.latest_rtt_s = s_from_ps(rtt_ps);
     }
 }
