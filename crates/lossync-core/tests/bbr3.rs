@@ -6,6 +6,7 @@ mod common;
 
 use common::{packet_engine as engine, run};
 use lossync_core::cc::bbr3::{Bbr3, State};
+use lossync_core::metrics::Summary;
 use lossync_core::PacketEngine;
 
 /// 100 Mb/s in 1500-byte packets, and the BDP at 40 ms.
@@ -30,6 +31,18 @@ fn dumbbell(groups: &[(&str, usize)], buffer_bdp: f64, duration_s: f64, extra: &
         "engine = \"packet\"\n[dumbbell]\ncapacity = \"100Mbps\"\nbuffer = {{ bdp_fraction = \
          {buffer_bdp} }}\n{flows}[run]\nduration = \"{duration_s}s\"\nwarmup = \"10s\"\n"
     )
+}
+
+/// A variant's share of the throughput.
+fn share(s: &Summary, variant: &str) -> f64 {
+    let total: f64 = s.flows.iter().map(|f| f.throughput_pps).sum();
+    let of: f64 = s
+        .flows
+        .iter()
+        .filter(|f| f.variant == variant)
+        .map(|f| f.throughput_pps)
+        .sum();
+    of / total
 }
 
 /// The draft's table (§5.6.1): each state's pacing and window gains.
@@ -141,19 +154,11 @@ fn the_states_cycle_in_the_drafts_order_with_its_gains() {
 fn on_a_shallow_buffer_bbr3_loses_far_less_than_bbr_v1_against_cubic() {
     let mix = |bbr: &str| run(&dumbbell(&[(bbr, 2), ("cubic", 2)], 0.1, 60.0, "")).summary;
     let (v1, v3) = (mix("bbr"), mix("bbr3"));
-    let loss = |s: &lossync_core::metrics::Summary, v: &str| {
+    let loss = |s: &Summary, v: &str| {
         let f: Vec<_> = s.flows.iter().filter(|f| f.variant == v).collect();
         f.iter().map(|f| f.loss_rate).sum::<f64>() / f.len() as f64
     };
-    let cubic_share = |s: &lossync_core::metrics::Summary| {
-        let total: f64 = s.flows.iter().map(|f| f.throughput_pps).sum();
-        s.flows
-            .iter()
-            .filter(|f| f.variant == "cubic")
-            .map(|f| f.throughput_pps)
-            .sum::<f64>()
-            / total
-    };
+    let cubic_share = |s: &Summary| share(s, "cubic");
     println!(
         "10% BDP, 2 BBR + 2 CUBIC: link loss v1 {:.4} v3 {:.4}; BBR flows' loss v1 {:.4} v3 \
          {:.4}; CUBIC's share v1 {:.3} v3 {:.3}; U v1 {:.3} v3 {:.3}",
@@ -203,15 +208,7 @@ fn the_fluid_engine_follows_the_packet_engine_on_the_shallow_mix() {
     );
     let p = run(&text).summary;
     let f = run(&text.replace("engine = \"packet\"", "engine = \"fluid\"")).summary;
-    let share = |s: &lossync_core::metrics::Summary| {
-        let total: f64 = s.flows.iter().map(|f| f.throughput_pps).sum();
-        s.flows
-            .iter()
-            .filter(|f| f.variant == "bbr3")
-            .map(|f| f.throughput_pps)
-            .sum::<f64>()
-            / total
-    };
+    let share = |s: &Summary| share(s, "bbr3");
     println!(
         "fluid U {:.3} share {:.3}; packet U {:.3} share {:.3}",
         f.utilization,
