@@ -36,9 +36,9 @@ pub const MAX_BW_ROUNDS: usize = 64;
 const CYCLE_RAND: usize = 7;
 /// Linux's TCP_INIT_CWND (RFC 6928): the target before any RTT sample, and the window grows
 /// in startup at least until this many packets are delivered (tcp_bbr.c `bbr_set_cwnd`).
-const INIT_CWND: f64 = 10.0;
+pub(super) const INIT_CWND: f64 = 10.0;
 /// tcp_bbr.c `bbr_init_pacing_rate_from_rtt`: the RTT assumed before any sample, 1 ms.
-const NOMINAL_RTT_S: f64 = 1e-3;
+pub(super) const NOMINAL_RTT_S: f64 = 1e-3;
 /// tcp_bbr.c `bbr_tso_segs_goal`: a send quantum of about 1 ms of data (`sk_pacing_shift` 10:
 /// rate / 2^10 per second), at least 2 packets (`bbr_min_tso_segs` above
 /// `bbr_min_tso_rate` = 1.2 Mb/s, 100 packets/s of 1500 bytes; 1 below), at most 127.

@@ -38,10 +38,9 @@ use serde::Serialize;
 
 mod cycle;
 
-/// C.InitialCwnd of TCP (RFC 6928): the window before any RTT sample (§5.6.4.1).
-const INIT_CWND: f64 = 10.0;
-/// The RTT assumed for the first pacing rate before any sample, 1 ms (§5.6.2 `InitPacingRate`).
-const NOMINAL_RTT_S: f64 = 1e-3;
+/// v1's: C.InitialCwnd of TCP (RFC 6928), the window before any RTT sample (§5.6.4.1), and the
+/// RTT assumed for the first pacing rate, 1 ms (§5.6.2 `InitPacingRate`).
+use super::bbr::{INIT_CWND, NOMINAL_RTT_S};
 /// §5.6.3: the send quantum is 1 ms of data at the pacing rate, between 2 packets and 64 KB
 /// (43 packets of 1500 bytes; a law knows no packet size, and 1500 is Ethernet's MTU).
 const QUANTUM_S: f64 = 1e-3;
