@@ -683,16 +683,14 @@ impl Series {
                 .push((format!("queueing_delay_s.{}", l.name), mean));
         }
         let rtts: Vec<Vec<f64>> = delays.collect();
-        let n_logical = sc.flows.last().map_or(0, |f| f.logical + 1);
-        for i in 0..n_logical {
-            let conns: Vec<&Vec<f64>> = (sc.flows.iter().zip(&rtts))
-                .filter(|(f, _)| f.logical == i)
-                .map(|(_, r)| r)
-                .collect();
-            let samples = conns.first().map_or(0, |c| c.len());
+        // A logical flow's connections are consecutive (`Flow::logical` counts up): one pass,
+        // not a search of every connection per logical flow (quadratic at 10^5 flows).
+        let conns: Vec<(&crate::scenario::Flow, &Vec<f64>)> = sc.flows.iter().zip(&rtts).collect();
+        for flow in conns.chunk_by(|a, b| a.0.logical == b.0.logical) {
+            let samples = flow[0].1.len();
             let mean = (0..samples)
                 .map(|k| {
-                    let (n, sum) = (conns.iter().map(|c| c[k]))
+                    let (n, sum) = (flow.iter().map(|c| c.1[k]))
                         .filter(|v| !v.is_nan())
                         .fold((0usize, 0.0), |(n, s), v| (n + 1, s + v));
                     if n > 0 {
@@ -702,7 +700,8 @@ impl Series {
                     }
                 })
                 .collect();
-            self.columns.push((format!("rtt_s.{i}"), mean));
+            self.columns
+                .push((format!("rtt_s.{}", flow[0].0.logical), mean));
         }
         self
     }
@@ -780,6 +779,26 @@ mod tests {
         assert_eq!(a.flow_throughput_var_pps2, 1.0);
         assert_eq!(a.flow_throughput_cv, 0.5);
         assert_eq!(a.time_s.len(), 4);
+    }
+
+    #[test]
+    fn a_parallel_flows_rtt_is_the_mean_of_its_connections_that_send() {
+        // Flow 0: one connection; flow 1: two (parallel = 2), the second not yet sending (NaN)
+        // at the first sample.
+        let sc = crate::scenario::from_toml(
+            "[dumbbell]\ncapacity = \"10Mbps\"\nbuffer = { packets = 10 }\n\
+             [[flows]]\ncount = 1\ncc = \"reno\"\nrtt = \"10ms\"\n\
+             [[flows]]\ncount = 1\nparallel = 2\ncc = \"reno\"\nrtt = \"20ms\"\n\
+             [run]\nduration = \"1s\"",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let link = vec![vec![0.0, 0.0], vec![1.0, 1.0]];
+        let rtts = vec![vec![0.01, 0.011], vec![0.02, 0.021], vec![f64::NAN, 0.025]];
+        let s = Series::default().with_delays(&sc, [link, rtts].concat());
+        assert_eq!(s.get("rtt_s.0"), Some(&[0.01, 0.011][..]));
+        assert_eq!(s.get("rtt_s.1"), Some(&[0.02, (0.021 + 0.025) / 2.0][..]));
+        assert_eq!(s.get("rtt_s.2"), None);
     }
 
     #[test]
