@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from lossync.studies import STUDIES, reproduce
+from lossync.studies.framework import CROSS_ENGINES, THREE_VERDICTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,8 +36,9 @@ def main() -> None:
         timings[name] = time.perf_counter() - t0
         dest = docs / name
         dest.mkdir(parents=True, exist_ok=True)
-        shutil.copy(report.parent / "figure.png", dest / "figure.png")
-        shutil.copy(report, dest / "report.md")
+        for name_ in ("figure.png", "engines.png", "report.md"):
+            if (report.parent / name_).exists():
+                shutil.copy(report.parent / name_, dest / name_)
         print(f"{name}: {timings[name]:.0f} s")
     lines = [
         "# Results: the seed studies, claim by claim",
@@ -50,12 +52,22 @@ def main() -> None:
         "study's report: the setup, the figure, and each claim beside what we measured. Where we disagree, the",
         "discussion after the table says why, as far as we know it.",
         "",
+        "A claim is judged in the engine its study was written for (the paper's own model, the sync module, for",
+        "seed 000's figures) and, where the study has been run there, in the two engines whose loss synchronization",
+        "is their own: the default fluid model (`tcp` loss model) and the packet engine with one bottleneck packet",
+        "time of send jitter, at the seed's parameters under the protocol each report states; Linux (the kernel",
+        "engine, as root) joins them where the seed's setup was a test bed. A claim about the sync module's own",
+        "parameters (X, m, the drop policy) is judged in the paper's model only, and its cells say so.",
+        "",
     ]
+    lines += verdict_table(docs)
     for name in STUDIES:
         report = docs / name / "report.md"
         if not report.exists():
             continue
-        text = report.read_text().replace("](figure.png)", f"](results/{name}/figure.png)")
+        text = report.read_text()
+        for png in ("figure.png", "engines.png"):
+            text = text.replace(f"]({png})", f"](results/{name}/{png})")
         text = re.sub(r"^# ", "## ", text, flags=re.M)
         lines += [text, ""]
         notes = ROOT / "docs" / "results" / name / "notes.md"
@@ -63,6 +75,52 @@ def main() -> None:
             lines += [notes.read_text(), ""]
     (ROOT / "docs" / "results.md").write_text("\n".join(lines))
     print("wrote docs/results.md;", ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
+
+
+def _rows(part: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip().strip("|").split(" | ")] for line in part.splitlines()
+            if line.startswith("| ") and not line.startswith("| paper")]
+
+
+def verdict_table(docs: Path) -> list[str]:
+    """The page's opening table: per study, how many of its claims hold in each engine (of those
+    the engine could judge), from the reports' tables."""
+    names = ["hold there", *CROSS_ENGINES.values()]
+    out = ["| study | its own engine | claims | " + " | ".join(names) + " |", "|---|---|---|" + "---|" * len(names)]
+    totals = {n: [0, 0] for n in names}
+    for name, study in STUDIES.items():
+        report = docs / name / "report.md"
+        if not report.exists():
+            continue
+        model, _, cross = report.read_text().partition(THREE_VERDICTS)
+        claims = [r[-1] for r in _rows(model)]
+        verdicts = {names[0]: claims}
+        rows = _rows(cross)
+        header = next((line for line in cross.splitlines() if line.startswith("| paper")), "")
+        for k, col in enumerate([c.strip() for c in header.strip().strip("|").split(" | ")][2:]):
+            verdicts[col] = [r[2 + k].split(":")[0] for r in rows]
+        cells = []
+        for n in names:
+            v = verdicts.get(n)
+            if not v or all(x == "not run" for x in v):
+                cells.append("–")
+                continue
+            yes, judged = sum(x == "yes" for x in v), sum(x in ("yes", "**no**") for x in v)
+            totals[n][0] += yes
+            totals[n][1] += judged
+            cells.append(f"{yes} of {judged}")
+        own = "the paper's model (fluid, sync module)" if study.engine == "fluid" else study.engine
+        out.append(f"| [{name}](#{anchor(study.title)}) | {own} | {len(claims)} | " + " | ".join(cells) + " |")
+    out.append("| **all** | | | " + " | ".join(f"**{y} of {j}**" if j else "–" for y, j in totals.values()) + " |")
+    return ["Claims that hold, of those each engine judged: in the engine the study was written for (the paper's "
+            "model for seed 000's figures), and in the engines whose loss synchronization is their own (a claim about "
+            "the sync module's parameters is judged in the paper's model only; – : not yet run in that engine). Each "
+            "study's table of three verdicts follows its report below.", "", *out, ""]
+
+
+def anchor(title: str) -> str:
+    """GitHub's anchor of a heading."""
+    return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
 
 
 if __name__ == "__main__":

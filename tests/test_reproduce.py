@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from lossync.studies import STUDIES, reproduce
-from lossync.studies.framework import UNDECIDED_QUICK
+from lossync.studies.framework import CROSS_ENGINES, THREE_VERDICTS, UNDECIDED_QUICK, engine_doc
 
 EXPECTED = ["fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "testbed", "obs-stats", "obs-sync",
             "obs-multiqueue", "ghstcp", "xcp-stability", "buffer-requirements", "bbr-buffers", "aqm-buffers", "desync"]
@@ -27,7 +27,7 @@ VERDICTS = {
     "fig10": [N, N, N, N],
     "fig11": [Y],
     "fig12": [Y],
-    "testbed": [Y],
+    "testbed": [Y, N],
     "obs-stats": [Q, Y, Y, Q, Y],
     "obs-sync": [Y, Y, N, N],
     "obs-multiqueue": [N, N, N, Y],
@@ -37,6 +37,29 @@ VERDICTS = {
     "bbr-buffers": [Y, Y, N, Y, Q, Q],
     "desync": [N, Q, Q, N],
 }
+
+#: The verdicts of the studies judged outside the paper's model too, in --quick, per engine of the
+#: report's table of three verdicts (A: n/a, the engine cannot judge the claim; R: not run).
+A, R = "n/a", "not run"
+CROSS_VERDICTS = {
+    "fig2": {"fluid:tcp": [Y, A], "packet:jitter": [Y, A]},
+    "fig3": {"fluid:tcp": [Y, A, N], "packet:jitter": [Y, A, A]},
+    "fig4": {"fluid:tcp": [Y, A, A], "packet:jitter": [Y, A, A]},
+    "fig8": {"fluid:tcp": [A, N, A], "packet:jitter": [A, Y, A]},
+    "fig9": {"fluid:tcp": [Y, A, N, Y, A, Y, N, N, A], "packet:jitter": [Y, A, N, Y, A, N, A, A, A]},
+    "fig10": {"fluid:tcp": [A] * 4, "packet:jitter": [A] * 4},
+    "fig11": {"fluid:tcp": [A], "packet:jitter": [A]},
+    "fig12": {"fluid:tcp": [A], "packet:jitter": [A]},
+    "testbed": {"fluid:tcp": [Y, N], "packet:jitter": [Y, N], "kernel": [R, R]},
+}
+
+
+def _tables(text: str) -> tuple[list[str], list[str]]:
+    """The claim rows of a report's table (the paper's model) and of its table of three verdicts."""
+    model, _, cross = text.partition(THREE_VERDICTS)
+    def rows(part: str) -> list[str]:
+        return [line for line in part.splitlines() if line.startswith("| ") and not line.startswith("| paper")]
+    return rows(model), rows(cross)
 
 
 def test_list_names_every_study():
@@ -58,10 +81,36 @@ def test_quick_reproduction_writes_data_figure_and_report(tmp_path, name):
     assert list(tmp_path.glob("*.parquet")) or list(tmp_path.glob("*.csv"))
     text = report.read_text()
     assert text.splitlines()[0].endswith("(quick run)") and "**This run is --quick**" in text
-    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| paper")]
+    rows, cross = _tables(text)
     assert len(rows) == len(STUDIES[name].claims) >= 1
     verdicts = [line.rstrip().rsplit("|", 2)[-2].strip() for line in rows]
     assert verdicts == VERDICTS[name], "\n".join(rows)
+    # Three verdicts: the paper's model's again, then each engine's, claim by claim.
+    want = CROSS_VERDICTS.get(name, {})
+    assert len(cross) == (len(rows) if want else 0)
+    for k, line in enumerate(cross):
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        assert cells[1] == verdicts[k] and len(cells) == 2 + len(want), line
+        got = [c.split(":")[0] for c in cells[2:]]
+        assert got == [v[k] for v in want.values()], line
+    if want and STUDIES[name].cross.figure is not None:
+        assert (tmp_path / "engines.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_an_engine_runs_the_model_scenario_without_the_sync_module():
+    """The scenario of a claim judged outside the paper's model: the default loss model in the
+    fluid engine; in the packet engine no loss model and one bottleneck packet time of send jitter
+    (12 µs at 1 Gb/s and 1500 B), on every flow group."""
+    from lossync.studies.synchronization import FIG3_FLOWS, TWO_FLOWS
+
+    doc = {**TWO_FLOWS, "flows": FIG3_FLOWS}
+    assert set(CROSS_ENGINES) == {"fluid:tcp", "packet:jitter", "kernel"}
+    fluid = engine_doc(doc, "fluid:tcp")
+    assert fluid["engine"] == "fluid" and fluid["loss"] == {"model": "tcp"} and fluid["flows"] == FIG3_FLOWS
+    packet = engine_doc(doc, "packet:jitter")
+    assert packet["engine"] == "packet" and "loss" not in packet
+    assert [g["send_jitter"] for g in packet["flows"]] == [pytest.approx(1.2e-5)] * 2
+    assert doc["loss"]["model"] == "sync" and "send_jitter" not in doc["flows"][0]  # the model's own untouched
 
 
 def test_unknown_study_is_a_clear_error():
@@ -82,7 +131,7 @@ def test_aqm_buffers_quick_gives_a_verdict_per_claim(tmp_path):
     assert (tmp_path / "results.parquet").exists()
     text = report.read_text()
     assert text.splitlines()[0].endswith("(quick run)")
-    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| paper")]
+    rows, _ = _tables(text)
     assert len(rows) == len(STUDIES["aqm-buffers"].claims) == 5
     verdicts = [line.rstrip().rsplit("|", 2)[-2].strip() for line in rows]
     assert all(v in (Y, N, Q, "n/a") for v in verdicts), verdicts

@@ -58,6 +58,49 @@ class Study:
     fidelity: tuple[str, str] = ("10 seeds × 3000 s", "2 seeds × at most 300 s")
     #: The engines that can run it (None: any).
     engines: tuple[str, ...] | None = None
+    #: Its claims judged outside the paper's model as well (None: not yet).
+    cross: CrossCheck | None = None
+
+
+#: The engines that judge a study's claims besides the paper's own model, and their names in the
+#: reports: the fluid engine's default `tcp` loss model, whose synchronization is its own, and the
+#: packet reference (`lossync compare`'s `packet:jitter`); Linux where a seed's setup was a test bed.
+CROSS_ENGINES = {"fluid:tcp": "default fluid model", "packet:jitter": "packet engine", "kernel": "Linux"}
+
+
+@dataclass
+class CrossCheck:
+    """A study's claims judged in the engines of `CROSS_ENGINES` as well as in the paper's model:
+    the three verdicts of docs/results.md. Neither engine has the sync module's parameters (X, m,
+    the drop policy); a claim about them is judged in the paper's model only."""
+    #: (out, quick, engine) -> the data its checks read, for each engine of `protocol`; a str
+    #: instead says why the engine did not run (Linux needs root). None: every check is a reason.
+    run: Callable[[Path, bool, str], Any] | None
+    #: engine -> (full protocol, --quick protocol): the engines that run, in the words of the report.
+    protocol: dict[str, tuple[str, str]]
+    #: Per claim of the study, in order: its check on an engine's data (a verdict of None: the
+    #: engine cannot judge it, the text says why), or the reason no engine but the paper's model can.
+    checks: list[Callable[[Any], tuple[str, bool | None]] | str]
+    #: (the model's data, {engine: data}) -> a figure with the engines side by side (engines.png).
+    figure: Callable[[Any, dict[str, Any]], Any] | None = None
+
+
+def engine_doc(doc: dict, engine: str) -> dict:
+    """A study's scenario in the paper's model, `doc`, for one of `CROSS_ENGINES`: the default
+    `tcp` loss model in place of the sync module, or the packet engine (no loss model: its losses
+    are its queues') with one bottleneck packet time of send jitter per flow group (Floyd &
+    Jacobson 1992, `lossync compare`'s `packet:jitter`), or Linux (no loss model either)."""
+    out = deep_merge(doc, {})
+    out.pop("loss", None)
+    if engine == "fluid:tcp":
+        return {**out, "loss": {"model": "tcp"}, "engine": "fluid"}
+    if engine == "packet:jitter":
+        from ..compare import with_send_jitter
+
+        return {**with_send_jitter(out), "engine": "packet"}
+    if engine == "kernel":
+        return {**out, "engine": "kernel"}
+    raise LossyncError(f"unknown engine {engine!r} (known: {', '.join(CROSS_ENGINES)})")
 
 
 def deep_merge(base: dict, extra: dict) -> dict:
@@ -65,6 +108,10 @@ def deep_merge(base: dict, extra: dict) -> dict:
     for k, v in extra.items():
         out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
     return out
+
+
+def verdict_of(holds: bool | None) -> str:
+    return "n/a" if holds is None else ("yes" if holds else "**no**")
 
 
 def fidelity_overrides(quick: bool, duration: float = 3000.0) -> tuple[int, list[str]]:
@@ -143,10 +190,50 @@ def reproduce(name: str, out: str | Path, quick: bool = False, engine: str | Non
         if quick and not c.quick_decides:
             verdict = UNDECIDED_QUICK
         else:
-            verdict = "n/a" if holds is None else ("yes" if holds else "**no**")
+            verdict = verdict_of(holds)
         verdicts.append(verdict)
         lines.append(f"| {c.text} | {measured} | {verdict} |")
+    if study.cross is not None and engine == study.engine:
+        lines += _three_verdicts(study, data, verdicts, out, quick)
     report = out / "report.md"
     atomic_write(report, lambda p: p.write_text("\n".join(lines) + "\n"))
     return report
+
+
+#: The heading of a report's table of three verdicts (scripts/results.py and the tests find it).
+THREE_VERDICTS = "**Three verdicts.**"
+
+
+def _three_verdicts(study: Study, data: Any, model_verdicts: list[str], out: Path, quick: bool) -> list[str]:
+    """Runs the study's cross engines and returns the report's table of each claim's verdict in
+    the paper's model, the default fluid model and the packet engine (and engines.png)."""
+    cross = study.cross
+    assert cross is not None and len(cross.checks) == len(study.claims)
+    runs = {e: cross.run(out / e.replace(":", "-"), quick, e) if cross.run else None for e in cross.protocol}
+    protocols = "; ".join(f"{CROSS_ENGINES[e]} (`{e}`): {p[1] if quick else p[0]}" for e, p in cross.protocol.items())
+    under = f", at the seed's parameters under these protocols: {protocols}" if cross.run else ""
+    lines = ["", f"{THREE_VERDICTS} Each claim in the paper's model (above) and in the engines whose loss synchronization "
+                 f"is their own{under}. Neither has the sync module's parameters, so a claim about them is judged in the "
+                 "paper's model only.", "",
+             "| paper's claim | paper's model | " + " | ".join(CROSS_ENGINES[e] for e in runs) + " |",
+             "|---|---|" + "---|" * len(runs)]
+    for claim, check, model in zip(study.claims, cross.checks, model_verdicts):
+        cells = []
+        for d in runs.values():
+            if isinstance(d, str):
+                cells.append(f"not run: {d}")
+                continue
+            if isinstance(check, str):
+                cells.append(f"n/a: {check}")
+                continue
+            measured, holds = check(d)
+            verdict = UNDECIDED_QUICK if quick and not claim.quick_decides else verdict_of(holds)
+            cells.append(f"{verdict}: {measured}")
+        lines.append(f"| {claim.text} | {model} | " + " | ".join(cells) + " |")
+    if cross.figure is not None:
+        fig = cross.figure(data, runs)
+        atomic_write(out / "engines.png", lambda p: fig.savefig(p, dpi=120, format="png"))
+        plt.close(fig)
+        lines += ["", "![the engines side by side](engines.png)"]
+    return lines
 
