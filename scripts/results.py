@@ -102,20 +102,29 @@ def verdict_table(docs: Path) -> list[str]:
         cells = []
         for n in names:
             v = verdicts.get(n)
-            if not v or all(x == "not run" for x in v):
+            yes, judged = (sum(x == "yes" for x in v), sum(x in ("yes", "**no**") for x in v)) if v else (0, 0)
+            if n == CROSS_ENGINES["packet:jitter"] and study.engine == "packet":
+                cells.append("its own")
+            elif not v:
                 cells.append("–")
-                continue
-            yes, judged = sum(x == "yes" for x in v), sum(x in ("yes", "**no**") for x in v)
-            totals[n][0] += yes
-            totals[n][1] += judged
-            cells.append(f"{yes} of {judged}")
+            elif all(x == "not run" for x in v):
+                cells.append("not run")
+            elif not judged:
+                cells.append("n/a")
+            else:
+                totals[n][0] += yes
+                totals[n][1] += judged
+                cells.append(f"{yes} of {judged}")
         own = "the paper's model (fluid, sync module)" if study.engine == "fluid" else study.engine
         out.append(f"| [{name}](#{anchor(study.title)}) | {own} | {len(claims)} | " + " | ".join(cells) + " |")
     out.append("| **all** | | | " + " | ".join(f"**{y} of {j}**" if j else "–" for y, j in totals.values()) + " |")
     return ["Claims that hold, of those each engine judged: in the engine the study was written for (the paper's "
-            "model for seed 000's figures), and in the engines whose loss synchronization is their own (a claim about "
-            "the sync module's parameters is judged in the paper's model only; – : not yet run in that engine). Each "
-            "study's table of three verdicts follows its report below.", "", *out, ""]
+            "model for seed 000's figures, the packet engine for the studies of seeds 002-004, whose papers simulated "
+            "packets), and in the engines whose loss synchronization is their own. n/a: the engine judges none of the "
+            "study's claims (they are about the sync module's parameters, or about packet bursts the fluid model does "
+            "not have); not run: the engine refuses the study's scenarios (or Linux needs root); –: not yet run there (Linux "
+            "runs the test bed only). "
+            "Each study's table of three verdicts follows its report below, with the reason in every cell.", "", *out, ""]
 
 
 def anchor(title: str) -> str:

@@ -74,15 +74,24 @@ class CrossCheck:
     the three verdicts of docs/results.md. Neither engine has the sync module's parameters (X, m,
     the drop policy); a claim about them is judged in the paper's model only."""
     #: (out, quick, engine) -> the data its checks read, for each engine of `protocol`; a str
-    #: instead says why the engine did not run (Linux needs root). None: every check is a reason.
+    #: instead says why the engine did not run (Linux needs root). None: the study's own run, in
+    #: the engine's engine (nothing runs where every check is a reason).
     run: Callable[[Path, bool, str], Any] | None
     #: engine -> (full protocol, --quick protocol): the engines that run, in the words of the report.
     protocol: dict[str, tuple[str, str]]
     #: Per claim of the study, in order: its check on an engine's data (a verdict of None: the
     #: engine cannot judge it, the text says why), or the reason no engine but the paper's model can.
-    checks: list[Callable[[Any], tuple[str, bool | None]] | str]
+    #: None: the claims' own checks (a study whose data have the same shape in every engine).
+    checks: list[Callable[[Any], tuple[str, bool | None]] | str] | None = None
     #: (the model's data, {engine: data}) -> a figure with the engines side by side (engines.png).
     figure: Callable[[Any, dict[str, Any]], Any] | None = None
+
+
+def in_fluid(protocol: tuple[str, str]) -> CrossCheck:
+    """A study written for the packet engine (seeds 002–004, whose papers simulated packets)
+    judged in the default fluid model too: its own runs and checks, in the fluid engine (its
+    scenarios set no loss model, so the default `tcp`)."""
+    return CrossCheck(None, {"fluid:tcp": protocol})
 
 
 def engine_doc(doc: dict, engine: str) -> dict:
@@ -200,6 +209,18 @@ def reproduce(name: str, out: str | Path, quick: bool = False, engine: str | Non
     return report
 
 
+def _run_cross(study: Study, out: Path, quick: bool, engine: str) -> Any:
+    """A study's data in one cross engine, or why there are none: the engine refused its
+    scenarios (the refusal, one line naming the field)."""
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        if study.cross is not None and study.cross.run is not None:
+            return study.cross.run(out, quick, engine)
+        return study.run(out, quick, engine.partition(":")[0])
+    except LossyncError as e:
+        return f"{CROSS_ENGINES[engine]} refuses it: {e}"
+
+
 #: The heading of a report's table of three verdicts (scripts/results.py and the tests find it).
 THREE_VERDICTS = "**Three verdicts.**"
 
@@ -208,16 +229,23 @@ def _three_verdicts(study: Study, data: Any, model_verdicts: list[str], out: Pat
     """Runs the study's cross engines and returns the report's table of each claim's verdict in
     the paper's model, the default fluid model and the packet engine (and engines.png)."""
     cross = study.cross
-    assert cross is not None and len(cross.checks) == len(study.claims)
-    runs = {e: cross.run(out / e.replace(":", "-"), quick, e) if cross.run else None for e in cross.protocol}
+    assert cross is not None
+    checks = [c.check for c in study.claims] if cross.checks is None else cross.checks
+    assert len(checks) == len(study.claims)
+    reasons_only = all(isinstance(c, str) for c in checks)
+    runs = {e: None if reasons_only else _run_cross(study, out / e.replace(":", "-"), quick, e) for e in cross.protocol}
     protocols = "; ".join(f"{CROSS_ENGINES[e]} (`{e}`): {p[1] if quick else p[0]}" for e, p in cross.protocol.items())
-    under = f", at the seed's parameters under these protocols: {protocols}" if cross.run else ""
-    lines = ["", f"{THREE_VERDICTS} Each claim in the paper's model (above) and in the engines whose loss synchronization "
-                 f"is their own{under}. Neither has the sync module's parameters, so a claim about them is judged in the "
-                 "paper's model only.", "",
-             "| paper's claim | paper's model | " + " | ".join(CROSS_ENGINES[e] for e in runs) + " |",
+    under = "" if reasons_only else f", at the seed's parameters under these protocols: {protocols}"
+    own = "paper's model" if study.engine == "fluid" else f"{study.engine} engine (the study's)"
+    if study.engine == "fluid":
+        intro = (f"Each claim in the paper's model (above) and in the engines whose loss synchronization is their own{under}. "
+                 "Neither has the sync module's parameters, so a claim about them is judged in the paper's model only.")
+    else:
+        intro = f"Each claim in the {study.engine} engine (above), as the seed's paper simulated it, and in the other engines{under}."
+    lines = ["", f"{THREE_VERDICTS} {intro}", "",
+             f"| paper's claim | {own} | " + " | ".join(CROSS_ENGINES[e] for e in runs) + " |",
              "|---|---|" + "---|" * len(runs)]
-    for claim, check, model in zip(study.claims, cross.checks, model_verdicts):
+    for claim, check, model in zip(study.claims, checks, model_verdicts):
         cells = []
         for d in runs.values():
             if isinstance(d, str):

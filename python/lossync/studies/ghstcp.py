@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..io import atomic_write
 from ..plot import plt
-from .framework import Claim, Study, register, run_sweep
+from .framework import Claim, Study, in_fluid, register, run_sweep
 
 SOURCE = ("Zhang, Hasegawa, Murata, gHSTCP test-bed study (seed 003: slides 'Performance analysis of a refined "
           "gHSTCP'); gHSTCP in MASCOTS 2004 and IEICE Trans. Commun. E88-B(6), 2005")
@@ -187,4 +187,5 @@ register(Study(
            _single_flow_ramp)],
     source=SOURCE, engine="packet",
     fidelity=("5 seeds × 300 s", "2 seeds × 60 s"),
+    cross=in_fluid(("5 seeds × 300 s", "2 seeds × 60 s")),
 ))

@@ -28,7 +28,7 @@ import pandas as pd
 from ..io import atomic_write
 from ..plot import plt
 from ..scenario import examples_dir
-from .framework import Claim, Study, register, run_sweep
+from .framework import Claim, Study, in_fluid, register, run_sweep
 
 SOURCE = 'K. G. Vlachos, "Burstification effect on the TCP synchronization and congestion window mechanism" (seed 002)'
 SEGMENT_BYTES = 1000
@@ -252,6 +252,7 @@ register(Study(
      Claim("Longer timers carry more segments and more sources per burst", _claim_more_per_burst)],
     source=SOURCE, engine="packet", fidelity=("3 timers × 60 s (12 s warm-up), one seed", "3 timers × 5 s"),
     engines=("packet",),  # transfers that come and go: packet engine only
+    cross=in_fluid(("the study's protocol", "the study's --quick protocol")),
 ))
 
 
@@ -364,6 +365,7 @@ register(Study(
            _claim_worse_with_n),
      Claim("With more flows, more flows share each burst", _claim_more_flows_per_burst)],
     source=SOURCE, engine="packet", fidelity=("3 seeds × 600 s", "1 seed × 300 s"), engines=("packet", "fluid"),
+    cross=in_fluid(("3 seeds × 600 s", "1 seed × 300 s")),
 ))
 
 
@@ -510,4 +512,5 @@ register(Study(
     source=SOURCE, engine="packet",
     fidelity=("5 seeds × 300 s per assembler; randomized: 3 seeds × 600 s", "1 seed × 60 s; randomized: 1 seed × 300 s"),
     engines=("packet",),  # transfers that come and go: packet engine only
+    cross=in_fluid(("the study's protocol", "the study's --quick protocol")),
 ))
