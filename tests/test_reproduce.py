@@ -32,7 +32,7 @@ VERDICTS = {
     "obs-sync": [Y, Y, N, N],
     "obs-multiqueue": [N, N, N, Y],
     "ghstcp": [Y, N, N, Y, Y],
-    "xcp-stability": [N, Y, N, N, Y],
+    "xcp-stability": [N, Y, N, N, Y, Y],
     "buffer-requirements": [N, Q, Y, Q],
     "bbr-buffers": [Y, Y, N, Y, Q, Q],
     "desync": [N, Q, Q, N],
@@ -59,7 +59,7 @@ CROSS_VERDICTS = {
     "obs-sync": {"fluid:tcp": [Y, Y, Y, A]},
     "obs-multiqueue": {"fluid:tcp": [R] * 4},
     "ghstcp": {"fluid:tcp": [Y, N, N, N, N]},
-    "xcp-stability": {"fluid:tcp": [A] * 5},
+    "xcp-stability": {"fluid:tcp": [A] * 6},
     "buffer-requirements": {"fluid:tcp": [A, A, Y, Q]},
 }
 

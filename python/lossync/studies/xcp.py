@@ -46,7 +46,8 @@ STABILITY_CONFIGS = {
 }
 
 
-def _doc(n: int, cc: str, pacing: float | bool | None, buffer_pkts: float, preset: str | None = None) -> dict:
+def _doc(n: int, cc: str, pacing: float | bool | None, buffer_pkts: float, preset: str | None = None,
+         rtt_s: float = RTT_S) -> dict:
     """n forward and n reverse flows of `cc`; an XCP router on both directions when preset.
     pacing: a ratio (XCP), True (TCP: Linux's ratios) or None/False."""
     link: dict = {"capacity": "622Mbps", "packet_size": PACKET_BYTES, "buffer": {"packets": buffer_pkts}, "reverse": True}
@@ -54,7 +55,7 @@ def _doc(n: int, cc: str, pacing: float | bool | None, buffer_pkts: float, prese
         link["queue"] = {"discipline": "xcp", "preset": preset}
     if isinstance(pacing, float):
         pacing = {"ss_ratio": pacing, "ca_ratio": pacing}
-    group = {"count": n, "cc": cc, "rtt": f"{RTT_S}s", "access_capacity": "2.4Gbps", "pacing": pacing,
+    group = {"count": n, "cc": cc, "rtt": f"{rtt_s}s", "access_capacity": "2.4Gbps", "pacing": pacing,
              "slow_start": cc != "xcp", "initial_window": 2 if cc == "xcp" else 10, "start": {"uniform": ["0s", "10s"]}}
     return {
         "engine": "packet",
@@ -68,23 +69,37 @@ def _doc(n: int, cc: str, pacing: float | bool | None, buffer_pkts: float, prese
 # xcp-stability: 2 + 2 flows, rule-of-thumb buffer, queue and windows against time.
 
 
+#: The sensitivity run of the oscillation claims: the seed gives no RTT, so the two non-paced
+#: original configurations again at half and twice ours, each with its own rule-of-thumb buffer.
+SENSITIVITY_RTTS_S = [0.05, 0.2]
+OSCILLATION_CONFIGS = ["non-paced original", "non-paced original, ACK-blind"]
+
+
+def _rtt_label(label: str, rtt_s: float) -> str:
+    return label if rtt_s == RTT_S else f"{label}, RTT {rtt_s * 1e3:.0f} ms"
+
+
 def run_stability(out: Path, quick: bool, engine: str) -> dict:
     from ..engines import run
 
     rows, series = [], {}
-    for label, (preset, ratio) in STABILITY_CONFIGS.items():
-        doc = _doc(2, "xcp", ratio, round(BDP_PKTS), preset)
+    runs = [(label, RTT_S) for label in STABILITY_CONFIGS] + [(c, r) for r in SENSITIVITY_RTTS_S for c in OSCILLATION_CONFIGS]
+    for label, rtt_s in runs:
+        preset, ratio = STABILITY_CONFIGS[label]
+        doc = _doc(2, "xcp", ratio, round(CAPACITY_BPS * rtt_s / (8 * PACKET_BYTES)), preset, rtt_s)
         if label.endswith("ACK-blind"):
             doc["dumbbell"]["queue"]["count_acks"] = False
         if quick:
             doc["run"].update(duration="30s")
         r = run(dict(doc, engine=engine), progress=False, warn=False)
         fwd = r.summary["links"][0]
-        rows.append({"config": label, "utilization": fwd["utilization"], "drops": fwd["drops_pkts"],
+        rows.append({"config": _rtt_label(label, rtt_s), "rtt_s": rtt_s, "utilization": fwd["utilization"], "drops": fwd["drops_pkts"],
                      "loss_rate": fwd["loss_rate"], "max_queue_pkts": fwd["max_queue_pkts"],
                      "mean_queue_pkts": fwd["mean_queue_pkts"],
-                     "queue_std_pkts": fwd["queue_std_pkts"]})  # after the 10 s warm-up
-        series[label] = r.series
+                     "queue_std_pkts": fwd["queue_std_pkts"],  # after the 10 s warm-up
+                     "buffer_pkts": fwd["buffer_pkts"]})
+        if rtt_s == RTT_S:  # the figure shows ours
+            series[label] = r.series
     table = pd.DataFrame(rows)
     atomic_write(out / "results.csv", lambda p: table.to_csv(p, index=False))
     for label, s in series.items():
@@ -113,6 +128,24 @@ def _t(d: dict, label: str, col: str) -> float:
     return float(d["table"].loc[label, col])
 
 
+def _oscillates(d: dict, label: str) -> bool:
+    """Loses packets after the warm-up and its queue swings by over 10% of its buffer."""
+    return _t(d, label, "loss_rate") > 0 and _t(d, label, "queue_std_pkts") > 0.1 * _t(d, label, "buffer_pkts")
+
+
+def _same_at_other_rtts(d: dict) -> tuple[str, bool]:
+    parts, same = [], True
+    for label in OSCILLATION_CONFIGS:
+        ours = _oscillates(d, label)
+        at = {r: _oscillates(d, _rtt_label(label, r)) for r in SENSITIVITY_RTTS_S}
+        same &= all(v == ours for v in at.values())
+        parts.append(f"{label}: oscillates at 100 ms {'yes' if ours else 'no'}, "
+                     + ", ".join(f"{r * 1e3:.0f} ms {'yes' if v else 'no'} (queue std "
+                                 f"{_t(d, _rtt_label(label, r), 'queue_std_pkts'):.0f} of "
+                                 f"{_t(d, _rtt_label(label, r), 'buffer_pkts'):.0f})" for r, v in at.items()))
+    return "; ".join(parts), same
+
+
 register(Study(
     "xcp-stability", "Seed 004: stability of paced and non-paced XCP with two-way traffic",
     "Packet engine. 2 XCP flows and 2 reverse XCP flows, 622 Mb/s bottleneck with an XCP router in each direction, "
@@ -121,20 +154,19 @@ register(Study(
     "run. Original (α 0.4, β 0.226, γ 0.1, 100%) and conservative (α 0.2, β 0.056, γ 0.05, 90%) parameters, each "
     "non-paced, paced at cwnd/srtt, and paced at 2·cwnd/srtt (Linux's slow-start ratio; our addition). The routers "
     "count ACK bytes as input traffic, except in the two ACK-blind runs (original parameters; our addition: a router "
-    "that accounts only for packets with a congestion header); utilization counts data only.",
+    "that accounts only for packets with a congestion header); utilization counts data only. A sensitivity run repeats "
+    "the two non-paced original configurations at RTT 50 and 200 ms, each with its rule-of-thumb buffer.",
     run_stability, stability_figure,
     [Claim("“Original XCP is oscillatory when there is two way traffic and few number of flows … loses many packets”",
            lambda d: (f"drops {_t(d, 'non-paced original', 'drops'):.0f} in the whole run, loss rate after 10 s "
                       f"{_t(d, 'non-paced original', 'loss_rate'):.1e}, queue std after 10 s "
                       f"{_t(d, 'non-paced original', 'queue_std_pkts'):.0f} packets (oscillatory: over 10% of the buffer)",
-                      _t(d, "non-paced original", "loss_rate") > 0
-                      and _t(d, "non-paced original", "queue_std_pkts") > 0.1 * BDP_PKTS)),
+                      _oscillates(d, "non-paced original"))),
      Claim("The same with ACK-blind routers (ACK bytes not in the input traffic)",
            lambda d: (f"drops {_t(d, 'non-paced original, ACK-blind', 'drops'):.0f}, loss rate after 10 s "
                       f"{_t(d, 'non-paced original, ACK-blind', 'loss_rate'):.1e}, queue std after 10 s "
                       f"{_t(d, 'non-paced original, ACK-blind', 'queue_std_pkts'):.0f} packets",
-                      _t(d, "non-paced original, ACK-blind", "loss_rate") > 0
-                      and _t(d, "non-paced original, ACK-blind", "queue_std_pkts") > 0.1 * BDP_PKTS)),
+                      _oscillates(d, "non-paced original, ACK-blind"))),
      Claim("“Pacing solves the burstiness problem and XCP becomes stable — no packet loss” (original parameters; "
            "paced at cwnd/srtt)",
            lambda d: (f"drops paced {_t(d, 'paced original', 'drops'):.0f} (queue std {_t(d, 'paced original', 'queue_std_pkts'):.0f}) "
@@ -150,10 +182,12 @@ register(Study(
            lambda d: (f"max queue paced conservative {_t(d, 'paced conservative', 'max_queue_pkts'):.0f}, "
                       f"smallest of the other three {min(_t(d, c, 'max_queue_pkts') for c in XCP_CONFIGS if c != 'paced conservative'):.0f}",
                       _t(d, "paced conservative", "max_queue_pkts")
-                      < 0.5 * min(_t(d, c, "max_queue_pkts") for c in XCP_CONFIGS if c != "paced conservative")))],
+                      < 0.5 * min(_t(d, c, "max_queue_pkts") for c in XCP_CONFIGS if c != "paced conservative"))),
+     Claim("Sensitivity (our addition): the first two verdicts are the same at RTT 50 and 200 ms (the seed gives no RTT; "
+           "ours is 100 ms), each with its rule-of-thumb buffer", _same_at_other_rtts)],
     source=SOURCE, engine="packet",
     fidelity=("one 100 s run per configuration", "one 30 s run per configuration"),
-    cross=CrossCheck(None, {"fluid:tcp": ("", "")}, [FLUID_HAS_NO_BURSTS] * 5),
+    cross=CrossCheck(None, {"fluid:tcp": ("", "")}, [FLUID_HAS_NO_BURSTS] * 6),
 ))
 
 
