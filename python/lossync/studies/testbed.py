@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -50,6 +51,11 @@ KERNEL_RUN = (30.0, 10.0)
 KERNEL_FRACTIONS = [0.1, 0.4, 1.0]
 
 
+def _axes(fractions: list[float], variants: list[str] = VARIANTS) -> dict:
+    """The test bed's grid: variant × 2 and 4 flows × queue size (a fraction of the BDP)."""
+    return {"flows.0.cc": variants, "flows.0.count": [2, 4], "dumbbell.buffer.bdp_fraction": fractions}
+
+
 def _sweep(out: Path, base: dict, axes: dict, seeds: int, fixed: list[str], engine: str, **kw) -> pd.DataFrame:
     rows = run_sweep(out / "sweep", base, axes, seeds, fixed, engine, **kw).rename(columns=RENAMED)
     atomic_write(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
@@ -58,20 +64,17 @@ def _sweep(out: Path, base: dict, axes: dict, seeds: int, fixed: list[str], engi
 
 def _run_testbed(out: Path, quick: bool, engine: str) -> pd.DataFrame:
     seeds, fixed = fidelity_overrides(quick)
-    axes = {"flows.0.cc": VARIANTS, "flows.0.count": [2, 4], "dumbbell.buffer.bdp_fraction": TESTBED_FRACTIONS}
-    return _sweep(out, BASE, axes, seeds, fixed, engine)
+    return _sweep(out, BASE, _axes(TESTBED_FRACTIONS), seeds, fixed, engine)
 
 
 def _run_cross(out: Path, quick: bool, engine: str) -> pd.DataFrame | str:
     if engine == "fluid:tcp":
         seeds, fixed = fidelity_overrides(quick)
-        axes = {"flows.0.cc": VARIANTS, "flows.0.count": [2, 4], "dumbbell.buffer.bdp_fraction": TESTBED_FRACTIONS}
-        return _sweep(out, engine_doc(BASE, engine), axes, seeds, fixed, "fluid")
+        return _sweep(out, engine_doc(BASE, engine), _axes(TESTBED_FRACTIONS), seeds, fixed, "fluid")
     if engine == "packet:jitter":
         duration, warmup = PACKET_RUN[quick]
         base = deep_merge(BASE, {"run": {"duration": duration, "warmup": warmup, "from_first_congestion": False}})
-        axes = {"flows.0.cc": VARIANTS, "flows.0.count": [2, 4], "dumbbell.buffer.bdp_fraction": PACKET_FRACTIONS[quick]}
-        return _sweep(out, engine_doc(base, engine), axes, 1, [], "packet")
+        return _sweep(out, engine_doc(base, engine), _axes(PACKET_FRACTIONS[quick]), 1, [], "packet")
     if quick:
         return "Linux runs in real time, at full fidelity only"
     if os.geteuid() != 0:
@@ -79,9 +82,8 @@ def _run_cross(out: Path, quick: bool, engine: str) -> pd.DataFrame | str:
     duration, warmup = KERNEL_RUN
     base = deep_merge(BASE, {"dumbbell": {"capacity": KERNEL_CAPACITY},
                              "run": {"duration": duration, "warmup": warmup, "from_first_congestion": False}})
-    axes = {"flows.0.cc": ["reno", "cubic"], "flows.0.count": [2, 4], "dumbbell.buffer.bdp_fraction": KERNEL_FRACTIONS}
     # One run at a time: a second would compete for the cores the kernel engine measures.
-    return _sweep(out, engine_doc(base, engine), axes, 1, [], "kernel", workers=1)
+    return _sweep(out, engine_doc(base, engine), _axes(KERNEL_FRACTIONS, ["reno", "cubic"]), 1, [], "kernel", workers=1)
 
 
 def _testbed_figure(rows: pd.DataFrame):
@@ -103,7 +105,7 @@ def _engines_figure(model: pd.DataFrame, runs: dict[str, pd.DataFrame | str]):
     """Per variant and flow count, utilization against the queue size in every engine that ran."""
     fig, axes = plt.subplots(2, 3, figsize=(12, 6.5), sharey=True, sharex=True)
     engines = {"paper's model": model, **{CROSS_ENGINES[e]: r for e, r in runs.items() if not isinstance(r, str)}}
-    for (i, n), (j, v) in [((i, n), (j, v)) for i, n in enumerate([2, 4]) for j, v in enumerate(VARIANTS)]:
+    for (i, n), (j, v) in itertools.product(enumerate([2, 4]), enumerate(VARIANTS)):
         ax = axes[i, j]
         for (label, rows), marker in zip(engines.items(), "sov^"):
             cells = cell_means(rows)
