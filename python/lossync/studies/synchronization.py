@@ -225,17 +225,29 @@ FIG9_PANELS = ["highspeed", "cubic", "reno", "htcp"]
 XS = [0.3, 0.6, 1.0]
 
 
+#: Fig. 8's setup without its loss model. The buffer axis is a fraction of 12,500 packets, the
+#: paper's unit (docs/model.md §4.4 notes it is the 100 ms BDP, not the 124.5 ms one).
+FIG8_BASE = {
+    "dumbbell": {"capacity": "1Gbps", "packet_size": 1000, "buffer": {"packets": 1250}},
+    "flows": [{"count": 10, "cc": "highspeed", "rtt": "115.5ms..124.5ms", "initial_window": 750, "slow_start": False}],
+    "run": {"duration": "3000s", "from_first_congestion": True, "record_interval": "10s"},
+}
+FIG8_PACKETS = [round(f * 12_500) for f in FIG8_FRACTIONS]
+
+
+def _fig8_packet_protocol(base: dict, quick: bool) -> tuple[dict, int, list[str]]:
+    """The paper's NS2 runs, with our packet engine in their place: real TCP with slow start,
+    statistics after a 100 s warm-up; fewer and shorter runs (a packet run of 1 Gbps costs about
+    10 ms of wall time per simulated second). Returns the document, its seeds and overrides."""
+    doc = deep_merge(base, {"flows": [dict(base["flows"][0], slow_start=True)]})
+    doc["run"] = {"duration": "600s", "warmup": "100s", "record_interval": "10s"}
+    return doc, (1 if quick else 3), (["run.duration=150", "run.warmup=50"] if quick else [])
+
+
 def _run_fig8(out: Path, quick: bool, engine: str) -> pd.DataFrame:
     seeds, fixed = fidelity_overrides(quick)
-    base = {
-        "dumbbell": {"capacity": "1Gbps", "packet_size": 1000, "buffer": {"packets": 1250}},
-        "flows": [{"count": 10, "cc": "highspeed", "rtt": "115.5ms..124.5ms", "initial_window": 750, "slow_start": False}],
-        "loss": {"model": "sync", "sync": {"kind": "normal", "x": 0.6}},
-        "run": {"duration": "3000s", "from_first_congestion": True, "record_interval": "10s"},
-    }
-    # The buffer axis is a fraction of 12,500 packets, the paper's unit (docs/model.md §4.4 notes it
-    # is the 100 ms BDP, not the 124.5 ms one).
-    packets = [round(f * 12_500) for f in FIG8_FRACTIONS]
+    base = {**FIG8_BASE, "loss": {"model": "sync", "sync": {"kind": "normal", "x": 0.6}}}
+    packets = FIG8_PACKETS
     sync = run_sweep(out / "sync", base, {"dumbbell.buffer.packets": packets, "loss.sync.x": XS}, seeds, fixed, engine)
     prop_base = deep_merge(base, {"loss": {"model": "proportional"}})
     prop_base["loss"] = {"model": "proportional"}
@@ -244,14 +256,9 @@ def _run_fig8(out: Path, quick: bool, engine: str) -> pd.DataFrame:
     prop["model"] = "proportional"
     frames = [sync.drop(columns=["loss.sync.x"]), prop]
     if engine == "fluid":
-        # The paper's NS2 runs, with our packet engine in their place: real TCP with slow start,
-        # statistics after a 100 s warm-up; fewer and shorter runs (a packet run of 1 Gbps costs
-        # about 10 ms of wall time per simulated second).
-        packet_base = deep_merge(base, {"engine": "packet", "flows": [dict(base["flows"][0], slow_start=True)]})
-        packet_base["loss"] = {"model": "proportional"}
-        packet_base["run"] = {"duration": "600s", "warmup": "100s", "record_interval": "10s"}
-        packet_fixed = ["run.duration=150", "run.warmup=50"] if quick else []
-        packet = run_sweep(out / "packet", packet_base, {"dumbbell.buffer.packets": packets}, 1 if quick else 3, packet_fixed, "packet")
+        packet_base, packet_seeds, packet_fixed = _fig8_packet_protocol(base, quick)
+        packet_base |= {"engine": "packet", "loss": {"model": "proportional"}}
+        packet = run_sweep(out / "packet", packet_base, {"dumbbell.buffer.packets": packets}, packet_seeds, packet_fixed, "packet")
         packet["model"] = "packet engine"
         frames.append(packet)
     rows = pd.concat(frames, ignore_index=True)
@@ -278,21 +285,14 @@ def _fig8_figure(rows: pd.DataFrame):
 
 def _run_fig8_cross(out: Path, quick: bool, engine: str) -> pd.DataFrame:
     """Fig. 8's setup in the default fluid model (the model's protocol) and in the packet engine
-    with send jitter (the protocol of its packet runs above: slow start, 3 × 600 s, 100 s warm-up)."""
-    base = {
-        "dumbbell": {"capacity": "1Gbps", "packet_size": 1000, "buffer": {"packets": 1250}},
-        "flows": [{"count": 10, "cc": "highspeed", "rtt": "115.5ms..124.5ms", "initial_window": 750, "slow_start": False}],
-        "run": {"duration": "3000s", "from_first_congestion": True, "record_interval": "10s"},
-    }
+    with send jitter (the protocol of its packet runs above)."""
     if engine == "fluid:tcp":
+        base = FIG8_BASE
         seeds, fixed = fidelity_overrides(quick)
     else:
-        base["flows"] = [dict(base["flows"][0], slow_start=True)]
-        base["run"] = {"duration": "600s", "warmup": "100s", "record_interval": "10s"}
-        seeds, fixed = (1, ["run.duration=150", "run.warmup=50"]) if quick else (3, [])
-    packets = [round(f * 12_500) for f in FIG8_FRACTIONS]
+        base, seeds, fixed = _fig8_packet_protocol(FIG8_BASE, quick)
     doc = engine_doc(base, engine)
-    rows = run_sweep(out / "sweep", doc, {"dumbbell.buffer.packets": packets}, seeds, fixed, doc["engine"])
+    rows = run_sweep(out / "sweep", doc, {"dumbbell.buffer.packets": FIG8_PACKETS}, seeds, fixed, doc["engine"])
     rows["buffer_fraction"] = rows["dumbbell.buffer.packets"] / 12_500
     atomic_write(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
     return rows
