@@ -154,3 +154,19 @@ def test_aqm_buffers_quick_gives_a_verdict_per_claim(tmp_path):
         else:
             assert verdicts[i] == "n/a" and f"not tested: {name} is not registered" in rows[i]
             assert name in text.split("**Not in this build of the core, so not run:**")[1].splitlines()[0]
+
+
+def test_fig9_x_helps_needs_half_a_point_not_rounding():
+    """Fig. 9's claim that X = 0.3 helps CUBIC above 0.2 BDP while X = 0.6 does not: three cells
+    all at 1.0000 within 1e-5 (the full run's, regenerated) are no help; half a point is."""
+    import pandas as pd
+
+    from lossync.studies.synchronization import _cubic_x06_no_better
+
+    def rows(u_by_x: dict[float, float]) -> pd.DataFrame:
+        return pd.DataFrame([{"status": "ok", "variant": "cubic", "X": x, "buffer_fraction": 0.4, "utilization": u}
+                             for x, u in u_by_x.items()])
+
+    assert _cubic_x06_no_better(rows({1.0: 0.99999, 0.6: 0.99999, 0.3: 1.0}))[1] is False
+    assert _cubic_x06_no_better(rows({1.0: 0.98, 0.6: 0.981, 0.3: 0.99}))[1] is True
+    assert _cubic_x06_no_better(rows({1.0: 0.98, 0.6: 0.99, 0.3: 0.99}))[1] is False
