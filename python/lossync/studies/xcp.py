@@ -290,9 +290,58 @@ def run_buffers(out: Path, quick: bool, engine: str) -> pd.DataFrame:
                 rows = run_sweep(at / "utilization" / name / str(n), _doc(n, cc, None, b, rtt_s=rtt_s),
                                  {"run.warmup": [START_UP_S]}, 1, fixed, engine)
                 frames.append(rows.assign(phase="sensitivity", config=f"non-paced {name}", n=n, buffer_pkts=b, rtt_s=rtt_s))
+    # 4. Enachescu et al.'s O(log W) for paced TCP, in their setting (LOGW_*).
+    for (paced, w) in [(p, w) for p in (True, False) for w in (LOGW_WINDOWS_QUICK if quick else LOGW_WINDOWS)]:
+        rows = run_sweep(out / "logw" / ("paced" if paced else "non-paced") / str(w), _logw_doc(w, paced),
+                         {"dumbbell.buffer.packets": LOGW_BUFFERS}, 1, ["run.duration=30", "run.warmup=15"] if quick else [],
+                         engine)
+        frames.append(rows.assign(phase="logw", config="paced Reno" if paced else "non-paced Reno", window_pkts=w,
+                                  buffer_pkts=rows["dumbbell.buffer.packets"]))
     rows = pd.concat(frames, ignore_index=True)
     atomic_write(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
     return rows
+
+
+#: O(log W) buffers for paced TCP (Enachescu, Ganjali, Goel, McKeown, Roughgarden, "Routers with
+#: very small buffers", INFOCOM 2006; the seed cites it), tested in the paper's setting: the flows'
+#: windows capped at W (a receive window), the link a little faster than they can fill (offered
+#: load 0.75), so that a buffer only has to absorb the arrivals' bursts; effective utilization
+#: (throughput over the offered load) against the buffer, for W from 16 to 1024 packets.
+LOGW_WINDOWS, LOGW_WINDOWS_QUICK = [16, 64, 256, 1024], [16, 64]
+LOGW_BUFFERS = [2 ** k for k in range(11)]
+LOGW_FLOWS, LOGW_LOAD, LOGW_THETA = 50, 0.75, 0.9
+
+
+def _logw_doc(w: int, paced: bool) -> dict:
+    """LOGW_FLOWS Reno flows with receive window w over a link of n·w/(load·RTT), the seed's RTT
+    and ratio of access to bottleneck capacity (2.4 Gb/s to 622 Mb/s), one-way; 60 s, statistics
+    after 20 s."""
+    capacity_bps = LOGW_FLOWS * w * PACKET_BYTES * 8 / (LOGW_LOAD * RTT_S)
+    return {"engine": "packet",
+            "dumbbell": {"capacity": f"{capacity_bps:.0f}bps", "packet_size": PACKET_BYTES, "buffer": {"packets": w}},
+            "flows": [{"count": LOGW_FLOWS, "cc": "reno", "rtt": f"{RTT_S}s", "rwnd": {"packets": w}, "pacing": paced,
+                       "access_capacity": f"{capacity_bps * 2.4e9 / CAPACITY_BPS:.0f}bps", "start": {"uniform": ["0s", "10s"]}}],
+            "run": {"duration": "60s", "warmup": "20s"}}
+
+
+def _logw_needs(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration and W, the smallest buffer whose effective utilization reaches LOGW_THETA
+    (inf where none does)."""
+    lw = rows[rows["phase"] == "logw"].assign(effective=lambda r: r["utilization"] / LOGW_LOAD)
+    ok = lw[lw["effective"] >= LOGW_THETA]
+    need = ok.groupby(["config", "window_pkts"])["buffer_pkts"].min().unstack("config")
+    need = need.reindex(sorted(lw["window_pkts"].unique())).fillna(math.inf)
+    need.index = need.index.astype(int)
+    return need
+
+
+def _claim_log_w(rows: pd.DataFrame) -> tuple[str, bool]:
+    need = _logw_needs(rows)
+    per_log = need.div(np.log2(need.index.to_numpy(dtype=float)), axis=0)
+    text = "; ".join(f"W={w}: paced {r['paced Reno']:.0f}, non-paced {r['non-paced Reno']:.0f}" for w, r in need.iterrows())
+    spread = per_log["paced Reno"].max() / per_log["paced Reno"].min()
+    return (f"smallest buffer (packets) for effective utilization ≥ {LOGW_THETA}: {text}; paced need / log₂ W varies by "
+            f"{spread:.2f}× over W = {need.index.min()}–{need.index.max()}"), bool(spread <= 2)
 
 
 def requirement_runs(out: Path, n: int, preset: str, ratio: float | None, rtt_s: float, fixed: list[str],
@@ -318,7 +367,7 @@ def _utilization(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def buffers_figure(rows: pd.DataFrame):
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4.5))
     req = _requirement(rows)
     n = np.array(req.index, dtype=float)
     for c in req.columns:
@@ -338,6 +387,16 @@ def buffers_figure(rows: pd.DataFrame):
     axes[1].set_xlabel("flows per direction n")
     axes[1].set_ylabel("utilization, buffer = paced conservative XCP's need")
     axes[1].legend(fontsize=6, ncol=2)
+    need = _logw_needs(rows)
+    w = need.index.to_numpy(dtype=float)
+    for c in need.columns:
+        axes[2].plot(w, need[c].replace(math.inf, np.nan), marker="o", ms=3, ls="-" if c.startswith("paced") else "--", label=c)
+    axes[2].plot(w, np.log2(w), "k-.", label="log₂ W")
+    axes[2].set_xscale("log", base=2)
+    axes[2].set_yscale("log", base=2)
+    axes[2].set_xlabel("window cap W (packets): 50 flows one-way, offered load 0.75")
+    axes[2].set_ylabel(f"smallest buffer for {LOGW_THETA:.0%} effective utilization")
+    axes[2].legend(fontsize=7)
     fig.suptitle("Seed 004: buffer requirements and utilization, 622 Mb/s, two-way traffic", fontsize=11)
     fig.tight_layout()
     return fig
@@ -402,13 +461,19 @@ register(Study(
     "nothing). Then, with the buffer set to paced conservative XCP's need for that n, the utilization of Reno and "
     "HSTCP (SACK, slow start; paced with Linux's ratios) and XCP (original and conservative), paced and not. "
     "NewReno is not a separate law here (recovery is SACK-based for every variant). A sensitivity run repeats the "
-    "√n claim's runs at RTT 50 and 200 ms: paced conservative XCP's need, then non-paced Reno and HSTCP behind it.",
+    "√n claim's runs at RTT 50 and 200 ms: paced conservative XCP's need, then non-paced Reno and HSTCP behind it. "
+    "Enachescu et al.'s O(log W) in their own setting: 50 Reno flows, one-way, windows capped at W = 16, 64, 256 and "
+    "1024 packets by the receive window, a link of 50·W/(0.75·RTT) (offered load 0.75), access links 3.9× faster, "
+    "buffers of 1 to 1024 packets, paced (Linux's ratios) and not, 60 s, statistics after 20 s.",
     run_buffers, buffers_figure,
     [Claim("“Pacing solves the stability problem, so there is no packet loss” (rule-of-thumb buffer)", _claim_pacing_removes_loss),
      Claim("“Using pacing and conservative parameter set together drastically decreases buffer requirements”", _claim_paced_conservative_smallest, quick_decides=False),
      Claim("“Paced XCP and TCP versions have higher utilization in general”", _claim_paced_utilization),
      Claim("“Non-paced TCP and XCP have high utilization with small buffering only when the number of flows is high "
            "enough according to Appenzeller's B = RTT × BW/√n” (non-paced TCP above 90% exactly where B ≥ RTT·C/√n)", _claim_sqrt_n, quick_decides=False),
+     Claim("Enachescu et al. 2006, cited by the seed: “when TCP pacing is used, O(log W) buffers are sufficient” "
+           "(rwnd-capped Reno at offered load 0.75: the smallest buffer for 90% effective utilization, over log₂ W, "
+           "stays within a factor of 2 for W = 16–1024)", _claim_log_w, quick_decides=False),
      Claim("Sensitivity (our addition): the √n verdict is the same at RTT 50 and 200 ms (the seed gives no RTT; ours is "
            "100 ms), each with paced conservative XCP's need at that RTT as the buffer", _claim_sqrt_n_at_other_rtts,
            quick_decides=False)],
@@ -416,5 +481,5 @@ register(Study(
     fidelity=("n up to 800, 100 s runs", "n = 2, 10, 50, 20 s runs"),
     cross=CrossCheck(None, {"fluid:tcp": ("n up to 800, 100 s runs", "n = 2, 10, 50, 20 s runs")},
                      [FLUID_HAS_NO_BURSTS, FLUID_HAS_NO_BURSTS, _claim_paced_utilization, _claim_sqrt_n,
-                      _claim_sqrt_n_at_other_rtts]),
+                      FLUID_HAS_NO_BURSTS, _claim_sqrt_n_at_other_rtts]),
 ))
