@@ -103,8 +103,8 @@ def verdict_table(docs: Path) -> list[str]:
         for n in names:
             v = verdicts.get(n)
             yes, judged = (sum(x == "yes" for x in v), sum(x in ("yes", "**no**") for x in v)) if v else (0, 0)
-            if n == CROSS_ENGINES["packet:jitter"] and study.engine == "packet":
-                cells.append("its own")
+            if n == CROSS_ENGINES["packet:jitter"] and study.engine == "packet" and not v:
+                cells.append("its own")  # (the deterministic packet engine; no jittered run)
             elif not v:
                 cells.append("–")
             elif all(x == "not run" for x in v):

@@ -54,13 +54,13 @@ CROSS_VERDICTS = {
     "testbed": {"fluid:tcp": [Y, N], "packet:jitter": [Y, N], "kernel": [R, R]},
     # Seeds 002-004 simulated packets; their studies are judged in the default fluid model too,
     # where it runs them (not the dynamic traffic of obs-stats and obs-multiqueue) and where the
-    # claim is not about packet bursts (XCP's).
-    "obs-stats": {"fluid:tcp": [R] * 5},
-    "obs-sync": {"fluid:tcp": [Y, Y, Y, A]},
-    "obs-multiqueue": {"fluid:tcp": [R] * 4},
-    "ghstcp": {"fluid:tcp": [Y, N, N, N, N]},
-    "xcp-stability": {"fluid:tcp": [A] * 7},
-    "buffer-requirements": {"fluid:tcp": [A, A, Y, Q, A, Q]},
+    # claim is not about packet bursts (XCP's), and in the packet engine with send jitter.
+    "obs-stats": {"fluid:tcp": [R] * 5, "packet:jitter": [Q, Y, Y, Q, Y]},
+    "obs-sync": {"fluid:tcp": [Y, Y, Y, A], "packet:jitter": [Y, Y, N, Y]},
+    "obs-multiqueue": {"fluid:tcp": [R] * 4, "packet:jitter": [N, N, N, Y]},
+    "ghstcp": {"fluid:tcp": [Y, N, N, N, N], "packet:jitter": [Y, N, N, Y, Y]},
+    "xcp-stability": {"fluid:tcp": [A] * 7, "packet:jitter": [N, N, N, N, Y, N, Y]},
+    "buffer-requirements": {"fluid:tcp": [A, A, Y, Q, A, Q], "packet:jitter": [N, Q, Y, Q, Q, Q]},
 }
 
 

@@ -75,23 +75,35 @@ class CrossCheck:
     the drop policy); a claim about them is judged in the paper's model only."""
     #: (out, quick, engine) -> the data its checks read, for each engine of `protocol`; a str
     #: instead says why the engine did not run (Linux needs root). None: the study's own run, in
-    #: the engine's engine (nothing runs where every check is a reason).
+    #: the engine's engine, or `packet:jitter` for its run helpers to apply (`as_engine`); nothing
+    #: runs for an engine whose every check is a reason.
     run: Callable[[Path, bool, str], Any] | None
     #: engine -> (full protocol, --quick protocol): the engines that run, in the words of the report.
     protocol: dict[str, tuple[str, str]]
     #: Per claim of the study, in order: its check on an engine's data (a verdict of None: the
     #: engine cannot judge it, the text says why), or the reason no engine but the paper's model can.
-    #: None: the claims' own checks (a study whose data have the same shape in every engine).
-    checks: list[Callable[[Any], tuple[str, bool | None]] | str] | None = None
+    #: None: the claims' own checks (a study whose data have the same shape in every engine). A
+    #: dict: such a list per engine, the claims' own checks for an engine it does not name.
+    checks: list[Callable[[Any], tuple[str, bool | None]] | str] | dict[str, list] | None = None
     #: (the model's data, {engine: data}) -> a figure with the engines side by side (engines.png).
     figure: Callable[[Any, dict[str, Any]], Any] | None = None
 
 
 def in_fluid(protocol: tuple[str, str]) -> CrossCheck:
     """A study written for the packet engine (seeds 002–004, whose papers simulated packets)
-    judged in the default fluid model too: its own runs and checks, in the fluid engine (its
-    scenarios set no loss model, so the default `tcp`)."""
-    return CrossCheck(None, {"fluid:tcp": protocol})
+    judged in the default fluid model and in the packet engine with send jitter too: its own runs
+    and checks, in the fluid engine (its scenarios set no loss model, so the default `tcp`) and
+    with one bottleneck packet time of send jitter on every flow group (`as_engine`)."""
+    return CrossCheck(None, {"fluid:tcp": protocol, "packet:jitter": protocol})
+
+
+def as_engine(doc: dict, engine: str) -> tuple[dict, str]:
+    """A packet study's scenario and engine name for `engine`, an engine's name or
+    `packet:jitter` (its cross run: `engine_doc`'s jitter, in the packet engine). Its other
+    settings stay: the fluid engine runs it with its default loss model."""
+    if engine == "packet:jitter":
+        return engine_doc(doc, engine), "packet"
+    return doc, engine
 
 
 def engine_doc(doc: dict, engine: str) -> dict:
@@ -135,6 +147,7 @@ def run_sweep(out: Path, base: dict, axes: dict, seeds: int, fixed: list[str], e
               mode: str = "cross") -> pd.DataFrame:
     """mode: "cross" (every combination of the axes) or "zip" (the axes side by side: one point per
     index, for a study whose cells differ in several fields at once)."""
+    base, engine = as_engine(base, engine)
     rows = sweep({"base": base, "axes": axes, "seeds": seeds, "mode": mode, "set": [*fixed, f'engine="{engine}"']},
                  out, workers=workers, resume=True, progress=None, columns=columns)
     failed = rows[rows["status"] != "ok"]
@@ -216,7 +229,8 @@ def _run_cross(study: Study, out: Path, quick: bool, engine: str) -> Any:
     try:
         if study.cross is not None and study.cross.run is not None:
             return study.cross.run(out, quick, engine)
-        return study.run(out, quick, engine.partition(":")[0])
+        # The study's own run: `fluid` for fluid:tcp (its default loss model), packet:jitter as is.
+        return study.run(out, quick, engine if engine == "packet:jitter" else engine.partition(":")[0])
     except LossyncError as e:
         return f"{CROSS_ENGINES[engine]} refuses it: {e}"
 
@@ -230,12 +244,15 @@ def _three_verdicts(study: Study, data: Any, model_verdicts: list[str], out: Pat
     the paper's model, the default fluid model and the packet engine (and engines.png)."""
     cross = study.cross
     assert cross is not None
-    checks = [c.check for c in study.claims] if cross.checks is None else cross.checks
-    assert len(checks) == len(study.claims)
-    reasons_only = all(isinstance(c, str) for c in checks)
-    runs = {e: None if reasons_only else _run_cross(study, out / e.replace(":", "-"), quick, e) for e in cross.protocol}
-    protocols = "; ".join(f"{CROSS_ENGINES[e]} (`{e}`): {p[1] if quick else p[0]}" for e, p in cross.protocol.items())
-    under = "" if reasons_only else f", at the seed's parameters under these protocols: {protocols}"
+    own_checks = [c.check for c in study.claims]
+    checks = {e: cross.checks.get(e, own_checks) if isinstance(cross.checks, dict) else cross.checks or own_checks
+              for e in cross.protocol}
+    assert all(len(c) == len(study.claims) for c in checks.values())
+    runs = {e: None if all(isinstance(c, str) for c in checks[e]) else _run_cross(study, out / e.replace(":", "-"), quick, e)
+            for e in cross.protocol}
+    protocols = "; ".join(f"{CROSS_ENGINES[e]} (`{e}`): {p[1] if quick else p[0]}" for e, p in cross.protocol.items()
+                          if runs[e] is not None)
+    under = "" if all(d is None for d in runs.values()) else f", at the seed's parameters under these protocols: {protocols}"
     own = "paper's model" if study.engine == "fluid" else f"{study.engine} engine (the study's)"
     if study.engine == "fluid":
         intro = (f"Each claim in the paper's model (above) and in the engines whose loss synchronization is their own{under}. "
@@ -245,9 +262,10 @@ def _three_verdicts(study: Study, data: Any, model_verdicts: list[str], out: Pat
     lines = ["", f"{THREE_VERDICTS} {intro}", "",
              f"| paper's claim | {own} | " + " | ".join(CROSS_ENGINES[e] for e in runs) + " |",
              "|---|---|" + "---|" * len(runs)]
-    for claim, check, model in zip(study.claims, checks, model_verdicts):
+    for k, (claim, model) in enumerate(zip(study.claims, model_verdicts)):
         cells = []
-        for d in runs.values():
+        for e, d in runs.items():
+            check = checks[e][k]
             if isinstance(d, str):
                 cells.append(f"not run: {d}")
                 continue

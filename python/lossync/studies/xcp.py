@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..io import atomic_write
 from ..plot import plt
-from .framework import Claim, CrossCheck, Study, register, run_sweep
+from .framework import Claim, CrossCheck, Study, as_engine, register, run_sweep
 
 SOURCE = ("Alparslan, Arakawa, Murata, 'Performance of Paced and Non-paced Transmission Control Algorithms in "
           "Small Buffered Networks' (seed 004); XCP: Katabi, Handley, Rohrs, SIGCOMM 2002")
@@ -117,6 +117,7 @@ def stability_row(label: str, rtt_s: float, duration: str | None, engine: str) -
         doc["flows"] = doc["flows"][:1]
     if duration:
         doc["run"].update(duration=duration)
+    doc, engine = as_engine(doc, engine)
     whole = run(dict(doc, engine=engine, run=dict(doc["run"], warmup="0s")), progress=False, warn=False)
     after = run(dict(doc, engine=engine), progress=False, warn=False)
     w, a = whole.summary["links"][0], after.summary["links"][0]
@@ -241,7 +242,8 @@ register(Study(
            "for the lossy run, at least 0.95 with no loss after start-up for both removals", _paced_loss_explained)],
     source=SOURCE, engine="packet",
     fidelity=("one 100 s run per configuration", "one 30 s run per configuration"),
-    cross=CrossCheck(None, {"fluid:tcp": ("", "")}, [FLUID_HAS_NO_BURSTS] * 7),
+    cross=CrossCheck(None, {"fluid:tcp": ("", ""), "packet:jitter": ("one 100 s run per configuration", "one 30 s run per configuration")},
+                     {"fluid:tcp": [FLUID_HAS_NO_BURSTS] * 7}),
 ))
 
 
@@ -412,7 +414,7 @@ def _claim_pacing_removes_loss(rows: pd.DataFrame) -> tuple[str, bool]:
 def _claim_paced_conservative_smallest(rows: pd.DataFrame) -> tuple[str, bool]:
     req = _requirement(rows)
     ratio = (req["paced conservative"] / req.drop(columns="paced conservative").min(axis=1))
-    return "paced conservative / smallest other, per n: " + ", ".join(f"{n}: {r:.2f}" for n, r in ratio.items()), bool((ratio < 1).all())
+    return "paced conservative / smallest other, per n: " + ", ".join(f"{n:.0f}: {r:.2f}" for n, r in ratio.items()), bool((ratio < 1).all())
 
 
 def _claim_paced_utilization(rows: pd.DataFrame) -> tuple[str, bool]:
@@ -429,7 +431,7 @@ def _sqrt_n_holds(u: pd.DataFrame, buffers: pd.Series, rtt_s: float) -> tuple[li
     for n, b in buffers.items():
         need = CAPACITY_BPS * rtt_s / (8 * PACKET_BYTES) / math.sqrt(n)
         high = float(u.loc[n, cols].min())
-        lines.append(f"n={n}: B={b:.0f} vs RTT·C/√n={need:.0f}, U≥{high:.3f}")
+        lines.append(f"n={n:.0f}: B={b:.0f} vs RTT·C/√n={need:.0f}, U≥{high:.3f}")
         ok &= (high > 0.9) == (b >= need)
     return lines, ok
 
@@ -479,7 +481,7 @@ register(Study(
            quick_decides=False)],
     source=SOURCE, engine="packet",
     fidelity=("n up to 800, 100 s runs", "n = 2, 10, 50, 20 s runs"),
-    cross=CrossCheck(None, {"fluid:tcp": ("n up to 800, 100 s runs", "n = 2, 10, 50, 20 s runs")},
-                     [FLUID_HAS_NO_BURSTS, FLUID_HAS_NO_BURSTS, _claim_paced_utilization, _claim_sqrt_n,
-                      FLUID_HAS_NO_BURSTS, _claim_sqrt_n_at_other_rtts]),
+    cross=CrossCheck(None, {e: ("n up to 800, 100 s runs", "n = 2, 10, 50, 20 s runs") for e in ("fluid:tcp", "packet:jitter")},
+                     {"fluid:tcp": [FLUID_HAS_NO_BURSTS, FLUID_HAS_NO_BURSTS, _claim_paced_utilization, _claim_sqrt_n,
+                                    FLUID_HAS_NO_BURSTS, _claim_sqrt_n_at_other_rtts]}),
 ))
