@@ -203,3 +203,21 @@ def test_log_w_criterion_needs_a_bounded_ratio_to_log_w():
 
     assert _claim_log_w(rows({16: 4, 64: 8, 256: 8, 1024: 8}))[1] is True
     assert _claim_log_w(rows({16: 4, 64: 16, 256: 64, 1024: 256}))[1] is False
+
+
+def test_buffer_requirements_prints_flow_counts_as_integers():
+    """The O(log W) rows have no flow count, so the column the claims read is float: the report
+    once said "n=2.0" and "2.0: 0.00"."""
+    import pandas as pd
+
+    from lossync.studies.xcp import _claim_paced_conservative_smallest, _claim_sqrt_n
+
+    rows = pd.DataFrame(
+        [{"phase": "requirement", "config": c, "n": 2, "max_queue_pkts": q}
+         for c, q in (("paced conservative", 4), ("non-paced original", 5183))]
+        + [{"phase": "utilization", "config": f"non-paced {v}", "n": 2, "buffer_pkts": 4, "utilization": 0.1}
+           for v in ("Reno", "HSTCP")]
+        + [{"phase": "logw", "config": "paced Reno", "window_pkts": 16, "buffer_pkts": 4, "utilization": 0.75}])
+    assert rows["n"].dtype == float
+    assert _claim_sqrt_n(rows)[0].startswith("n=2: B=4")
+    assert _claim_paced_conservative_smallest(rows)[0].endswith("per n: 2: 0.00")

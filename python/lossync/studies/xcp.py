@@ -293,12 +293,13 @@ def run_buffers(out: Path, quick: bool, engine: str) -> pd.DataFrame:
                                  {"run.warmup": [START_UP_S]}, 1, fixed, engine)
                 frames.append(rows.assign(phase="sensitivity", config=f"non-paced {name}", n=n, buffer_pkts=b, rtt_s=rtt_s))
     # 4. Enachescu et al.'s O(log W) for paced TCP, in their setting (LOGW_*).
-    for (paced, w) in [(p, w) for p in (True, False) for w in (LOGW_WINDOWS_QUICK if quick else LOGW_WINDOWS)]:
-        rows = run_sweep(out / "logw" / ("paced" if paced else "non-paced") / str(w), _logw_doc(w, paced),
-                         {"dumbbell.buffer.packets": LOGW_BUFFERS}, 1, ["run.duration=30", "run.warmup=15"] if quick else [],
-                         engine)
-        frames.append(rows.assign(phase="logw", config="paced Reno" if paced else "non-paced Reno", window_pkts=w,
-                                  buffer_pkts=rows["dumbbell.buffer.packets"]))
+    for paced in (True, False):
+        for w in LOGW_WINDOWS_QUICK if quick else LOGW_WINDOWS:
+            rows = run_sweep(out / "logw" / ("paced" if paced else "non-paced") / str(w), _logw_doc(w, paced),
+                             {"dumbbell.buffer.packets": LOGW_BUFFERS}, 1,
+                             ["run.duration=30", "run.warmup=15"] if quick else [], engine)
+            frames.append(rows.assign(phase="logw", config="paced Reno" if paced else "non-paced Reno", window_pkts=w,
+                                      buffer_pkts=rows["dumbbell.buffer.packets"]))
     rows = pd.concat(frames, ignore_index=True)
     atomic_write(out / "results.parquet", lambda p: rows.to_parquet(p, index=False))
     return rows
