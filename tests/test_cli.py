@@ -279,10 +279,12 @@ def test_the_summary_prints_capacities_in_their_unit_and_counts_as_integers(tmp_
     table = summary_table(r.summary)
     link = next(line for line in table.splitlines() if line.strip().startswith("bottleneck"))
     assert "2.5 Gb/s" in link and "Gbps" not in link, link
-    flows = table.splitlines()[table.splitlines().index(next(x for x in table.splitlines() if x.strip().startswith("flow"))) + 1:]
+    header = next(x for x in table.splitlines() if x.strip().startswith("flow"))
+    flows = table.splitlines()[table.splitlines().index(header) + 1:]
+    assert header.split()[-2:] == ["cuts", "RTOs"], header
     for line in flows:
-        cuts = line.split()[-1]
-        assert cuts.isdigit(), line  # `309`, not `309.0`
+        cuts, rtos = line.split()[-2:]
+        assert cuts.isdigit() and rtos.isdigit(), line  # `309`, not `309.0`
     assert f"congestion events  {r.summary['congestion_events']}" in table
 
 

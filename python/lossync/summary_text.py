@@ -85,11 +85,16 @@ def summary_table(summary: dict) -> str:
     persistent = [f for f in s["flows"] if f["group"] not in dynamic]
     if not persistent:
         return "\n".join(lines)
-    lines += ["", f"  {'flow':>4}  {'variant':<10}{'rtt ms':>8}{'Mbps':>12}{'share':>8}{'loss':>11}{'cwnd':>10}{'cuts':>8}"]
+    # Retransmission timeouts, where the engine counts them (`None`: it does not).
+    rtos = any(f.get("timeouts") is not None for f in persistent)
+    lines += ["", f"  {'flow':>4}  {'variant':<10}{'rtt ms':>8}{'Mbps':>12}{'share':>8}{'loss':>11}{'cwnd':>10}{'cuts':>8}"
+              + (f"{'RTOs':>7}" if rtos else "")]
     total = sum(f["throughput_bps"] for f in persistent) or 1.0
     for f in persistent:
+        to = f.get("timeouts")
         lines.append(
             f"  {f['flow']:>4}  {f['variant']:<10}{f['rtt_s'] * 1e3:>8.1f}{f['throughput_bps'] / 1e6:>12.2f}"
             f"{f['throughput_bps'] / total:>8.3f}{f['loss_rate']:>11.2e}{f['mean_cwnd_pkts']:>10.1f}{count_text(f['reductions']):>8}"
+            + (f"{'-' if to is None else count_text(to):>7}" if rtos else "")
         )
     return "\n".join(lines)

@@ -57,7 +57,7 @@ class LinkCounts:
 @dataclass
 class FlowCounts:
     """A connection over the measurement window (`FlowRecord`): data packets sent, delivered
-    (each once) and dropped, ∫ cwnd dt in packet·seconds, window reductions, CE-marked arrivals."""
+    (each once) and dropped, ∫ cwnd dt in packet·seconds, window reductions, CE-marked arrivals, retransmission timeouts."""
 
     sent_pkts: float
     delivered_pkts: float
@@ -65,6 +65,7 @@ class FlowCounts:
     cwnd_integral_pkt_s: float
     reductions: float
     marked_pkts: float = 0.0
+    timeouts: float | None = None  # retransmission timeouts; None: the engine does not count them
 
 
 @dataclass

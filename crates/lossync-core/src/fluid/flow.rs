@@ -13,6 +13,8 @@ pub(super) struct FlowAcc {
     pub(super) reductions: f64,
     /// Fluid marked CE on its path (ECN-capable flows).
     pub(super) marked: f64,
+    /// Retransmission timeouts that fired (`tcp`).
+    pub(super) timeouts: f64,
 }
 
 #[derive(Debug)]

@@ -469,6 +469,7 @@ impl FluidEngine {
                 // The timeout: one reduction (ssthresh), then a loss window of one packet
                 // and slow start (RFC 5681 §3.1); what was in flight is presumed lost.
                 tf.rto_at_s = f64::INFINITY;
+                f.acc.timeouts += 1.0;
                 reduce_window(f, ctx, 1.0);
                 f.w = 1.0;
                 tf.inflight = 0.0;

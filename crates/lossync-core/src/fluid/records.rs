@@ -123,6 +123,7 @@ impl FluidEngine {
                 cwnd_integral_pkt_s: f.acc.cwnd_integral - s.cwnd_integral,
                 reductions: f.acc.reductions - s.reductions,
                 marked_pkts: f.acc.marked - s.marked,
+                timeouts: self.tcp_model.then_some(f.acc.timeouts - s.timeouts),
             })
             .collect();
         let records = Records {

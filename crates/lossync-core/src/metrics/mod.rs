@@ -275,6 +275,9 @@ pub struct FlowSummary {
     pub reductions: f64,
     /// Of its data that arrived in the window, the share marked CE.
     pub mark_rate: f64,
+    /// Retransmission timeouts that fired in the window (`None`: the engine does not count
+    /// them).
+    pub timeouts: Option<f64>,
     /// Parallel connections making up this flow (`parallel` in the scenario; 1 for a plain flow).
     pub connections: usize,
 }
@@ -378,6 +381,7 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
                 mean_cwnd_pkts: per(f.cwnd_integral_pkt_s),
                 reductions: f.reductions,
                 mark_rate: ratio(f.marked_pkts, f.delivered_pkts),
+                timeouts: f.timeouts,
                 connections: 1,
             }
         })
@@ -545,6 +549,7 @@ fn logical_flows(sc: &Scenario, conns: Vec<FlowSummary>) -> Vec<FlowSummary> {
                 f.throughput_bps += c.throughput_bps;
                 f.mean_cwnd_pkts += c.mean_cwnd_pkts;
                 f.reductions += c.reductions;
+                f.timeouts = f.timeouts.zip(c.timeouts).map(|(a, b)| a + b);
                 f.connections += 1;
             }
             _ => out.push(FlowSummary {

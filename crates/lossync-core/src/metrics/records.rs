@@ -250,4 +250,7 @@ pub struct FlowRecord {
     /// Data packets that reached the receiver marked CE.
     #[serde(default)]
     pub marked_pkts: f64,
+    /// Retransmission timeouts that fired; `None` where the engine does not count them.
+    #[serde(default)]
+    pub timeouts: Option<f64>,
 }

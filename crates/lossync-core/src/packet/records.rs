@@ -17,6 +17,7 @@ pub(super) struct FlowAcc {
     dropped: u64,
     reductions: u64,
     marked: u64,
+    timeouts: u64,
     cwnd_integral_pkt_s: f64,
 }
 
@@ -55,6 +56,7 @@ impl PacketEngine {
             dropped: fl.dropped,
             reductions: st.reductions,
             marked: fl.receiver.ce_received(),
+            timeouts: st.timeouts,
             cwnd_integral_pkt_s: st.cwnd_integral_pkt_s,
         }
     }
@@ -216,6 +218,7 @@ impl PacketEngine {
                 cwnd_integral_pkt_s: a.cwnd_integral_pkt_s - s.cwnd_integral_pkt_s,
                 reductions: (a.reductions - s.reductions) as f64,
                 marked_pkts: (a.marked - s.marked) as f64,
+                timeouts: Some((a.timeouts - s.timeouts) as f64),
             })
             .collect();
         // Flows acknowledged whose last packets are still in the network.
