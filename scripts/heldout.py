@@ -23,7 +23,9 @@ The space (each draw independent; `draw_cell`):
   starts     all at 0, or spread uniformly over up to 50 longest RTTs, in half the cells
 Run length: after a warm-up that covers the start spread, the ramp to the fair window and two
 congestion epochs, at least 8 epochs (each variant's own saw-tooth period at the flow's fair
-window, `epoch_s`) and 200 longest RTTs are measured. A draw whose packet run the engine
+window, `epoch_s`) and 200 longest RTTs are measured. Below 8 packets per flow, where losses end in
+retransmission timeouts, the warm-up is 31 s longer (the start's backed-off timeouts) and at least 50
+minimum RTOs are measured (`TIMEOUT_WINDOW_PKTS`). A draw whose packet run the engine
 estimates above `--budget` seconds is redrawn, and the report counts those redraws: they are the
 high-rate, long-epoch corner that no packet simulator reaches in a sweep.
 
@@ -152,6 +154,18 @@ def epoch_s(variant: str, params: dict, w: float, rtt_s: float) -> float:
     raise ValueError(variant)
 
 
+# Below 8 packets per flow a halved window is under 4, where a further loss cannot draw three
+# duplicate ACKs (RFC 5681 §3.2): losses end in retransmission timeouts (Morris, "TCP behavior
+# with many flows", ICNP 1997). There the warm-up also covers the start's timeouts, taken before
+# any RTT sample at RFC 6298 §2.1's initial 1 s RTO and backed off (§5.5) up to four times when
+# the flows' synchronized retransmissions collide again: 1 + 2 + 4 + 8 + 16 = 31 s; and at least
+# 50 timeouts at Linux's 200 ms minimum RTO (the packet engine's) are measured.
+TIMEOUT_WINDOW_PKTS = 8.0
+START_TIMEOUTS_S = 31.0
+MIN_RTO_S = 0.2
+TIMEOUTS_MEASURED = 50
+
+
 def cell_doc(cell: dict) -> dict:
     """The scenario of a cell: the run's length follows from its epochs (module docstring)."""
     variants = cell["variant"].split("+")
@@ -164,6 +178,10 @@ def cell_doc(cell: dict) -> dict:
               else epoch * max(w - cell["initial_window"], 0) / max(w / 2, 1))
     warmup_s = spread_s + ramp_s + 2 * epoch
     measure_s = max(8 * epoch, 200 * rtt_hi_s, 10.0 if "bbr" in variants else 0.0)
+    if w < TIMEOUT_WINDOW_PKTS:
+        # Timeouts are part of the saw-tooth: its time scale is the RTO, not the law's epoch.
+        warmup_s += START_TIMEOUTS_S
+        measure_s = max(measure_s, TIMEOUTS_MEASURED * (MIN_RTO_S + rtt_hi_s))
     groups, left = [], cell["flows"]
     for i, (v, p) in enumerate(zip(variants, cell["params"])):
         k = left // (len(variants) - i)
@@ -217,7 +235,7 @@ def run_cell(cell: dict, doc: dict, engines: list[str]) -> list[dict]:
     for engine in engines:
         kind = engine.split(":")[0]
         d = dict(with_send_jitter(doc) if engine == fidelity.REFERENCE else doc, engine=kind)
-        row: dict = {"cell": cell, "engine": engine}
+        row: dict = {"cell": cell, "engine": engine, "run": doc["run"]}
         t0 = time.perf_counter()
         try:
             s = run(d, progress=False).summary
@@ -241,18 +259,24 @@ def meta_path(data: Path) -> Path:
 
 
 def run_missing(path: Path, todo: list[tuple[dict, dict]], workers: int) -> float:
-    done = {(r["cell"]["index"], r["engine"]) for r in fidelity.load(path) if "error" not in r}
-    jobs = [(c, d, [e for e in ENGINES if (c["index"], e) not in done]) for c, d in todo]
+    # A stored run counts if it ran the cell's scenario as cell_doc writes it now.
+    done = {(r["cell"]["index"], r["engine"], json.dumps(r.get("run"))) for r in fidelity.load(path) if "error" not in r}
+    jobs = [(c, d, [e for e in ENGINES if (c["index"], e, json.dumps(d["run"])) not in done]) for c, d in todo]
     return fidelity.run_jobs(path, run_cell, [j for j in jobs if j[2]], workers)
+
+
+def latest(rows: list[dict]) -> list[dict]:
+    """Each cell's last run per engine: a rerun's row replaces an earlier one."""
+    out = {}
+    for r in rows:
+        if "summary" in r:
+            out[(r["cell"]["index"], r["engine"])] = r
+    return list(out.values())
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:
     """fidelity.frame's rows (one per cell), with the held-out settings to slice by."""
-    latest = {}
-    for r in rows:  # a rerun's row replaces an earlier one
-        if "summary" in r:
-            latest[(r["cell"]["index"], r["engine"])] = r
-    df = fidelity.frame(list(latest.values()))
+    df = fidelity.frame(latest(rows))
     if len(df):
         df["window_pkts"] = [fair_window_pkts(dict(r)) for _, r in df.iterrows()]
     return df
@@ -285,7 +309,7 @@ def section(seed: int, rows: list[dict], redrawn: dict[str, int] | None) -> list
     text = [f"## Seed {seed}", ""]
     if not len(df):
         return text + ["No cell has both runs yet.", ""]
-    cpu = sum(r["wall_s"] for r in rows) / 60
+    cpu = sum(r["wall_s"] for r in latest(rows)) / 60
     text.append(f"{len(df)} cells (`python scripts/heldout.py --seed {seed} --cells {len(df)}`); the runs took "
                 f"{cpu:.0f} CPU-minutes." + (f" Redrawn: {', '.join(f'{n} ({k})' for k, n in redrawn.items())}."
                                              if redrawn else ""))

@@ -68,3 +68,22 @@ def test_two_small_cells_run_in_both_engines_and_are_scored():
     assert len(df) == 1 and abs(df["du"].iloc[0]) < 0.05
     text = "\n".join(heldout.section(0, rows, {}))
     assert "dU within 3 pt" in text and "| 0 | reno |" in text
+
+
+def test_cells_with_a_few_packets_per_flow_run_long_enough_for_their_timeouts():
+    # 41 Reno flows share 10.6 packets of pipe and 2 of buffer: 0.3 packets each. Their losses end
+    # in timeouts, and their start in the initial 1 s RTO (RFC 6298 §2.1), backed off: the run
+    # used to be 0.84 s long, all of it that transient (the packet engine's U 0.17 then, 0.29-0.40
+    # after 31 s).
+    cell = {"variant": "reno", "params": [{}], "flows": 41, "capacity_bps": 3.19e7, "rtt_ms": [4.08, 4.08],
+            "rtt": "equal", "buffer": 0.184, "delayed_ack": True, "slow_start": True, "initial_window": 14,
+            "access_share": None, "start_spread_rtts": 0.0}
+    assert heldout.fair_window_pkts(cell) < heldout.TIMEOUT_WINDOW_PKTS
+    run = heldout.cell_doc(cell)["run"]
+    warmup_s, duration_s = float(run["warmup"][:-1]), float(run["duration"][:-1])
+    assert warmup_s >= 1 + 2 + 4 + 8 + 16
+    assert duration_s - warmup_s >= 50 * (0.2 + 4.08e-3)
+    # Windows of tens of packets keep the runs their epochs give them.
+    big = dict(cell, flows=2, capacity_bps=1e9)
+    assert heldout.fair_window_pkts(big) > heldout.TIMEOUT_WINDOW_PKTS
+    assert float(heldout.cell_doc(big)["run"]["warmup"][:-1]) < 1

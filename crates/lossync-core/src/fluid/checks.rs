@@ -308,7 +308,7 @@ pub(super) fn region_warnings(sc: &Scenario) -> Vec<String> {
                  over {} flows); below 4 a loss cannot draw three duplicate ACKs (RFC 5681 §3.2) \
                  and TCP repairs it by a retransmission timeout, which the fluid engine does not \
                  model: on the held-out cells with such windows it was within 3 points of the \
-                 packet engine in 6 of 21, and above it in the other 15 \
+                 packet engine in 52 of 103, and above it in the other 51 \
                  (docs/validation/heldout.md); check with --engine packet",
                 crossing.len()
             ));
