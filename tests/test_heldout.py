@@ -73,7 +73,7 @@ def test_two_small_cells_run_in_both_engines_and_are_scored():
 def test_cells_with_a_few_packets_per_flow_run_long_enough_for_their_timeouts():
     # 41 Reno flows share 10.6 packets of pipe and 2 of buffer: 0.3 packets each. Their losses end
     # in timeouts, and their start in the initial 1 s RTO (RFC 6298 §2.1), backed off: the run
-    # used to be 0.84 s long, all of it that transient (the packet engine's U 0.17 then, 0.29-0.40
+    # used to be 0.84 s long, all of it that transient (the packet engine's U 0.17 then, 0.39
     # after 31 s).
     cell = {"variant": "reno", "params": [{}], "flows": 41, "capacity_bps": 3.19e7, "rtt_ms": [4.08, 4.08],
             "rtt": "equal", "buffer": 0.184, "delayed_ack": True, "slow_start": True, "initial_window": 14,
