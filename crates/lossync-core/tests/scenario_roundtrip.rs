@@ -227,6 +227,7 @@ fn wavelength_contention_round_trips() {
         "{}",
         "{ wavelengths = 4 }",
         "{ wavelengths = 2, fdls = 3, fdl_delay = \"20us\" }",
+        "{ wavelengths = 1, background = 0.0204, background_burst = \"14us\" }",
     ] {
         let text = format!(
             "engine = \"packet\"\n[dumbbell]\ncapacity = \"1Gbps\"\nbuffer = {{ packets = 100 }}\n\

@@ -27,7 +27,7 @@
 //! A queue's storage is reused from burst to burst: after the largest burst, nothing is
 //! allocated per packet (the histograms grow only when a larger burst than any before appears).
 
-use super::contention::{Contention, Fate};
+use super::contention::{Background, Contention, Fate};
 use super::event::{ps_from_s, s_from_ps, SimTime};
 use super::node::{Actions, Node};
 use super::route::Pkt;
@@ -103,10 +103,15 @@ impl Assembler {
     pub fn new(link: usize, l: &Link, n_flows: usize, seed: u64) -> Self {
         let params = l.assembler.as_ref().expect("a link with an assembler");
         let core = l.contention.as_ref().map(|c| {
+            let background = (c.background_erlangs > 0.0).then(|| {
+                let hold_ps = c.background_burst_s * 1e12;
+                Background::new(c.background_erlangs, hold_ps, seed, link)
+            });
             Contention::new(
                 c.wavelengths as usize,
                 c.fdls as usize,
                 ps_from_s(c.fdl_delay_s),
+                background,
             )
         });
         let wavelengths = l.contention.as_ref().map_or(1, |c| c.wavelengths) as f64;

@@ -56,14 +56,18 @@ pub struct LinkSpec {
     pub contention: Option<ContentionSpec>,
 }
 
-/// `contention = { wavelengths = 1, fdls = 2, fdl_delay = "20us" }`: a bufferless OBS core
-/// (docs/packet.md, "Optical burst switching").
+/// `contention = { wavelengths = 1, fdls = 2, fdl_delay = "20us", background = 0.02,
+/// background_burst = "14us" }`: a bufferless OBS core (docs/packet.md, "Optical burst
+/// switching").
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ContentionSpec {
     pub wavelengths: Option<i64>,
     pub fdls: Option<i64>,
     pub fdl_delay: Option<Time>,
+    /// The other edges' bursts: offered load in erlangs, and their mean holding time.
+    pub background: Option<f64>,
+    pub background_burst: Option<Time>,
 }
 
 /// `assembler = { timer = "1ms", policy = "mixed", queues = 1, max_burst = 100 }`, or

@@ -152,13 +152,19 @@ impl Link {
 }
 
 /// A bufferless OBS core at the link (docs/packet.md, "Optical burst switching"): `wavelengths`
-/// wavelengths sharing the link's capacity, and `fdls` fibre delay lines of `fdl_delay_s`.
+/// wavelengths sharing the link's capacity, `fdls` fibre delay lines of `fdl_delay_s`, and the
+/// other edges' bursts: Poisson, `background_erlangs` of offered load, exponential holding times
+/// of mean `background_burst_s`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Contention {
     pub wavelengths: u32,
     pub fdls: u32,
     pub fdl_delay_s: f64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub background_erlangs: f64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub background_burst_s: f64,
 }
 
 /// Timer-based burst assembly at a link's ingress (docs/packet.md, "Optical burst switching";

@@ -179,6 +179,10 @@ fn write_link(o: &mut String, l: &Link, reverse: Option<&Link>) {
             fields.push(("fdls", c.fdls.to_string()));
             fields.push(("fdl_delay", num(c.fdl_delay_s)));
         }
+        if c.background_erlangs > 0.0 {
+            fields.push(("background", num(c.background_erlangs)));
+            fields.push(("background_burst", num(c.background_burst_s)));
+        }
         line(o, "contention", &inline(&fields));
     }
     match reverse {

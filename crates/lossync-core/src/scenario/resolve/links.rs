@@ -401,6 +401,10 @@ fn resolve_queue(queue: Option<&QueueSpec>, qf: &str, buffer_pkts: f64) -> Resul
 const WAVELENGTHS_MAX: i64 = 1 << 12;
 const FDLS_MAX: i64 = 1 << 12;
 const FDL_DELAY_MAX_S: f64 = 1.0;
+/// The most background load (a busy core's hundreds of wavelengths), and the range of its
+/// bursts' mean holding time: from 100 ns (a dozen 1000-byte segments at 1 Tb/s) to a second.
+const BACKGROUND_ERLANGS_MAX: f64 = 4096.0;
+const BACKGROUND_BURST_S: (f64, f64) = (1e-7, 1.0);
 
 fn resolve_contention(field: &str, c: &ContentionSpec) -> Result<Contention> {
     let count = |name: &str, v: Option<i64>, default: i64, (lo, hi): (i64, i64)| match v {
@@ -428,10 +432,43 @@ fn resolve_contention(field: &str, c: &ContentionSpec) -> Result<Contention> {
             in_range(&df, d.0, (0.0, FDL_DELAY_MAX_S), "seconds")?
         }
     };
+    let bf = format!("{field}.background_burst");
+    let (background_erlangs, background_burst_s) = match (c.background, c.background_burst) {
+        (None, None) => (0.0, 0.0),
+        (None, Some(_)) => {
+            return Err(Error::field(bf, "needs `background` (its load in erlangs)"))
+        }
+        (Some(a), b) => {
+            let af = format!("{field}.background");
+            let a = in_range(
+                &af,
+                a,
+                (0.0, BACKGROUND_ERLANGS_MAX),
+                "erlangs of offered load",
+            )?;
+            match b {
+                None if a > 0.0 => return Err(Error::field(
+                    bf,
+                    "needed with `background`: the mean holding time of its bursts, e.g. \"14us\"",
+                )),
+                None => (0.0, 0.0),
+                Some(d) => {
+                    let b = in_range(&bf, d.0, BACKGROUND_BURST_S, "seconds")?;
+                    if a > 0.0 {
+                        (a, b)
+                    } else {
+                        (0.0, 0.0) // no background: its burst means nothing
+                    }
+                }
+            }
+        }
+    };
     Ok(Contention {
         wavelengths,
         fdls,
         fdl_delay_s,
+        background_erlangs,
+        background_burst_s,
     })
 }
 
