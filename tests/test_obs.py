@@ -51,3 +51,22 @@ def test_sync_out_and_drops_into_a_new_folder_create_it(examples, tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert pd.read_csv(m_csv).columns.tolist() == ["m", "count"] and len(pd.read_csv(drops)) > 0
+
+
+def test_the_studies_contention_is_the_seeds_2_percent_on_one_wavelength():
+    """obs-sync's and obs-multiqueue's contention runs: one 10 Gb/s wavelength (the seed's NSFnet
+    links) whose background loses a sparse burst with Erlang B's A/(1+A) = the seed's 2%, held for
+    NSFnet's mean 1 ms burst (17.6 segments of 1000 B at 10 Gb/s, obs-stats); measured in a short
+    run of the study's scenario: about 2% of the edge's bursts lost, and the run's document holds
+    contention in place of Bernoulli loss."""
+    from lossync.studies.obs import CONTENTION, long_lived, obs_edge
+
+    a = CONTENTION["background"]
+    assert CONTENTION["wavelengths"] == 1 and a / (1 + a) == pytest.approx(0.02, rel=1e-12)
+    assert CONTENTION["background_burst"] == f"{round(17.6 * 8000 / 10e9 * 1e6)}us"
+    doc = obs_edge({"timer": "1ms", "policy": "per_flow"}, long_lived(10), 60.0, 20.0, loss="contention")
+    link = doc["links"][0]
+    assert "burst_loss" not in link and link["contention"] == CONTENTION
+    b = next(x for x in lossync.run(doc).summary["links"] if x["name"] == "obs")["bursts"]
+    # The edge's own bursts hold the wavelength part of the time and block some background.
+    assert 0.015 < b["loss_rate"] < 0.02 + 3 * b["loss_rate_se"], b

@@ -7,8 +7,10 @@ burst assembler.
 Choices the seed leaves open, made here and said in each study's setup:
 - 1000-byte segments: the seed's per-source ceilings (about 13, 61 and 121 segments per burst at
   100 Mb/s and 1, 5, 10 ms) are 100 Mb/s × T over 1000 bytes (12.5, 62.5, 125).
-- Core loss as Bernoulli 2% per burst at the edge (the seed's operating point), not contention:
-  the core links are 10 Gb/s and barely loaded, so the loss is the burst's, not a queue's.
+- Core loss as Bernoulli 2% per burst at the edge (the seed's operating point): the core links
+  are 10 Gb/s and barely loaded, so the loss is the burst's, not a queue's. obs-sync and
+  obs-multiqueue also run every cell with wavelength contention instead (`CONTENTION`): the
+  seed's single 10 Gb/s wavelength per link, shared with the other edges' bursts.
 - NSFnet traffic: 50 flows/s per ordered pair of the 8 edge nodes (56 pairs). With 100 Mb/s
   access and 700 KB files a flow lasts about a second at 2% burst loss, so Little's law needs some
   3000 flows/s for the seed's 600-800 active sources: its "λ = 50 flows/s" can only be per pair.
@@ -28,7 +30,7 @@ import pandas as pd
 from ..io import atomic_write
 from ..plot import plt
 from ..scenario import examples_dir
-from .framework import Claim, Study, in_fluid, register, run_sweep
+from .framework import Claim, CrossCheck, Study, in_fluid, register, run_sweep
 
 SOURCE = 'K. G. Vlachos, "Burstification effect on the TCP synchronization and congestion window mechanism" (seed 002)'
 SEGMENT_BYTES = 1000
@@ -39,6 +41,14 @@ TIMERS_MS = [1, 5, 10]
 EDGE = ["n1", "n3", "n4", "n7", "n8", "n11", "n12", "n13"]
 #: The seed's file sizes (Pareto, minimum 40 KB, mean 700 KB) and arrival rate.
 FILES = {"min_size": "40KB", "mean_size": "700KB"}
+#: Wavelength contention in place of Bernoulli loss (docs/packet.md, "Wavelength contention"): one
+#: wavelength of 10 Gb/s, as each of the seed's NSFnet links, and the other edges' bursts as a
+#: Poisson background whose load A gives a sparse burst the seed's 2% (Erlang B: A/(1+A) = 2%),
+#: holding it for the mean of NSFnet's 1 ms bursts (obs-stats: 17.6 segments, 14 µs at 10 Gb/s).
+CONTENTION = {"wavelengths": 1, "background": BURST_LOSS / (1 - BURST_LOSS), "background_burst": "14us"}
+#: The core's loss models, as the runs' `loss` column names them.
+LOSSES = ["bernoulli", "contention"]
+NO_CONTENTION = "the fluid engine has no wavelength contention (it refuses `contention`)"
 
 
 def ceiling(timer_ms: float) -> int:
@@ -264,15 +274,49 @@ SYNC_ACCESS_TOTAL_BPS = 1e9
 
 
 def obs_edge(assembler: dict[str, Any], flows: list[dict[str, Any]], duration_s: float, warmup_s: float,
-             aggregate: bool = True) -> dict[str, Any]:
-    """One OBS edge: an assembler in front of a 10 Gb/s wavelength that loses 2% of its bursts."""
+             aggregate: bool = True, loss: str = "bernoulli") -> dict[str, Any]:
+    """One OBS edge: an assembler in front of a 10 Gb/s wavelength that loses 2% of its bursts
+    (`bernoulli`), or loses them by contention with the other edges' bursts (`contention`)."""
     run = {"duration": f"{duration_s}s", "warmup": f"{warmup_s}s", "record_interval": "0.1s"}
     if aggregate:
         run["aggregate_interval"] = "0.7s"  # the seed samples the windows every 0.7 s
+    core = {"burst_loss": BURST_LOSS} if loss == "bernoulli" else {"contention": CONTENTION}
     return {"engine": "packet",
             "links": [{"name": "obs", "capacity": "10Gbps", "packet_size": SEGMENT_BYTES, "buffer": {"packets": 100_000},
-                       "assembler": assembler, "burst_loss": BURST_LOSS}],
+                       "assembler": assembler, **core}],
             "flows": flows, "run": run}
+
+
+def losses(engine: str) -> list[str]:
+    """The core's loss models an engine runs: the fluid engine has no contention."""
+    return LOSSES[:1] if engine.startswith("fluid") else LOSSES
+
+
+def folder(name: str, loss: str) -> str:
+    """A sweep's folder: Bernoulli runs keep the names they had before contention ran too."""
+    return name if loss == "bernoulli" else f"{name}-{loss}"
+
+
+def under(loss: str, claims: list[Claim]) -> list[Claim]:
+    """The claims judged on the runs of one loss model (contention: the claim's text says so)."""
+    def judged(check):
+        def on(rows):
+            rows = rows[rows["loss"] == loss]
+            measured, holds = check(rows)
+            if loss != "bernoulli" and "burst_loss_rate" in rows:
+                measured += f" (bursts lost: {100 * rows['burst_loss_rate'].mean():.2f}%)"
+            return measured, holds
+        return on
+    tag = "" if loss == "bernoulli" else "Under wavelength contention: "
+    return [Claim(tag + c.text, judged(c.check), c.quick_decides) for c in claims]
+
+
+def cross_checks(claims: list[Claim], protocol: tuple[str, str]) -> CrossCheck:
+    """`in_fluid`, with the fluid engine's reason for the contention claims."""
+    cross = in_fluid(protocol)
+    cross.checks = {"fluid:tcp": [NO_CONTENTION if c.text.startswith("Under wavelength contention") else c.check
+                                  for c in claims]}
+    return cross
 
 
 def long_lived(n: int) -> list[dict[str, Any]]:
@@ -290,17 +334,19 @@ def aggregate_columns(result) -> dict[str, Any]:
     return {"aggregate_cv": a["cv"], "aggregate_mean_pps": a["mean_pps"], "aggregate_std_pps": a["std_pps"],
             "aggregate_time_s": a["time_s"], "aggregate_rate_pps": a["rate_pps"],
             "outgoing_std_mbps": edge["utilization_std"] * mbps, "outgoing_mean_mbps": edge["utilization"] * mbps,
-            "mean_flows_per_burst": b["mean_flows"], "mean_flows_per_lost_burst": b["mean_flows_per_lost_burst"]}
+            "mean_flows_per_burst": b["mean_flows"], "mean_flows_per_lost_burst": b["mean_flows_per_lost_burst"],
+            "burst_loss_rate": b["loss_rate"]}
 
 
 def _run_sync(out: Path, quick: bool, engine: str) -> pd.DataFrame:
     duration, seeds = (300.0, 1) if quick else (600.0, 3)
     parts = []
-    for n in SYNC_FLOWS:
-        base = obs_edge({"timer": "1ms", "policy": "mixed"}, long_lived(n), duration, 60.0)
-        rows = run_sweep(out / f"N{n}", base, {"links.0.assembler.policy": ["per_flow", "mixed"]}, seeds, [], engine,
-                         aggregate_columns)
-        parts.append(rows.rename(columns={"links.0.assembler.policy": "policy"}).assign(flows=n))
+    for loss in losses(engine):
+        for n in SYNC_FLOWS:
+            base = obs_edge({"timer": "1ms", "policy": "mixed"}, long_lived(n), duration, 60.0, loss=loss)
+            rows = run_sweep(out / folder(f"N{n}", loss), base, {"links.0.assembler.policy": ["per_flow", "mixed"]},
+                             seeds, [], engine, aggregate_columns)
+            parts.append(rows.rename(columns={"links.0.assembler.policy": "policy"}).assign(flows=n, loss=loss))
     return _save(out, pd.concat(parts, ignore_index=True))
 
 
@@ -310,7 +356,7 @@ def _by(rows: pd.DataFrame, keys: list[str], metric: str) -> pd.Series:
 
 def _sync_figure(rows: pd.DataFrame):
     fig, axes = plt.subplots(len(SYNC_FLOWS), 1, figsize=(9, 7), sharex=True)
-    first = rows[rows["seed"] == rows["seed"].min()]
+    first = rows[(rows["seed"] == rows["seed"].min()) & (rows["loss"] == "bernoulli")]
     for ax, n in zip(axes, SYNC_FLOWS):
         for policy, label in [("per_flow", "per-flow (PF)"), ("mixed", "mixed-flow (MF)")]:
             r = first[(first["flows"] == n) & (first["policy"] == policy)].iloc[0]
@@ -350,22 +396,31 @@ def _claim_more_flows_per_burst(rows):
     return "mixed-flow: " + ", ".join(f"{x:.2f}" for x in mixed) + " flows per burst", bool(np.all(np.diff(mixed) > 0))
 
 
+SYNC_CLAIMS = [
+    Claim("Per-flow assembly gives a nearly flat aggregate, mixed-flow a saw-tooth (here: the aggregate's "
+          "coefficient of variation at least twice as large)", _claim_sawtooth),
+    Claim("A lost mixed-flow burst makes several flows cut their windows at once; a per-flow burst one",
+          _claim_many_flows_lose),
+    # Claims 3 and 4 order three near-equal figures, which --quick's one seed of 300 s cannot decide (its
+    # verdicts differed from the full protocol's in the fluid and the jittered packet engines).
+    Claim("With more flows (each with less access bandwidth), the mixed-flow fluctuations are more evident",
+          _claim_worse_with_n, quick_decides=False),
+    Claim("With more flows, more flows share each burst", _claim_more_flows_per_burst, quick_decides=False)]
+SYNC_PROTOCOL = ("3 seeds × 600 s per loss model", "1 seed × 300 s per loss model")
+SYNC_JUDGED = under("bernoulli", SYNC_CLAIMS) + under("contention", SYNC_CLAIMS)
+
 register(Study(
     "obs-sync", "Seed 002, Figs. 2-4: per-flow vs mixed-flow burst assembly",
     "One OBS edge: N_F = 10, 15, 25 Reno (SACK) flows of 20 ms sharing 1 Gb/s of access bandwidth equally, starting "
     "at random in [0, 50] s; a 1 ms assembler, one queue per flow (PF) or one for all (MF), in front of a 10 Gb/s "
     "wavelength losing 2% of the bursts; 1000-byte segments; Σ cwnd/RTT sampled every 0.7 s, statistics from 60 s. "
-    "Our choices: the RTT, the 1 Gb/s total and Bernoulli loss (the seed gives none of them for this experiment).",
-    _run_sync, _sync_figure,
-    [Claim("Per-flow assembly gives a nearly flat aggregate, mixed-flow a saw-tooth (here: the aggregate's "
-           "coefficient of variation at least twice as large)", _claim_sawtooth),
-     Claim("A lost mixed-flow burst makes several flows cut their windows at once; a per-flow burst one",
-           _claim_many_flows_lose),
-     Claim("With more flows (each with less access bandwidth), the mixed-flow fluctuations are more evident",
-           _claim_worse_with_n),
-     Claim("With more flows, more flows share each burst", _claim_more_flows_per_burst)],
-    source=SOURCE, engine="packet", fidelity=("3 seeds × 600 s", "1 seed × 300 s"), engines=("packet", "fluid"),
-    cross=in_fluid(("3 seeds × 600 s", "1 seed × 300 s")),
+    "Every cell also runs with wavelength contention instead of Bernoulli loss: the edge's bursts share one 10 Gb/s "
+    "wavelength with the other edges' (a Poisson background of 0.0204 erlangs, 14 µs mean bursts, which loses 2% of "
+    "sparse bursts). Our choices: the RTT, the 1 Gb/s total, Bernoulli loss and the contention's background (the "
+    "seed gives none of them for this experiment).",
+    _run_sync, _sync_figure, SYNC_JUDGED,
+    source=SOURCE, engine="packet", fidelity=SYNC_PROTOCOL, engines=("packet", "fluid"),
+    cross=cross_checks(SYNC_JUDGED, SYNC_PROTOCOL),
 ))
 
 
@@ -388,30 +443,39 @@ def web_traffic() -> list[dict[str, Any]]:
 def transfer_columns(result) -> dict[str, Any]:
     """Per finished transfer (started after the warm-up), its throughput size/FCT: mean and variance."""
     web = next(g for g in result.summary["dynamic"] if g["group"] == "web")
+    edge = next(link for link in result.summary["links"] if link["name"] == "obs")
     return {"transfers": web["fct"][0]["flows"], "throughput_mean_mbps": web["flow_goodput_mean_bps"] / 1e6,
-            "throughput_var_mbps2": web["flow_goodput_var_bps2"] / 1e12}
+            "throughput_var_mbps2": web["flow_goodput_var_bps2"] / 1e12, "burst_loss_rate": edge["bursts"]["loss_rate"]}
 
 
 def _run_multiqueue(out: Path, quick: bool, engine: str) -> pd.DataFrame:
+    parts = []
+    for loss in losses(engine):
+        parts += _run_multiqueue_core(out, quick, engine, loss)
+    return _save(out, pd.concat(parts, ignore_index=True))
+
+
+def _run_multiqueue_core(out: Path, quick: bool, engine: str, loss: str) -> list[pd.DataFrame]:
     duration, seeds = (60.0, 1) if quick else (300.0, 5)
-    single = obs_edge({"timer": "1ms", "policy": "mixed"}, web_traffic(), duration, duration / 5, aggregate=False)
-    rows = run_sweep(out / "single", single, {"links.0.assembler.timer": [f"{t}ms" for t in TIMERS_MS]}, seeds, [],
-                     engine, transfer_columns)
+    single = obs_edge({"timer": "1ms", "policy": "mixed"}, web_traffic(), duration, duration / 5, aggregate=False,
+                      loss=loss)
+    rows = run_sweep(out / folder("single", loss), single, {"links.0.assembler.timer": [f"{t}ms" for t in TIMERS_MS]},
+                     seeds, [], engine, transfer_columns)
     parts = [rows.rename(columns={"links.0.assembler.timer": "timer_ms"}).assign(part="window", kind="single", B=0, C=0)]
     window = obs_edge({"policy": "window", "timers": ["1ms", "5ms", "10ms"], "thresholds": [16, 64]}, web_traffic(),
-                      duration, duration / 5, aggregate=False)
+                      duration, duration / 5, aggregate=False, loss=loss)
     thresholds = [[b, k * b] for b in MQ_B for k in MQ_C_OVER_B]
-    rows = run_sweep(out / "window", window, {"links.0.assembler.thresholds": thresholds}, seeds, [], engine,
-                     transfer_columns)
+    rows = run_sweep(out / folder("window", loss), window, {"links.0.assembler.thresholds": thresholds}, seeds, [],
+                     engine, transfer_columns)
     bc = rows.pop("links.0.assembler.thresholds")
     parts.append(rows.assign(part="window", kind="window", timer_ms="", B=[t[0] for t in bc], C=[t[1] for t in bc]))
     duration, seeds = (300.0, 1) if quick else (600.0, 3)
     for n in RANDOM_FLOWS:
-        base = obs_edge({"timer": "1ms", "policy": "random", "queues": 1}, long_lived(n), duration, 60.0)
-        r = run_sweep(out / f"random-N{n}", base, {"links.0.assembler.queues": RANDOM_QUEUES}, seeds, [], engine,
-                      aggregate_columns)
+        base = obs_edge({"timer": "1ms", "policy": "random", "queues": 1}, long_lived(n), duration, 60.0, loss=loss)
+        r = run_sweep(out / folder(f"random-N{n}", loss), base, {"links.0.assembler.queues": RANDOM_QUEUES}, seeds, [],
+                      engine, aggregate_columns)
         parts.append(r.rename(columns={"links.0.assembler.queues": "queues"}).assign(part="random", flows=n))
-    return _save(out, pd.concat(parts, ignore_index=True))
+    return [p.assign(loss=loss) for p in parts]
 
 
 def _window_table(rows: pd.DataFrame) -> pd.DataFrame:
@@ -424,6 +488,7 @@ def _random_table(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _multiqueue_figure(rows: pd.DataFrame):
+    rows = rows[rows["loss"] == "bernoulli"]
     t = _window_table(rows)
     fig, (a, b, c) = plt.subplots(1, 3, figsize=(13, 4))
     for bb in MQ_B:
@@ -493,6 +558,15 @@ def _claim_random(rows):
     return "; ".join(parts), holds
 
 
+MQ_CLAIMS = [
+    Claim("Throughput is highest at C = 4B (B = 16: 10.7 Mb/s at C = 64; B = 32: 9.86 Mb/s at C = 128)",
+          _claim_best_at_4b),
+    Claim("The variance of the flows' throughput decreases continuously as C grows", _claim_variance_falls),
+    Claim("B = 16, C = 64 lowers the variance to 51, against 60-70 for one queue of 1 or 5 ms", _claim_variance_51),
+    Claim("Randomized allocation reduces the standard deviation of the outgoing traffic, by 37% with 2 queues "
+          "and 40% with 4", _claim_random)]
+MQ_JUDGED = under("bernoulli", MQ_CLAIMS) + under("contention", MQ_CLAIMS)
+
 register(Study(
     "obs-multiqueue", "Seed 002, Figs. 5-6: multi-queue burst assembly",
     "Window thresholds (Fig. 5): one OBS edge, Reno (SACK) transfers to one destination arriving at 50 per second "
@@ -501,16 +575,12 @@ register(Study(
     "falls back with its window), against one queue of 1, 5 or 10 ms; 2% Bernoulli burst loss at a 10 Gb/s "
     "wavelength; throughput of a transfer = its size over its completion time. Randomized allocation (Fig. 6): the "
     "obs-sync setup (mixed-flow, 1 ms) with flows drawn into 1, 2 or 4 queues every assembly cycle, N_F = 10 and 25; "
-    "the outgoing traffic in 0.1 s bins. Our choices: the RTT, the one destination's arrival rate, the bins.",
-    _run_multiqueue, _multiqueue_figure,
-    [Claim("Throughput is highest at C = 4B (B = 16: 10.7 Mb/s at C = 64; B = 32: 9.86 Mb/s at C = 128)",
-           _claim_best_at_4b),
-     Claim("The variance of the flows' throughput decreases continuously as C grows", _claim_variance_falls),
-     Claim("B = 16, C = 64 lowers the variance to 51, against 60-70 for one queue of 1 or 5 ms", _claim_variance_51),
-     Claim("Randomized allocation reduces the standard deviation of the outgoing traffic, by 37% with 2 queues "
-           "and 40% with 4", _claim_random)],
+    "the outgoing traffic in 0.1 s bins. Every cell also runs with wavelength contention instead of Bernoulli loss, "
+    "as in obs-sync. Our choices: the RTT, the one destination's arrival rate, the bins, the contention's background.",
+    _run_multiqueue, _multiqueue_figure, MQ_JUDGED,
     source=SOURCE, engine="packet",
-    fidelity=("5 seeds × 300 s per assembler; randomized: 3 seeds × 600 s", "1 seed × 60 s; randomized: 1 seed × 300 s"),
+    fidelity=("5 seeds × 300 s per assembler; randomized: 3 seeds × 600 s; each per loss model",
+              "1 seed × 60 s; randomized: 1 seed × 300 s; each per loss model"),
     engines=("packet",),  # transfers that come and go: packet engine only
-    cross=in_fluid(("the study's protocol", "the study's --quick protocol")),
+    cross=cross_checks(MQ_JUDGED, ("the study's protocol", "the study's --quick protocol")),
 ))
