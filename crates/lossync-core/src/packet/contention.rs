@@ -140,7 +140,9 @@ impl Contention {
         if Self::reserve(&mut self.free_at_ps, t, hold_ps) {
             return Fate::Sent;
         }
-        let Some(fdl) = self.fdl_free_at_ps.iter().position(|&f| f <= t) else {
+        // A line free from the release on: the burst's segments wait in its slot from then (a
+        // line that frees between the release and `t` is not used).
+        let Some(fdl) = self.fdl_free_at_ps.iter().position(|&f| f <= now_ps) else {
             return Fate::Lost;
         };
         self.background_until(retry);
@@ -258,5 +260,29 @@ mod tests {
             }
         );
         assert_eq!(c.fdl_free_at_ps, vec![1060]);
+    }
+
+    /// A burst that waits for the edge's transmitter takes a fibre delay line only if the line
+    /// is free at its release: its segments wait in the line's slot from then, and the slot may
+    /// still hold the last burst until that one's retry.
+    #[test]
+    fn a_waiting_burst_takes_only_a_line_free_at_its_release() {
+        let mut c = Contention::new(1, 1, 100, None);
+        c.free_at_ps[0] = 1000; // a background burst until 1000
+        c.edge_free_at_ps[0] = 950; // the edge sends until 950
+        c.fdl_free_at_ps[0] = 940; // the line's last burst leaves at 940
+                                   // Released at 900, sent at 950, busy: the line frees at 940 only, after the release.
+        assert_eq!(c.offer(900, 10), Fate::Lost);
+        let mut c = Contention::new(1, 1, 100, None);
+        c.free_at_ps[0] = 1000;
+        c.edge_free_at_ps[0] = 950;
+        c.fdl_free_at_ps[0] = 900;
+        assert_eq!(
+            c.offer(900, 10),
+            Fate::Delayed {
+                fdl: 0,
+                at_ps: 1050
+            }
+        );
     }
 }
