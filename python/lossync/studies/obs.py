@@ -49,6 +49,8 @@ CONTENTION = {"wavelengths": 1, "background": BURST_LOSS / (1 - BURST_LOSS), "ba
 #: The core's loss models, as the runs' `loss` column names them.
 LOSSES = ["bernoulli", "contention"]
 NO_CONTENTION = "the fluid engine has no wavelength contention (it refuses `contention`)"
+#: What a claim judged under contention starts with.
+CONTENTION_TAG = "Under wavelength contention: "
 
 
 def ceiling(timer_ms: float) -> int:
@@ -307,14 +309,14 @@ def under(loss: str, claims: list[Claim]) -> list[Claim]:
                 measured += f" (bursts lost: {100 * rows['burst_loss_rate'].mean():.2f}%)"
             return measured, holds
         return on
-    tag = "" if loss == "bernoulli" else "Under wavelength contention: "
+    tag = "" if loss == "bernoulli" else CONTENTION_TAG
     return [Claim(tag + c.text, judged(c.check), c.quick_decides) for c in claims]
 
 
 def cross_checks(claims: list[Claim], protocol: tuple[str, str]) -> CrossCheck:
     """`in_fluid`, with the fluid engine's reason for the contention claims."""
     cross = in_fluid(protocol)
-    cross.checks = {"fluid:tcp": [NO_CONTENTION if c.text.startswith("Under wavelength contention") else c.check
+    cross.checks = {"fluid:tcp": [NO_CONTENTION if c.text.startswith(CONTENTION_TAG) else c.check
                                   for c in claims]}
     return cross
 
@@ -451,11 +453,11 @@ def transfer_columns(result) -> dict[str, Any]:
 def _run_multiqueue(out: Path, quick: bool, engine: str) -> pd.DataFrame:
     parts = []
     for loss in losses(engine):
-        parts += _run_multiqueue_core(out, quick, engine, loss)
+        parts += _run_multiqueue_under(out, quick, engine, loss)
     return _save(out, pd.concat(parts, ignore_index=True))
 
 
-def _run_multiqueue_core(out: Path, quick: bool, engine: str, loss: str) -> list[pd.DataFrame]:
+def _run_multiqueue_under(out: Path, quick: bool, engine: str, loss: str) -> list[pd.DataFrame]:
     duration, seeds = (60.0, 1) if quick else (300.0, 5)
     single = obs_edge({"timer": "1ms", "policy": "mixed"}, web_traffic(), duration, duration / 5, aggregate=False,
                       loss=loss)

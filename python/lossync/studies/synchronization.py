@@ -352,8 +352,9 @@ FIG9_PACKET_FRACTIONS = {False: [0.01, 0.05, 0.1, 0.2], True: [0.05, 0.2]}
 FIG9_PACKET_RUN = {False: (400.0, 100.0), True: (30.0, 10.0)}
 #: AIMD, full protocol only: slow start's losses leave the ten windows at about 48,500 packets in
 #: all, and they grow by Σ 1/RTT ≈ 67 packets/s, so the first congestion event comes after about
-#: 1,500 s, and each cycle (half of BDP + B back) takes about 1,100 s. The warm-up passes the first
-#: event; the 4,400 s measured hold about four cycles.
+#: 1,500 s, and a cycle that halves every window (half of BDP + B back) takes about 1,100 s. The
+#: warm-up passes the first event; the 4,400 s measured hold about four such cycles (measured: 7-8
+#: congestion events, each cutting about half the flows).
 FIG9_PACKET_AIMD_RUN = (6400.0, 2000.0)
 
 

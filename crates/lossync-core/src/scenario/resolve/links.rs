@@ -446,20 +446,19 @@ fn resolve_contention(field: &str, c: &ContentionSpec) -> Result<Contention> {
                 (0.0, BACKGROUND_ERLANGS_MAX),
                 "erlangs of offered load",
             )?;
-            match b {
+            let b = match b {
+                Some(d) => in_range(&bf, d.0, BACKGROUND_BURST_S, "seconds")?,
                 None if a > 0.0 => return Err(Error::field(
                     bf,
                     "needed with `background`: the mean holding time of its bursts, e.g. \"14us\"",
                 )),
-                None => (0.0, 0.0),
-                Some(d) => {
-                    let b = in_range(&bf, d.0, BACKGROUND_BURST_S, "seconds")?;
-                    if a > 0.0 {
-                        (a, b)
-                    } else {
-                        (0.0, 0.0) // no background: its burst means nothing
-                    }
-                }
+                None => 0.0,
+            };
+            // A zero load has no bursts for a holding time to describe.
+            if a > 0.0 {
+                (a, b)
+            } else {
+                (0.0, 0.0)
             }
         }
     };
