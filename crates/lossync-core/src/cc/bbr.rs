@@ -39,12 +39,17 @@ const CYCLE_RAND: usize = 7;
 pub(super) const INIT_CWND: f64 = 10.0;
 /// tcp_bbr.c `bbr_init_pacing_rate_from_rtt`: the RTT assumed before any sample, 1 ms.
 pub(super) const NOMINAL_RTT_S: f64 = 1e-3;
-/// tcp_bbr.c `bbr_tso_segs_goal`: a send quantum of about 1 ms of data (`sk_pacing_shift` 10:
-/// rate / 2^10 per second), at least 2 packets (`bbr_min_tso_segs` above
-/// `bbr_min_tso_rate` = 1.2 Mb/s, 100 packets/s of 1500 bytes; 1 below), at most 127.
+/// tcp_bbr.c `bbr_tso_segs_goal`, the send quantum its window budgets for: about 1 ms of data
+/// (`sk_pacing_shift` 10: rate / 2^10 per second), at least 2 packets (`bbr_min_tso_segs`
+/// above `bbr_min_tso_rate` = 1.2 Mb/s, 100 packets/s of 1500 bytes; 1 below), at most one
+/// 64 KB GSO packet (`GSO_LEGACY_MAX_SIZE`, 43 packets of 1500 bytes). The sends themselves
+/// are [`super::tso_autosize_pkts`], which adds a short path's allowance.
 fn send_quantum_pkts(pacing_rate_pps: f64) -> f64 {
     let min = if pacing_rate_pps < 100.0 { 1.0 } else { 2.0 };
-    (pacing_rate_pps / 1024.0).floor().clamp(min, 127.0)
+    (pacing_rate_pps / 1024.0)
+        .min(65_536.0 / 1500.0)
+        .floor()
+        .max(min)
 }
 
 /// BBR's parameters, with tcp_bbr.c's values as defaults.
@@ -538,6 +543,10 @@ impl CongestionControl for Bbr {
 
     fn pacing_rate_pps(&self) -> Option<f64> {
         Some(self.pacing_rate_pps)
+    }
+
+    fn send_quantum_pkts(&self) -> u32 {
+        super::tso_autosize_pkts(self.pacing_rate_pps, self.min_rtt_s)
     }
 
     fn marks_app_limited(&self) -> bool {

@@ -329,6 +329,11 @@ impl Bbr3 {
         self.min_rtt_s
     }
 
+    /// When BBR.probe_rtt_min_delay was last refreshed, seconds (NaN before the first sample).
+    pub fn probe_rtt_min_stamp_s(&self) -> f64 {
+        self.probe_rtt_min_stamp_s
+    }
+
     /// BBR.inflight_longterm (Linux's inflight_hi), packets; infinite until a probe lost too much.
     pub fn inflight_longterm(&self) -> f64 {
         self.inflight_longterm
@@ -599,6 +604,10 @@ impl CongestionControl for Bbr3 {
 
     fn pacing_rate_pps(&self) -> Option<f64> {
         Some(self.pacing_rate_pps)
+    }
+
+    fn send_quantum_pkts(&self) -> u32 {
+        super::tso_autosize_pkts(self.pacing_rate_pps, self.min_rtt_s)
     }
 
     /// §5.3.4.3 HandleProbeRTT: MarkConnectionAppLimited.

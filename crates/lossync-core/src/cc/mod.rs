@@ -272,6 +272,12 @@ pub trait CongestionControl: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// Packets the law's pacing releases back to back at each pacing step (one TSO/GSO send; see
+    /// [`tso_autosize_pkts`]): 1 (the default) paces packet by packet.
+    fn send_quantum_pkts(&self) -> u32 {
+        1
+    }
+
     /// Whether the law asks the sender to mark the data in flight as application-limited (BBR in
     /// probe-RTT, tcp_bbr.c `bbr_update_min_rtt`): rate samples of it are then flagged.
     fn marks_app_limited(&self) -> bool {
@@ -287,6 +293,28 @@ pub trait CongestionControl: Send + Sync + std::fmt::Debug {
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
     }
+}
+
+/// The packets of one TSO/GSO send of a paced Linux flow (tcp_output.c `tcp_tso_autosize`,
+/// Linux 5.18 and later; BBR v1 supplies its minimum through `min_tso_segs`, BBRv3's
+/// `bbr_tso_segs` computes the same sum): the data of 1/1024 s at the pacing rate
+/// (`sk_pacing_shift` 10), plus 64 KB >> (min RTT in µs >> 9) on short paths (`tcp_tso_rtt_log`
+/// 9: 32 KB at 1 ms, nothing from about 16 ms up), at most one 64 KB GSO packet
+/// (`GSO_LEGACY_MAX_SIZE`, 43 packets of 1500 bytes; a law knows no packet size, and 1500 is
+/// Ethernet's MTU), at least 2 packets, or 1 below 1.2 Mb/s (tcp_bbr.c `bbr_min_tso_segs`).
+/// Linux paces each send as a whole (EDT, Linux 4.20 and later: the next may leave `size / rate`
+/// after it), so such a flow's packets reach the line in bursts of this many, not one by one.
+pub fn tso_autosize_pkts(pacing_rate_pps: f64, min_rtt_s: f64) -> u32 {
+    const GSO_PKTS: f64 = 65_536.0 / 1500.0;
+    let min = if pacing_rate_pps < 100.0 { 1.0 } else { 2.0 };
+    let mut pkts = pacing_rate_pps / 1024.0;
+    if min_rtt_s.is_finite() {
+        let shift = (min_rtt_s * 1e6) as u64 >> 9;
+        if shift < 32 {
+            pkts += GSO_PKTS / (1u64 << shift) as f64;
+        }
+    }
+    pkts.min(GSO_PKTS).floor().max(min) as u32
 }
 
 /// Where the sender is in loss recovery when a [`RateSample`] is taken (Linux's
@@ -479,6 +507,27 @@ mod tests {
         // Misra's dW = −W/2·λ·dt with λ·dt = 0.1 keeps 0.95 of the window.
         assert!((retained(0.5, 0.1) - 0.95).abs() < 1e-15);
         assert!((retained(0.5, 2.5) - 0.25 * 0.75).abs() < 1e-15);
+    }
+
+    /// tcp_tso_autosize by hand, in bytes as Linux counts them (1500-byte packets):
+    /// - 100 Mb/s is 12,500,000 B/s, >> 10 = 12,207 B = 8 packets; at 40 ms (40,000 µs >> 9 =
+    ///   78 ≥ 32) nothing is added, at 10 ms (19) 65,536 >> 19 = 0 B, at 100 µs (0) 64 KB,
+    ///   which reaches the cap;
+    /// - 1 Gb/s at 1 ms: 122,070 B + 32 KB, capped at 64 KB = 43 packets;
+    /// - 1 Mb/s (below 1.2 Mb/s): 1 packet; 2 Mb/s: 244 B, raised to 2 packets.
+    #[test]
+    fn sends_are_sized_as_linux_autosizes_tso() {
+        let pps = |bps: f64| bps / 12_000.0;
+        assert_eq!(tso_autosize_pkts(pps(1e8), 0.04), 8);
+        assert_eq!(tso_autosize_pkts(pps(1e9), 1e-3), 43);
+        assert_eq!(tso_autosize_pkts(pps(1e8), 0.01), 8);
+        assert_eq!(tso_autosize_pkts(pps(1e8), 1e-4), 43);
+        assert_eq!(tso_autosize_pkts(pps(1e6), 0.04), 1);
+        assert_eq!(tso_autosize_pkts(pps(2e6), 0.04), 2);
+        // 10 Mb/s at 2 ms (3): 1,220 B + 8,192 B = 9,412 B = 6 packets of 1500 bytes.
+        assert_eq!(tso_autosize_pkts(pps(1e7), 2e-3), 6);
+        // Before any RTT sample: the rate alone.
+        assert_eq!(tso_autosize_pkts(pps(1e8), f64::INFINITY), 8);
     }
 
     #[test]

@@ -72,9 +72,10 @@ pub(super) struct SlotFlow {
 }
 
 impl PacketEngine {
-    /// Puts every packet the sender may send now on its route; a paced flow sends at most one,
-    /// then waits `packet bits / (ratio · cwnd · packet bits / srtt)` = `srtt/(ratio·cwnd)`, or
-    /// `1/rate` at its law's own pacing rate.
+    /// Puts every packet the sender may send now on its route. A ratio-paced flow sends at most
+    /// one, then waits `packet bits / (ratio · cwnd · packet bits / srtt)` = `srtt/(ratio·cwnd)`.
+    /// A flow paced by its law sends at most the law's send quantum back to back (one TSO/GSO
+    /// send, [`crate::cc::tso_autosize_pkts`]), then waits `sent/rate` (Linux's EDT pacing).
     pub(super) fn send(&mut self, f: usize) {
         let now = self.now_ps;
         let fl = &mut self.flows[f];
@@ -88,6 +89,13 @@ impl PacketEngine {
                 return self.sync_timer(f);
             }
         }
+        // Paced packet by packet, each send from a law-paced flow counted against its quantum.
+        let quantum = if fl.law_paced {
+            fl.sender.law_send_quantum_pkts()
+        } else {
+            1
+        };
+        let mut sent = 0u32;
         loop {
             let fl = &mut self.flows[f];
             let Some(seg) = fl.sender.next_segment(now) else {
@@ -105,9 +113,14 @@ impl PacketEngine {
             if seg.cwr {
                 pkt.set_cwr();
             }
+            sent += 1;
             let pace_next_ps = if fl.law_paced {
-                s.law_pacing_rate_pps()
-                    .map(|r| now + ps_from_s(1.0 / r.max(1e-3)))
+                if sent < quantum {
+                    None
+                } else {
+                    s.law_pacing_rate_pps()
+                        .map(|r| now + ps_from_s(sent as f64 / r.max(1e-3)))
+                }
             } else {
                 fl.pacing.map(|p| {
                     let ratio = if s.cwnd_pkts() < s.ssthresh_pkts() {
@@ -128,7 +141,14 @@ impl PacketEngine {
                 fl.pace_next_ps = t;
                 fl.pace_pending = true;
                 self.queue.push(t, Event::Pace(f as u32));
-                break;
+                return self.sync_timer(f);
+            }
+        }
+        // The window closed inside a law-paced send: the next still waits for the part sent.
+        let fl = &mut self.flows[f];
+        if sent > 0 && fl.law_paced {
+            if let Some(r) = fl.sender.law_pacing_rate_pps() {
+                fl.pace_next_ps = now + ps_from_s(sent as f64 / r.max(1e-3));
             }
         }
         self.sync_timer(f);

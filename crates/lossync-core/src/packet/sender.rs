@@ -469,6 +469,11 @@ impl Sender {
         self.cc.pacing_rate_pps()
     }
 
+    /// The packets the law's pacing sends back to back (one TSO/GSO send).
+    pub fn law_send_quantum_pkts(&self) -> u32 {
+        self.cc.send_quantum_pkts()
+    }
+
     /// The law (for tests and reports that read its state).
     pub fn law(&self) -> &dyn CongestionControl {
         self.cc.as_ref()
