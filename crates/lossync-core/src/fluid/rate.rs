@@ -4,11 +4,16 @@
 //! (draft-cheng-iccrg-delivery-rate-estimation); the fluid engine feeds the same law one sample
 //! per step, built from its ACK clock under the `tcp` loss model:
 //!
-//! - delivery rate: the packets acknowledged this step over the step. In a fluid FIFO a flow's
-//!   departures are its share of the arrivals times the capacity (`x_i / Σx · C` on a congested
-//!   link), the delivery rate of Scherrer, Legner, Perrig, Schmid, "Model-based insights on the
-//!   performance, fairness, and stability of BBR", IMC 2022, eq. (3); the ACKs bring it back one
-//!   return delay later, as to a packet sender;
+//! - delivery rate: the packets acknowledged over the last RTT, over that RTT: the draft's
+//!   `(C.delivered − P.delivered) / interval` for the data sent one RTT ago, whose interval is at
+//!   least the min RTT (shorter ones are invalid, draft §3.3, Linux `tcp_rate_gen`). In a fluid
+//!   FIFO a flow's departures are its share of the arrivals times the capacity (`x_i / Σx · C` on
+//!   a congested link), the delivery rate of Scherrer, Legner, Perrig, Schmid, "Model-based
+//!   insights on the performance, fairness, and stability of BBR", IMC 2022, eq. (3); the ACKs
+//!   bring it back one return delay later, as to a packet sender. One step's deliveries over the
+//!   step would not do: a step in which another flow pauses (its recovery, its probe-RTT) hands
+//!   this one most of the link for that step, and the windowed maximum keeps that spike for 10
+//!   rounds;
 //! - RTT: the path's base RTT plus its queues' delays now;
 //! - rounds: a sample's `prior_delivered` is the flow's delivered count one RTT ago (what was
 //!   delivered when the data now acknowledged was sent), so a law that ends a round when data
@@ -100,9 +105,15 @@ impl RateClock {
             lost: self.lost,
             inflight,
         };
+        // The deliveries since the sampled data left: `back` steps, fewer at the start.
+        let span_steps = back.min(step + 1).max(1);
         RateSample {
-            delivered_pkts: acked,
-            interval_s: if acked > 0.0 { dt_s } else { 0.0 },
+            delivered_pkts: self.delivered - prior.delivered,
+            interval_s: if acked > 0.0 {
+                span_steps as f64 * dt_s
+            } else {
+                0.0
+            },
             rtt_s,
             is_app_limited: t_s < self.app_limited_until_s,
             acked_pkts: acked,
@@ -138,7 +149,26 @@ mod tests {
             assert_eq!(s.delivered, 10 * (step + 1));
             let expect = if step >= 20 { 10 * (step - 20 + 1) } else { 0 };
             assert_eq!(s.prior_delivered, expect, "step {step}");
-            assert_eq!(s.delivered_pkts / s.interval_s, 10_000.0);
+            assert!((s.delivered_pkts / s.interval_s - 10_000.0).abs() < 1e-6);
+        }
+    }
+
+    /// A sample spans the RTT since its data left, as the draft's interval does (at least the
+    /// min RTT): one step that brings 30 packets among steps of 10 moves the 20 ms RTT's rate
+    /// from 10,000 to 11,000 packets/s, not to one step's 30,000.
+    #[test]
+    fn a_samples_rate_is_over_the_rtt_not_one_step() {
+        let mut c = RateClock::new(64);
+        for step in 0..100u64 {
+            let acked = if step == 60 { 30.0 } else { 10.0 };
+            let s = c.sample(step, step as f64 * 1e-3, 1e-3, 0.02, acked, 0.0, 50.0, 40.0);
+            let rate = s.delivered_pkts / s.interval_s;
+            let want = if (60..80).contains(&step) {
+                11_000.0
+            } else {
+                10_000.0
+            };
+            assert!((rate - want).abs() < 1e-6, "step {step}: {rate}");
         }
     }
 }
