@@ -2,7 +2,6 @@
 //! assignment of a step's overflow to the flows.
 
 use super::flow::FlowState;
-use super::headroom::class_shares;
 use super::link::LinkState;
 use super::ring::LossRing;
 use super::tcp::{charge_overflow, charge_overflow_by_phase, TcpFlow};
@@ -126,14 +125,33 @@ pub(super) fn assign_overflow(
                 &mut link.overflow_random,
             ),
             None => {
-                class_shares(&link.rtt_class, &link.rate, &mut link.class_rate);
+                // The arrival order a packet may replay is its RTT class's when its flow is
+                // ACK-clocked; the flows their laws pace form one class of their own, whatever
+                // their RTTs (their timers, not their ACKs, set when they send).
+                link.class_rate.fill(0.0);
+                let (mut total, mut paced) = (0.0, 0.0);
+                for (k, m) in link.members.iter().enumerate() {
+                    total += link.rate[k];
+                    if tcp_flows[m.flow].law_paced {
+                        paced += link.rate[k];
+                    } else {
+                        link.class_rate[link.rtt_class[k]] += link.rate[k];
+                    }
+                }
+                for (k, m) in link.members.iter().enumerate() {
+                    let class = if tcp_flows[m.flow].law_paced {
+                        paced
+                    } else {
+                        link.class_rate[link.rtt_class[k]]
+                    };
+                    link.clocked[k] = if total > 0.0 { class / total } else { 1.0 };
+                }
                 charge_overflow_by_phase(
                     overflow,
                     admitted_sum,
                     &link.excess,
                     &link.admitted,
-                    &link.rtt_class,
-                    &link.class_rate,
+                    &link.clocked,
                     &mut link.overflowed,
                     &mut link.overflow_random,
                 );

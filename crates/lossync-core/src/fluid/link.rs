@@ -104,11 +104,14 @@ pub(super) struct LinkState {
     /// `tcp`: each member's excess this step (scratch).
     pub(super) excess: Vec<f64>,
     /// `tcp`: a fixed share of overflow drops charged to window growth (`None`: growth and the
-    /// packets out of their RTT class's order refused alike), each member's base-RTT class, and
-    /// each class's share of the arrivals (scratch).
+    /// packets out of their class's order refused alike), each member's base-RTT class, the
+    /// ACK-clocked members' share of the arrivals per RTT class (scratch), and each member's
+    /// chance that a packet keeps its class's order (`charge_overflow_by_phase`'s `clocked`;
+    /// scratch).
     pub(super) growth_share: Option<f64>,
     pub(super) rtt_class: Vec<usize>,
     pub(super) class_rate: Vec<f64>,
+    pub(super) clocked: Vec<f64>,
     /// `tcp` loss model: members whose loss event began this step.
     pub(super) loss_event: Vec<bool>,
     /// An optical burst assembler at the link's ingress (`tcp` loss model), the drops of its

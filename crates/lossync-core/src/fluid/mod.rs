@@ -240,6 +240,7 @@ impl FluidEngine {
                 overflow_random: vec![0.0; n],
                 excess: vec![0.0; n],
                 class_rate: vec![0.0; n],
+                clocked: vec![0.0; n],
                 rtt_class,
                 growth_share: match sc.loss {
                     LossModel::Tcp { growth_share, .. } => growth_share,

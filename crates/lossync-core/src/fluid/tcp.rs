@@ -212,24 +212,23 @@ pub(super) fn charge_overflow(
 
 /// The `tcp` model's default split of a step's `overflow` (docs/fluid.md, "Which packets a full
 /// queue drops"): the packets of the ACK clock whose replay keeps the order of the departures
-/// (a member's packets, when the previous arrival comes from its own RTT class: probability
-/// `class_share` of its class) take the slots the departures free; window growth (`excess`) and
-/// the clocked packets out of that order arrive when no slot is free and are refused alike, each
-/// packet equally; only an overflow larger than all of them falls on the rest. Writes each
-/// member's drops to `overflowed` and the part not charged to its growth to `random`.
-#[allow(clippy::too_many_arguments)]
+/// (a member's packets with probability `clocked[k]`: the share of the arrivals of its class,
+/// whose packet then came just before; a class is an RTT class of ACK-clocked flows, or all
+/// the flows their laws pace) take the slots the departures free; window growth
+/// (`excess`) and the packets out of that order arrive when no slot is free and are refused
+/// alike, each packet equally; only an overflow larger than all of them falls on the rest.
+/// Writes each member's drops to `overflowed` and the part not charged to its growth to
+/// `random`.
 pub(super) fn charge_overflow_by_phase(
     overflow: f64,
     admitted_sum: f64,
     excess: &[f64],
     admitted: &[f64],
-    rtt_class: &[usize],
-    class_share: &[f64],
+    clocked: &[f64],
     overflowed: &mut [f64],
     random: &mut [f64],
 ) {
-    let exposed =
-        |k: usize| excess[k] + (admitted[k] - excess[k]) * (1.0 - class_share[rtt_class[k]]);
+    let exposed = |k: usize| excess[k] + (admitted[k] - excess[k]) * (1.0 - clocked[k]);
     let exposed_sum: f64 = (0..admitted.len()).map(exposed).sum();
     // Each exposed packet is refused with probability `p`; what they cannot absorb falls on the
     // packets in order, each with probability `q`.
@@ -263,28 +262,31 @@ mod tests {
         // 9.9 packets of member 0, 10 * 0.9 = 9 of member 1; an overflow of 3.78 refuses each
         // with probability 0.2.
         let (excess, admitted) = ([1.0, 0.0], [90.0, 10.0]);
-        let charge = |overflow: f64, class: &[usize], share: &[f64]| {
+        let charge = |overflow: f64, clocked: &[f64]| {
             let (mut overflowed, mut random) = ([0.0; 2], [0.0; 2]);
             charge_overflow_by_phase(
                 overflow,
                 100.0,
                 &excess,
                 &admitted,
-                class,
-                share,
+                clocked,
                 &mut overflowed,
                 &mut random,
             );
             (overflowed, random)
         };
-        let (overflowed, random) = charge(3.78, &[0, 1], &[0.9, 0.1]);
+        let (overflowed, random) = charge(3.78, &[0.9, 0.1]);
         assert!((overflowed[0] - 1.98).abs() < 1e-12 && (overflowed[1] - 1.8).abs() < 1e-12);
         assert!((random[0] - 1.78).abs() < 1e-12 && (random[1] - 1.8).abs() < 1e-12);
         // One RTT class: only growth is exposed, as the phase effect of equal RTTs.
-        assert_eq!(charge(0.5, &[0, 0], &[1.0]), ([0.5, 0.0], [0.0, 0.0]));
+        assert_eq!(charge(0.5, &[1.0, 1.0]), ([0.5, 0.0], [0.0, 0.0]));
+        // No packet in order: the overflow falls on every packet alike, in proportion to the
+        // arrivals (90 : 10).
+        let (overflowed, _) = charge(5.0, &[0.0, 0.0]);
+        assert!((overflowed[0] - 4.5).abs() < 1e-12 && (overflowed[1] - 0.5).abs() < 1e-12);
         // An overflow beyond every exposed packet falls on the rest in proportion, each member
         // losing at most what it sent, and all of it is charged.
-        let (overflowed, _) = charge(50.0, &[0, 1], &[0.9, 0.1]);
+        let (overflowed, _) = charge(50.0, &[0.9, 0.1]);
         assert!((overflowed.iter().sum::<f64>() - 50.0).abs() < 1e-9);
         assert!(overflowed
             .iter()
