@@ -39,17 +39,11 @@ const CYCLE_RAND: usize = 7;
 pub(super) const INIT_CWND: f64 = 10.0;
 /// tcp_bbr.c `bbr_init_pacing_rate_from_rtt`: the RTT assumed before any sample, 1 ms.
 pub(super) const NOMINAL_RTT_S: f64 = 1e-3;
-/// tcp_bbr.c `bbr_tso_segs_goal`, the send quantum its window budgets for: about 1 ms of data
-/// (`sk_pacing_shift` 10: rate / 2^10 per second), at least 2 packets (`bbr_min_tso_segs`
-/// above `bbr_min_tso_rate` = 1.2 Mb/s, 100 packets/s of 1500 bytes; 1 below), at most one
-/// 64 KB GSO packet (`GSO_LEGACY_MAX_SIZE`, 43 packets of 1500 bytes). The sends themselves
-/// are [`super::tso_autosize_pkts`], which adds a short path's allowance.
+/// tcp_bbr.c `bbr_tso_segs_goal`, the send quantum its window budgets for: Linux's TSO size at
+/// the pacing rate without the short path's allowance ([`super::tso_autosize_pkts`]: about 1 ms
+/// of data, at least 2 packets above 1.2 Mb/s, at most 64 KB).
 fn send_quantum_pkts(pacing_rate_pps: f64) -> f64 {
-    let min = if pacing_rate_pps < 100.0 { 1.0 } else { 2.0 };
-    (pacing_rate_pps / 1024.0)
-        .min(65_536.0 / 1500.0)
-        .floor()
-        .max(min)
+    super::tso_autosize_pkts(pacing_rate_pps, f64::INFINITY) as f64
 }
 
 /// BBR's parameters, with tcp_bbr.c's values as defaults.

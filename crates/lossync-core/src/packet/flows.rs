@@ -89,7 +89,8 @@ impl PacketEngine {
                 return self.sync_timer(f);
             }
         }
-        // Paced packet by packet, each send from a law-paced flow counted against its quantum.
+        // A law-paced flow sends up to its quantum now; a ratio-paced one a packet; an unpaced
+        // one all its window allows.
         let quantum = if fl.law_paced {
             fl.sender.law_send_quantum_pkts()
         } else {
