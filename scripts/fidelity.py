@@ -463,9 +463,8 @@ def bbr_section(rows: list[dict]) -> list[str]:
              "fails on CUBIC's crumbs, BBR's own share agrees. Jain's index among BBR flows is the fluid form's "
              "weak point. The packet engine's BBR shares shallow buffers about evenly since its sends are "
              "Linux's TSO/GSO sends (commit 78cc30f; before, packets paced one by one phase-locked and one flow "
-             "took most of the link: Jain 0.07-0.6 at 1 Gb/s); the fluid form's flows stay apart, most with "
-             "unequal RTTs, where its `tcp` model charges the overflow to the RTT class with the smaller share "
-             "of the arrivals (docs/fluid.md, \"BBR\").", ""]
+             "took most of the link: Jain 0.07-0.6 at 1 Gb/s); the fluid form's flows drift further apart, "
+             "most at 1 Gb/s (docs/fluid.md, \"BBR\", known gap).", ""]
     g = df.assign(ad=df["du"].abs()).groupby(["variant", "buffer"], sort=False)["ad"]
     t = g.agg(lambda a: f"{a.median():.3f} / {a.max():.3f}").unstack("buffer")
     text += ["abs(dU) by buffer (median / max):", "", markdown(t), ""]
