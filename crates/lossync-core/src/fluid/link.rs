@@ -105,7 +105,7 @@ pub(super) struct LinkState {
     pub(super) excess: Vec<f64>,
     /// `tcp`: a fixed share of overflow drops charged to window growth (`None`: growth and the
     /// packets out of their class's order refused alike), each member's base-RTT class, the
-    /// ACK-clocked members' share of the arrivals per RTT class (scratch), and each member's
+    /// ACK-clocked members' arrival rate per RTT class (scratch), and each member's
     /// chance that a packet keeps its class's order (`charge_overflow_by_phase`'s `clocked`;
     /// scratch).
     pub(super) growth_share: Option<f64>,

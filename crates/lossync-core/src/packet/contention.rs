@@ -271,8 +271,9 @@ mod tests {
         c.free_at_ps[0] = 1000; // a background burst until 1000
         c.edge_free_at_ps[0] = 950; // the edge sends until 950
         c.fdl_free_at_ps[0] = 940; // the line's last burst leaves at 940
-                                   // Released at 900, sent at 950 and finds the wavelength busy; the line frees only at
-                                   // 940, after the release.
+
+        // Released at 900, sent at 950 and finds the wavelength busy; the line frees only at
+        // 940, after the release.
         assert_eq!(c.offer(900, 10), Fate::Lost);
         let mut c = Contention::new(1, 1, 100, None);
         c.free_at_ps[0] = 1000;
