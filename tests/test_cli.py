@@ -67,6 +67,19 @@ def test_json_and_overrides(tmp_path):
     assert len(s["flows"]) == 3
 
 
+def test_a_run_is_the_same_on_any_number_of_threads(tmp_path):
+    # 8,200 flows: enough for the fluid engine's tcp model to step them on several threads
+    # (crates/lossync-core/tests/fluid_threads.rs checks every number of the series too).
+    f = tmp_path / "s.toml"
+    f.write_text(BASE)
+    many = ["--set", "flows.0.count=8200", "--set", "dumbbell.capacity=1Gbps", "--duration", "0.3s", "--json"]
+    one, two = (lossync("run", str(f), *many, "--threads", n) for n in ("1", "2"))
+    assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
+    assert json.loads(one.stdout) == json.loads(two.stdout)
+    bad = lossync("run", str(f), "--threads", "2000")
+    assert bad.returncode == 2 and bad.stderr.strip() == "lossync: error: run.threads: must be in 1..=1024, got 2000"
+
+
 BAD = [
     ('capacity = "100Mbps"', 'capacity = "-10Gbps"', "dumbbell.capacity: must be a positive number"),
     ('capacity = "100Mbps"', "capacity = 0", "dumbbell.capacity: must be a positive number"),
@@ -81,6 +94,7 @@ BAD = [
     ("buffer = { bdp_fraction = 0.1 }", "buffer = { packets = 0.5 }", "dumbbell.buffer: 0.500 packets is less than one packet"),
     ('duration = "20s"', 'duration = "0s"', "run.duration: must be a positive number"),
     ("count = 2", "count = -1", "flows[0].count: must be in 1..=100000"),
+    ('duration = "20s"', 'duration = "20s"\nthreads = 0', "run.threads: must be in 1..=1024, got 0"),
     ('rtt = "100ms"', 'rtt = "fast"', "flows[0].rtt"),
 ]
 

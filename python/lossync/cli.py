@@ -181,6 +181,8 @@ def main() -> None:
 @click.option("--sync-out", "sync_file", type=_Path(dir_okay=False, path_type=Path), help="Write the measured m_k distribution (m,count) as CSV, the form loss.sync kind=\"empirical\" reads.")
 @click.option("--seed", type=int, help="Shortcut for --set run.seed=SEED.")
 @click.option("--duration", help="Shortcut for --set run.duration=DURATION (e.g. 600s).")
+@click.option("--threads", type=int, help="Shortcut for --set run.threads=N: threads for this one run (default: every core; "
+              "the fluid engine's tcp model with 8,192 flows or more uses them; results are the same for any count).")
 @click.option("--force", is_flag=True, help="Kernel engine: run a capacity above this machine's clean limit (the summary warns).")
 @click.option("--pcap", "pcap_link", metavar="LINK", help="Packet engine: write the packets crossing LINK (both ways) as a pcap file for Wireshark/tshark.")
 @click.option("--pcap-file", type=_Path(dir_okay=False, path_type=Path), help="With --pcap: the file (default: LINK.pcap, in --out if given).")
@@ -189,7 +191,7 @@ def main() -> None:
 @_TIMEOUT
 @_PROGRESS
 def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None, as_json: bool, engine: str | None, no_figure: bool,
-        drops_file: Path | None, sync_file: Path | None, seed: int | None, duration: str | None, force: bool,
+        drops_file: Path | None, sync_file: Path | None, seed: int | None, duration: str | None, threads: int | None, force: bool,
         pcap_link: str | None, pcap_file: Path | None, pcap_packets: int, timeout_s: float | None, progress: bool | None) -> None:
     """Run SCENARIO (a TOML file) and print its summary.
 
@@ -205,6 +207,8 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
         overrides = (*overrides, f"run.seed={seed}")
     if duration is not None:
         overrides = (*overrides, f'run.duration="{duration}"')
+    if threads is not None:
+        overrides = (*overrides, f"run.threads={threads}")
     # Outputs are checked before the run, not found unwritable after it.
     if out_dir is not None:
         _writable_dir("--out", out_dir)

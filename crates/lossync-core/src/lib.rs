@@ -1,7 +1,7 @@
 //! lossync-core: scenario model, congestion-control laws, the fluid engine with the
 //! loss-synchronization module, the packet engine, queue disciplines and metrics. No Python here;
-//! deterministic for a given seed; single-threaded (parallelism belongs to sweeps, one run per
-//! core).
+//! deterministic for a given seed, and for any thread count: a fluid run of many flows under the
+//! `tcp` model steps them on every core (`run.threads`); the rest of one run is on one thread.
 
 pub mod capabilities;
 pub mod cc;
@@ -15,6 +15,7 @@ pub mod queue;
 pub mod registry;
 pub mod rng;
 pub mod scenario;
+pub mod threads;
 pub mod units;
 
 pub use capabilities::{Capabilities, EngineInfo};

@@ -185,6 +185,13 @@ impl ResolvedScenario {
 
 /// A `Scenario` from the JSON its `json` gave: the core's own resolved scenario, deserialized,
 /// not resolved again (unpickling only).
+/// The threads a run of this process uses when its scenario gives no `run.threads` (0: every
+/// core). A sweep's worker sets 1: its sweep already runs one run per core.
+#[pyfunction]
+fn set_default_threads(threads: usize) {
+    lossync_core::threads::set_default_threads(threads);
+}
+
 #[pyfunction]
 fn _scenario_from_resolved(json: &str) -> PyResult<ResolvedScenario> {
     let sc: scenario::Scenario = serde_json::from_str(json)
@@ -447,6 +454,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_function(wrap_pyfunction!(engines, m)?)?;
     m.add_function(wrap_pyfunction!(refuse_beyond, m)?)?;
+    m.add_function(wrap_pyfunction!(set_default_threads, m)?)?;
     m.add_class::<ResolvedScenario>()?;
     m.add_function(wrap_pyfunction!(_scenario_from_resolved, m)?)?;
     m.add_class::<Simulation>()?;

@@ -74,6 +74,9 @@ def run_point(base: dict[str, Any], base_dir: str, fixed: list[str], point: dict
     how far it got. prepared: the point's scenario already resolved (`run_key`), run as it is."""
     from ..engines import run  # imported here so worker processes pay for it once, lazily
 
+    # The sweep runs one run per core already: a run's own threads (`run.threads`, every core by
+    # default) would only compete with the other workers'.
+    _core.set_default_threads(1)
     row: dict[str, Any] = {**point, "seed": seed}
     started = time.perf_counter()
     try:

@@ -4,7 +4,7 @@
 use super::flow::FlowState;
 use super::link::LinkState;
 use super::ring::LossRing;
-use super::tcp::{charge_overflow, charge_overflow_by_phase, TcpFlow};
+use super::tcp::{charge_overflow, charge_overflow_by_phase};
 use crate::metrics::EventRecord;
 
 #[derive(Debug)]
@@ -101,19 +101,11 @@ pub(super) fn assign_overflow(
     overflow: f64,
     admitted_sum: f64,
     reductions: f64,
-    tcp_flows: Option<&[TcpFlow]>,
+    tcp: bool,
 ) {
     let members = link.members.len();
-    if let Some(tcp_flows) = tcp_flows {
-        // Each member's excess over the packets it replaces (first hop only: later hops see the
-        // previous hop's departures).
-        for (k, m) in link.members.iter().enumerate() {
-            link.excess[k] = if m.hop == 0 {
-                tcp_flows[m.flow].excess.min(link.admitted[k])
-            } else {
-                0.0
-            };
-        }
+    if tcp {
+        // Each member's excess is in `link.excess` (`LinkState::gather_excess`).
         match link.growth_share {
             Some(growth_share) => charge_overflow(
                 overflow,
@@ -130,16 +122,16 @@ pub(super) fn assign_overflow(
                 // their RTTs (their timers, not their ACKs, set when they send).
                 link.class_rate.fill(0.0);
                 let (mut total, mut paced) = (0.0, 0.0);
-                for (k, m) in link.members.iter().enumerate() {
+                for k in 0..members {
                     total += link.rate[k];
-                    if tcp_flows[m.flow].law_paced {
+                    if link.paced[k] {
                         paced += link.rate[k];
                     } else {
                         link.class_rate[link.rtt_class[k]] += link.rate[k];
                     }
                 }
-                for (k, m) in link.members.iter().enumerate() {
-                    let class = if tcp_flows[m.flow].law_paced {
+                for k in 0..members {
+                    let class = if link.paced[k] {
                         paced
                     } else {
                         link.class_rate[link.rtt_class[k]]

@@ -4,6 +4,7 @@
 use super::dual::DualState;
 use super::event::EventState;
 use super::flow::FlowState;
+use super::link_threads::{ack_delay, ThreadedDepartures};
 use super::obs::FluidAssembler;
 use super::ring::LossRing;
 use super::sync::SyncModule;
@@ -110,6 +111,8 @@ pub(super) struct LinkState {
     /// scratch).
     pub(super) growth_share: Option<f64>,
     pub(super) rtt_class: Vec<usize>,
+    /// `tcp`: per member, its law paces it (BBR): the paced members form one arrival class.
+    pub(super) paced: Vec<bool>,
     pub(super) class_rate: Vec<f64>,
     pub(super) clocked: Vec<f64>,
     /// `tcp` loss model: members whose loss event began this step.
@@ -121,6 +124,9 @@ pub(super) struct LinkState {
     pub(super) assembly_wait_s: f64,
     /// A dual-queue discipline's (DualPI2's) two queues, `tcp` loss model only (`fluid/dual.rs`).
     pub(super) dual: Option<DualState>,
+    /// Scratch of the departures on several threads (`tcp`, a run with threads, a link whose
+    /// members are every flow in order).
+    pub(super) threaded: Option<ThreadedDepartures>,
     // Congestion event under way.
     pub(super) event: EventState,
     pub(super) sync: Option<SyncModule>,
@@ -370,14 +376,7 @@ impl LinkState {
                 f.acc.delivered += dep;
                 // ACKs return after the propagation (all of it on the way back) and the queues
                 // they cross.
-                let mut delay = tcp.flows[m.flow].ack_delay;
-                if delay == 0 {
-                    let mut back = f.base_rtt_s + tcp.flows[m.flow].assembly_wait_s;
-                    for &l in &ack_links[f.ack_off..f.ack_off + f.ack_hops] {
-                        back += delays[l];
-                    }
-                    delay = tcp.due.delay(back, dt);
-                }
+                let delay = ack_delay(f, &tcp.flows[m.flow], delays, ack_links, tcp.due.slots, dt);
                 tcp.due.at(now, delay, m.flow).acked += dep;
             } else {
                 hop_in[f.hop_off + m.hop + 1] = dep / dt;

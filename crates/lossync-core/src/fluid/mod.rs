@@ -20,12 +20,15 @@ mod event;
 mod flow;
 pub mod headroom;
 mod link;
+mod link_threads;
 mod obs;
 mod rate;
 mod records;
 mod ring;
+mod send;
 pub mod sync;
 mod tcp;
+mod workers;
 
 pub use checks::check;
 pub use headroom::burst_headroom_pkts;
@@ -46,7 +49,8 @@ use link::{DepartureStep, LinkAcc, LinkState};
 use obs::FluidAssembler;
 use ring::LossRing;
 use sync::SyncModule;
-use tcp::{EcnDue, TcpDue, TcpRings};
+use tcp::TcpRings;
+use workers::MIN_PARALLEL_FLOWS;
 
 /// A fluid run in progress. Build with [`FluidEngine::new`], drive with [`FluidEngine::advance`]
 /// (in chunks, so a caller can show progress), then [`FluidEngine::finish`].
@@ -104,6 +108,10 @@ pub struct FluidEngine {
     has_obs: bool,
     /// Some link has a dual-queue discipline (its queues' delays are then set every step).
     has_dual: bool,
+    /// The run's threads (`run.threads`); `None`: one.
+    workers: Option<std::sync::Arc<workers::Workers>>,
+    /// The earliest start of a flow not started yet (`tcp`; infinite once all have).
+    next_start_s: f64,
 }
 
 impl FluidEngine {
@@ -242,6 +250,7 @@ impl FluidEngine {
                 class_rate: vec![0.0; n],
                 clocked: vec![0.0; n],
                 rtt_class,
+                paced: Vec::new(), // set with the `tcp` model's flows below
                 growth_share: match sc.loss {
                     LossModel::Tcp { growth_share, .. } => growth_share,
                     _ => None,
@@ -254,6 +263,7 @@ impl FluidEngine {
                 burst_drop: vec![0.0; n],
                 assembly_wait_s: 0.0,
                 dual,
+                threaded: None,
                 event: EventState {
                     active: false,
                     start_s: 0.0,
@@ -283,6 +293,22 @@ impl FluidEngine {
         let n_records = (total_steps / record_every + 1) as usize;
         let n_cols = 1 + 2 * sc.links.len() + 2 * sc.flows.len();
         let path_slots = dual::path_slots(&sc, &links, l4s);
+        let tcp = TcpRings::new(&sc, &flows, tcp_model, dt, ring_len);
+        for l in links.iter_mut() {
+            l.paced = l
+                .members
+                .iter()
+                .map(|m| tcp.flows.get(m.flow).is_some_and(|f| f.law_paced))
+                .collect();
+        }
+        // Only the `tcp` model's loops are threaded (the others run on one thread).
+        let workers =
+            workers::Workers::new(if tcp_model { sc.run.threads } else { 1 }, flows.len());
+        if workers.is_some() {
+            for l in links.iter_mut().filter(|l| l.dual.is_none() && !l.any_ecn) {
+                l.threaded = link_threads::ThreadedDepartures::new(&l.members, flows.len());
+            }
+        }
         Ok(FluidEngine {
             dt,
             step_index: 0,
@@ -293,7 +319,7 @@ impl FluidEngine {
             ring: LossRing::new(ring_len, if tcp_model { 0 } else { sc.flows.len() }),
             link_delay_s: vec![0.0; dual_slots],
             path_slots,
-            tcp: TcpRings::new(&sc, &flows, tcp_model, dt, ring_len),
+            tcp,
             tcp_model,
             reductions_per_event,
             recovery_pause,
@@ -320,6 +346,11 @@ impl FluidEngine {
             has_xcp: links.iter().any(|l| l.discipline.feedback().is_some()),
             has_obs: links.iter().any(|l| l.assembler.is_some()),
             has_dual: links.iter().any(|l| l.dual.is_some()),
+            workers: workers.map(Into::into),
+            next_start_s: flows
+                .iter()
+                .map(|f| f.start_s)
+                .fold(f64::INFINITY, f64::min),
             flows,
             links,
             scenario: sc,
@@ -335,6 +366,12 @@ impl FluidEngine {
         self.total_steps as f64 * self.dt
     }
 
+    /// The threads this run steps on: `run.threads` (every core when not given), or 1 when
+    /// its flows are too few to share (`fluid/workers.rs`) or its loss model is not `tcp`.
+    pub fn threads(&self) -> usize {
+        self.workers.as_ref().map_or(1, |w| w.threads())
+    }
+
     pub fn is_done(&self) -> bool {
         self.step_index >= self.total_steps
     }
@@ -342,6 +379,14 @@ impl FluidEngine {
     /// Runs until simulated time `until_s` (or the end of the run).
     pub fn advance(&mut self, until_s: f64) {
         let until = ((until_s / self.dt).round() as u64).min(self.total_steps);
+        match self.workers.clone() {
+            // On a thread of the run's pool, so its parallel loops run on the pool.
+            Some(w) => w.install(|| self.advance_to(until)),
+            None => self.advance_to(until),
+        }
+    }
+
+    fn advance_to(&mut self, until: u64) {
         while self.step_index < until {
             if self.step_index == self.next_record_step {
                 self.record();
@@ -400,9 +445,9 @@ impl FluidEngine {
             // `ECN`: some flow is ECN-capable (a constant, so the other runs' loop carries none of
             // its work).
             if self.tcp.ecn.flows > 0 {
-                self.step_senders_tcp::<true>(now, t, &mut ctx);
+                self.step_senders_tcp::<true>(now, t);
             } else {
-                self.step_senders_tcp::<false>(now, t, &mut ctx);
+                self.step_senders_tcp::<false>(now, t);
             }
         } else {
             self.step_senders_rate(t);
@@ -423,140 +468,48 @@ impl FluidEngine {
     }
 
     /// Step 1 under `tcp`: each ACK-clocked sender takes this step's ACKs, detected losses and
-    /// reductions, then sends what its window allows.
+    /// reductions, then sends what its window allows (`fluid/send.rs`), on every thread the run
+    /// has. The flows that start now draw their loss thresholds first, in flow order (one
+    /// stream, so the draws do not depend on the threads).
     #[inline]
-    fn step_senders_tcp<const ECN: bool>(&mut self, now: usize, t: f64, ctx: &mut CcContext) {
+    fn step_senders_tcp<const ECN: bool>(&mut self, now: usize, t: f64) {
         let dt = self.dt;
-        let has_xcp = self.has_xcp;
-        let has_obs = self.has_obs;
-        let (flows, links, path_links, ack_links, tcp) = (
-            &mut self.flows[..],
-            &self.links[..],
-            &self.path_links[..],
-            &self.ack_links[..],
-            &mut self.tcp,
-        );
-        let (delays, path_slots) = (&self.link_delay_s[..], &self.path_slots[..]);
-        let due = tcp.due.due(now);
-        let ecn_due = tcp.ecn.due(now); // empty unless some flow is ECN-capable
-        for (i, ((f, tf), due)) in flows.iter_mut().zip(&mut tcp.flows).zip(due).enumerate() {
-            if !f.started {
+        if t + 0.5 * dt >= self.next_start_s {
+            let mut next = f64::INFINITY;
+            for (f, tf) in self.flows.iter_mut().zip(&mut self.tcp.flows) {
+                if f.started {
+                    continue;
+                }
                 if t + 0.5 * dt < f.start_s {
+                    next = next.min(f.start_s);
                     continue;
                 }
                 f.started = true;
-                tf.draw_thresholds(&mut tcp.rng, tcp.event_threshold);
+                tf.draw_thresholds(&mut self.tcp.rng, self.tcp.event_threshold);
             }
-            let rtt = path_rtt(f, delays, path_slots, ack_links);
-            f.rtt_s = rtt;
-            if has_obs {
-                tf.assembly_wait_s = path_links[f.hop_off..f.hop_off + f.hops]
-                    .iter()
-                    .map(|&l| links[l].assembly_wait_s)
-                    .sum();
-            }
-            let TcpDue {
-                acked,
-                lost,
-                reductions: r,
-            } = std::mem::take(due);
-            let prior_inflight = tf.inflight;
-            tf.inflight = (tf.inflight - acked - lost).max(0.0);
-            ctx.rtt_s = rtt;
-            if has_xcp {
-                ctx.feedback_pkts = path_feedback(f, links, path_links);
-            }
-            if t >= tf.rto_at_s {
-                // The timeout: one reduction (ssthresh), then a loss window of one packet
-                // and slow start (RFC 5681 §3.1); what was in flight is presumed lost.
-                tf.rto_at_s = f64::INFINITY;
-                f.acc.timeouts += 1.0;
-                reduce_window(f, ctx, 1.0);
-                f.w = 1.0;
-                tf.inflight = 0.0;
-                if let Some(clock) = &mut tf.rate {
-                    clock.timeout(t, rtt);
-                }
-            }
-            reduce_window(f, ctx, r);
-            if r > 0.0 {
-                // Fast recovery lasts until the data sent before the cut are acknowledged,
-                // one RTT; the window does not grow meanwhile (RFC 6675 §5, as the packet
-                // engine's sender).
-                tf.recovery_until_s = t + rtt;
-                if let Some(clock) = &mut tf.rate {
-                    clock.loss_event(t, rtt);
-                }
-            }
-            if ECN && tf.ecn {
-                let EcnDue { marked, echoes } = std::mem::take(&mut ecn_due[i]);
-                if tf.scalable {
-                    f.cc.on_ce_counts(ctx, f.w, acked, marked);
-                }
-                // An echo is answered outside loss recovery and timeouts (RFC 3168 §6.1.2), at
-                // once, and the window then holds for a round trip, as after a loss (the packet
-                // engine's sender, Linux's CWR state; an L4S law keeps growing); ssthresh stays
-                // at least 2 packets (RFC 5681 §3.1).
-                if echoes > 0.0 && t >= tf.recovery_until_s && !tf.rto_at_s.is_finite() {
-                    let w = if tf.scalable {
-                        f.cc.on_ecn(ctx, f.w)
-                    } else {
-                        f.cc.on_loss(ctx, f.w, 1.0)
-                    };
-                    f.w = w.max(2.0).min(f.rwnd);
-                    f.ssthresh = f.w;
-                    f.acc.reductions += 1.0;
-                    if tf.hold_after_echo {
-                        tf.recovery_until_s = t + rtt;
-                    }
-                }
-            }
-            if let Some(clock) = &mut tf.rate {
-                // A model-based law sets its window from this step's delivery-rate sample.
-                let sample = clock.sample(
-                    self.step_index,
-                    t,
-                    dt,
-                    rtt,
-                    acked,
-                    lost,
-                    prior_inflight,
-                    tf.inflight,
-                );
-                f.w = f.cc.on_rate_sample(ctx, &sample, f.w).clamp(1.0, f.rwnd);
-            } else if t >= tf.recovery_until_s {
-                grow_window(f, ctx, acked);
-            }
-            // The ACK clock: send what the window allows beyond the data in flight, at
-            // most what the access link carries in a step.
-            let mut send = (f.w - tf.inflight).max(0.0).min(f.access_pps * dt);
-            if tf.rto_at_s.is_finite() {
-                send = 0.0; // waiting for the retransmission timer
-            }
-            tf.excess = (send - acked - lost).max(0.0);
-            if let Some(rate_pps) = tf.law_paced.then(|| f.cc.pacing_rate_pps()).flatten() {
-                // A law's own pacing rate (BBR's gain × bandwidth): no burst, no excess.
-                send = send.min(rate_pps * dt);
-                tf.excess = 0.0;
-                if let Some(clock) = tf.rate.as_mut().filter(|_| f.cc.marks_app_limited()) {
-                    clock.app_limited(t, rtt);
-                }
-            } else if let Some(p) = tf.pacing {
-                // A paced sender spreads its window over the RTT: no burst, so its growth
-                // meets a full queue like any other arrival (no excess to charge first).
-                let ratio = if f.w < f.ssthresh {
-                    p.ss_ratio
-                } else {
-                    p.ca_ratio
-                };
-                send = send.min(ratio * f.w / rtt * dt);
-                tf.excess = 0.0;
-            }
-            tf.inflight += send;
-            f.x = send / dt;
-            // The window is final for this step (nothing below changes it under `tcp`).
-            f.acc.cwnd_integral += f.w * dt;
+            self.next_start_s = next;
         }
+        let step = send::SendStep {
+            links: &self.links,
+            path_links: &self.path_links,
+            ack_links: &self.ack_links,
+            delays: &self.link_delay_s,
+            path_slots: &self.path_slots,
+            step_index: self.step_index,
+            t,
+            dt,
+            has_xcp: self.has_xcp,
+            has_obs: self.has_obs,
+        };
+        let tcp = &mut self.tcp;
+        send::senders::<ECN>(
+            self.workers.as_deref(),
+            &step,
+            &mut self.flows,
+            &mut tcp.flows,
+            tcp.due.due(now),
+            tcp.ecn.due(now), // empty unless some flow is ECN-capable
+        );
     }
 
     /// Step 1 under the rate-based models: each sender's RTT and rate.
@@ -610,6 +563,7 @@ impl FluidEngine {
             &mut self.tcp,
         );
         let delays = &self.link_delay_s[..];
+        let workers = self.workers.as_deref();
         let mut congestion_began = false;
         for link in links.iter_mut() {
             let c = link.capacity_pps;
@@ -628,6 +582,8 @@ impl FluidEngine {
                 link.arrivals_dual(flows, hop_in, dt)
             } else if p_mark > 0.0 {
                 link.arrivals::<true>(flows, hop_in, dt, p_early, p_mark)
+            } else if let Some(w) = workers.filter(|_| link.members.len() >= MIN_PARALLEL_FLOWS) {
+                link.arrivals_threaded(w, flows, hop_in, dt, p_early)
             } else {
                 link.arrivals::<false>(flows, hop_in, dt, p_early, 0.0)
             };
@@ -669,6 +625,9 @@ impl FluidEngine {
                 }
             }
             if overflow > 0.0 {
+                if TCP {
+                    link.gather_excess(&tcp.flows, workers);
+                }
                 assign_overflow(
                     link,
                     flows,
@@ -678,7 +637,7 @@ impl FluidEngine {
                     overflow,
                     admitted_sum,
                     reductions_per_event,
-                    TCP.then_some(&tcp.flows[..]),
+                    TCP,
                 );
             }
 
@@ -700,6 +659,8 @@ impl FluidEngine {
                 };
                 if dual {
                     link.departures_dual(flows, hop_in, tcp, args)
+                } else if let Some(w) = workers.filter(|_| link.threaded.is_some()) {
+                    link.departures_threaded(w, flows, hop_in, tcp, args)
                 } else if link.any_ecn {
                     link.departures_tcp::<true, false>(flows, hop_in, tcp, args)
                 } else {

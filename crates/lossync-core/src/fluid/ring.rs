@@ -1,6 +1,9 @@
 //! The loss ring: signals in flight to the senders, one slot per step and a row per flow (the
 //! `tcp` model's delay lines have its shape).
 
+use rayon::prelude::*;
+use std::marker::PhantomData;
+
 /// Loss signals in flight to the senders: one slot per step, each slot holding the reductions due
 /// to every flow at that step (slot-major, so a step reads one contiguous row).
 /// Generic over the entry: the `tcp` model's ring holds a [`TcpDue`] per step and flow.
@@ -30,7 +33,7 @@ impl<T: Copy + Default> LossRing<T> {
     /// One RTT `rtt_s` in steps, as the ring holds it.
     #[inline]
     pub(super) fn delay(&self, rtt_s: f64, dt: f64) -> usize {
-        round_to_usize(rtt_s / dt).clamp(1, self.slots - 1)
+        delay_steps(self.slots, rtt_s, dt)
     }
 
     /// The entry of `flow` `delay` steps (from [`LossRing::delay`]) after the slot `now`.
@@ -52,6 +55,74 @@ impl<T: Copy + Default> LossRing<T> {
     }
 }
 
+impl<T: Send> LossRing<T> {
+    /// The ring split by flows into views of `chunk` consecutive flows each, in flow order, for
+    /// the run's threads to write at once (each view only its own flows' entries).
+    pub(super) fn columns(
+        &mut self,
+        chunk: usize,
+    ) -> impl IndexedParallelIterator<Item = RingColumns<'_, T>> {
+        let (slots, flows) = (self.slots, self.flows);
+        let data = RingData(self.data.as_mut_ptr());
+        (0..flows.div_ceil(chunk))
+            .into_par_iter()
+            .map(move |j| RingColumns {
+                data: data.get(),
+                slots,
+                flows,
+                lo: j * chunk,
+                hi: ((j + 1) * chunk).min(flows),
+                _ring: PhantomData,
+            })
+    }
+}
+
+/// The ring's storage, shared by the views of [`LossRing::columns`].
+struct RingData<T>(*mut T);
+
+impl<T> RingData<T> {
+    // A method, so a closure captures the whole wrapper (and its Send and Sync), not the field.
+    fn get(&self) -> *mut T {
+        self.0
+    }
+}
+
+// SAFETY: the views made from it touch disjoint entries (below).
+unsafe impl<T: Send> Send for RingData<T> {}
+unsafe impl<T: Send> Sync for RingData<T> {}
+
+/// Flows `lo..hi` of every slot of a ring ([`LossRing::columns`]).
+pub(super) struct RingColumns<'a, T> {
+    data: *mut T,
+    slots: usize,
+    flows: usize,
+    lo: usize,
+    hi: usize,
+    _ring: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: a view reaches only its own flows' entries, which no other view reaches, and the ring
+// stays mutably borrowed while any view lives.
+unsafe impl<T: Send> Send for RingColumns<'_, T> {}
+
+impl<T> RingColumns<'_, T> {
+    /// As [`LossRing::at`], for a flow of this view.
+    #[inline]
+    pub(super) fn at(&mut self, now: usize, delay: usize, flow: usize) -> &mut T {
+        assert!(
+            (self.lo..self.hi).contains(&flow) && now < self.slots && delay < self.slots,
+            "a ring view's entry out of its range"
+        );
+        let mut slot = now + delay;
+        if slot >= self.slots {
+            slot -= self.slots;
+        }
+        // SAFETY: slot < slots and flow < flows, so the entry is inside the ring's data, and it
+        // is this view's alone (flow is in lo..hi).
+        unsafe { &mut *self.data.add(slot * self.flows + flow) }
+    }
+}
+
 impl LossRing {
     /// Schedules `amount` reductions for `flow`, to arrive one RTT (`rtt_s`, its RTT now) after
     /// the step whose slot is `now`.
@@ -59,6 +130,13 @@ impl LossRing {
     pub(super) fn signal(&mut self, now: usize, dt: f64, rtt_s: f64, flow: usize, amount: f64) {
         *self.at(now, self.delay(rtt_s, dt), flow) += amount;
     }
+}
+
+/// One RTT `rtt_s` in steps of `dt`, as a ring of `slots` slots holds it (at least one step, at
+/// most its last slot).
+#[inline]
+pub(super) fn delay_steps(slots: usize, rtt_s: f64, dt: f64) -> usize {
+    round_to_usize(rtt_s / dt).clamp(1, slots - 1)
 }
 
 /// `x.round() as usize` for every `x` (NaN, negatives, infinities included), without the call to

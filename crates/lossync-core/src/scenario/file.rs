@@ -435,6 +435,8 @@ pub struct RunSpec {
     pub record_interval: Option<Time>,
     /// Sample the aggregate Σ cwnd/RTT of the flows this often (off without it).
     pub aggregate_interval: Option<Time>,
+    /// Threads for one run (default: every core); the results do not depend on it.
+    pub threads: Option<i64>,
 }
 
 impl<'de> Deserialize<'de> for CcSpec {

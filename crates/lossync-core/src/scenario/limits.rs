@@ -133,3 +133,7 @@ fn libc_o_nonblock() -> i32 {
         0x4
     }
 }
+
+/// The most threads one run may ask for (`run.threads`): beyond the largest machines' core
+/// counts, and a bound on the threads a typo could start.
+pub const MAX_THREADS: i64 = 1024;

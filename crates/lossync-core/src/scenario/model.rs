@@ -505,6 +505,10 @@ fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
 
+fn is_default<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
+}
+
 fn is_false(x: &bool) -> bool {
     !*x
 }
@@ -654,4 +658,8 @@ pub struct Run {
     /// The aggregate Σ cwnd/RTT is sampled this often; 0: not sampled.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub aggregate_interval_s: f64,
+    /// Threads one run may use; 0: every core. Results are bit-identical for every count (the
+    /// fluid engine's `tcp` model uses them; the other engines and models run on one).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub threads: usize,
 }

@@ -55,6 +55,9 @@ pub fn to_toml(sc: &Scenario) -> String {
     if r.aggregate_interval_s > 0.0 {
         line(o, "aggregate_interval", &num(r.aggregate_interval_s));
     }
+    if r.threads > 0 {
+        line(o, "threads", &r.threads.to_string());
+    }
     out
 }
 

@@ -94,6 +94,16 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
         seed: r.seed.unwrap_or(1),
         record_interval_s: f64::NAN,
         aggregate_interval_s: 0.0,
+        threads: match r.threads {
+            None => 0,
+            Some(n) if (1..=MAX_THREADS).contains(&n) => n as usize,
+            Some(n) => {
+                return Err(Error::field(
+                    "run.threads",
+                    format!("must be in 1..={MAX_THREADS}, got {n}"),
+                ))
+            }
+        },
     })
 }
 
