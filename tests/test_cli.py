@@ -93,7 +93,7 @@ BAD = [
     ("[run]", '[loss]\nmodel = "sync"\nsync = { kind = "empirical", file = "missing.csv" }\n[run]', "missing.csv"),
     ("buffer = { bdp_fraction = 0.1 }", "buffer = { packets = 0.5 }", "dumbbell.buffer: 0.500 packets is less than one packet"),
     ('duration = "20s"', 'duration = "0s"', "run.duration: must be a positive number"),
-    ("count = 2", "count = -1", "flows[0].count: must be in 1..=100000"),
+    ("count = 2", "count = -1", "flows[0].count: must be in 1..=1000000"),
     ('duration = "20s"', 'duration = "20s"\nthreads = 0', "run.threads: must be in 1..=1024, got 0"),
     ('rtt = "100ms"', 'rtt = "fast"', "flows[0].rtt"),
 ]

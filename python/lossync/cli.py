@@ -33,6 +33,16 @@ from .scenario import Prepared, default_scenario_path, prepare, variants
 from .summary_text import summary_table
 
 DEFAULT_OUT = "lossync-default"
+#: Above `lossync bench --suite --out`'s table: what it is and how to remake it.
+BENCH_HEADER = """# What the engines cost
+
+Written by `lossync bench --suite --out docs/validation/bench.md` (python/lossync/bench.py says
+what each case is). Each case ran alone in a fresh process: set-up is reading and resolving the
+scenario and building the engine, "simulate" the run itself, peak memory the process's (VmHWM,
+Python and the library included). Wall times vary by a tenth or so between runs on a shared
+machine; compare versions side by side in one session.
+
+"""
 
 
 _interrupted = False
@@ -608,12 +618,33 @@ def list_disciplines() -> None:
 @click.option("--step", default=None, type=click.FloatRange(min=0, min_open=True), help="Fluid step size in seconds (default: the scenario's).")
 @click.option("--capacities", default="100Mbps,1Gbps,10Gbps", show_default=True, help="Packet and ns3 engines: bottleneck capacities.")
 @click.option("--ns3-wall", default=120.0, show_default=True, help="ns3: stop each run after this many wall seconds (it reports how far it got).")
-def bench(engines: str, duration: float | None, names: str, losses: str, step: float | None, capacities: str, ns3_wall: float) -> None:
+@click.option("--suite", is_flag=True, help="Instead: the whole benchmark suite (packet dumbbells 1-400 Gb/s and NSFnet, fluid 10 to 10^6 flows "
+              "at one and every thread, the Fig. 9 grid, the advisor) as one Markdown table, about 15 minutes on 2 cores.")
+@click.option("--quick", is_flag=True, help="With --suite: short runs (a minute or two; the figures are rougher).")
+@click.option("--out", "out_file", type=_Path(dir_okay=False, path_type=Path), help="With --suite: also write the table here (e.g. docs/validation/bench.md).")
+def bench(engines: str, duration: float | None, names: str, losses: str, step: float | None, capacities: str, ns3_wall: float,
+          suite: bool, quick: bool, out_file: Path | None) -> None:
     """Engine speed, one core. fluid: the paper's 10 Gbps 10-flow case per variant and loss model
     (default sync X = 0.6, the paper's).
     packet, ns3: a 10-flow Reno dumbbell (RTT 80..260 ms, buffer 25% of BDP, slow start) per
     capacity. With both, each capacity runs in ns-3 first (up to --ns3-wall), then in the packet
-    engine over the same simulated span and over the whole duration, side by side."""
+    engine over the same simulated span and over the whole duration, side by side.
+    --suite: every engine's cost on the cases of docs/validation/bench.md, each in a fresh process
+    (its own peak memory)."""
+    if suite:
+        from .bench import suite as run_suite
+
+        if out_file is not None:
+            _writable_dir("--out", out_file.parent)
+        table = run_suite(quick=quick, say=lambda line: click.echo(line, err=True))
+        click.echo(table)
+        if out_file is not None:
+            from .io import atomic_write
+
+            atomic_write(out_file, lambda tmp: tmp.write_text(BENCH_HEADER + table))
+        return
+    if quick or out_file is not None:
+        raise ScenarioError("--quick" if quick else "--out", "goes with --suite")
     chosen = engines.split(",")
     for engine in chosen:
         if engine not in ("fluid", "packet", "ns3"):

@@ -570,6 +570,39 @@ fn huge_buffers_are_refused_before_allocation() {
     }
 }
 
+/// A scenario's connections are bounded in all (10^6), not only per group: before, a group of
+/// 10^5 flows of 11 connections each, or a thousand groups of 10^5 flows, were resolved, a few
+/// hundred bytes per connection, before any engine's memory check could refuse them.
+#[test]
+fn too_many_connections_in_all_are_refused_before_they_are_resolved() {
+    let groups = |counts: &[&str]| {
+        let mut text = String::from(
+            "engine = \"fluid\"\n[dumbbell]\ncapacity = \"100Gbps\"\n\
+                                     buffer = { packets = 1000 }\n",
+        );
+        for c in counts {
+            text += &format!("[[flows]]\ncc = \"reno\"\nrtt = \"100ms\"\n{c}\n");
+        }
+        text
+    };
+    assert_refused(
+        &groups(&["count = 100000\nparallel = 11"]),
+        "flows[0].count: would bring the scenario to 1100000 connections, more than 1000000 in all",
+    );
+    assert_refused(
+        &groups(&["count = 1000", "count = 1000000"]),
+        "flows[1].count: would bring the scenario to 1001000 connections, more than 1000000 in all",
+    );
+    assert_refused(
+        &groups(&["count = 1000", "count = 999999"]),
+        "flows[1].count: would bring the scenario to 1000999 connections, more than 1000000 in all",
+    );
+    assert_refused(
+        &groups(&["count = 1000001"]),
+        "flows[0].count: must be in 1..=1000000, got 1000001",
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // 6. Results that could be wrong say so.
 

@@ -101,13 +101,14 @@ fn check_memory(sc: &Scenario, total_steps: u64) -> Result<()> {
             rtt_field = format!("flows[{}].rtt", f.group);
         }
     }
-    // The loss ring, and with the `tcp` loss model the ACK and detected-loss rings too.
-    let rings = if matches!(sc.loss, LossModel::Tcp { .. }) {
-        3.0
+    // Per slot and flow: the loss ring's 8 bytes, or with the `tcp` loss model its ACKs and
+    // detected losses (8 bytes each) and its loss events (a byte).
+    let slot_bytes = if matches!(sc.loss, LossModel::Tcp { .. }) {
+        17.0
     } else {
-        1.0
+        8.0
     };
-    let ring = rings * ((max_rtt / dt).ceil() + 3.0) * n * 8.0;
+    let ring = slot_bytes * ((max_rtt / dt).ceil() + 3.0) * n;
     let record_every = (sc.run.record_interval_s / dt).round().max(1.0);
     // Per link its queue, utilization and delay (two); per connection its window, rate and RTT.
     let columns = 1.0 + 4.0 * sc.links.len() as f64 + 3.0 * n;

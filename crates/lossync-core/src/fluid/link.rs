@@ -322,7 +322,7 @@ impl LinkState {
                 } else {
                     tf.loss_until_s = t + 2.0 * f.rtt_s;
                     let delay = tcp.due.delay(f.rtt_s, dt);
-                    tcp.due.at(now, delay, m.flow).reductions += 1.0;
+                    tcp.signal_event(now, delay, m.flow);
                 }
             }
         }
@@ -411,7 +411,7 @@ impl LinkState {
                     // detected before then, of packets sent before the cut or during recovery,
                     // belong to this event (RFC 6675 §5, as the packet engine's sender).
                     tf.loss_until_s = t + 2.0 * f.rtt_s;
-                    tcp.due.at(now, delay, m.flow).reductions += 1.0;
+                    tcp.signal_event(now, delay, m.flow);
                     loss_event[k] = true;
                     any_loss_event = true;
                 }

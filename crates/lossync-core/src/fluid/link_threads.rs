@@ -215,7 +215,7 @@ impl LinkState {
                     tf.draw_thresholds(&mut tcp.rng, event_threshold);
                     tf.loss_until_s = t + 2.0 * f.rtt_s;
                     let delay = delay_steps(slots, f.rtt_s, dt);
-                    tcp.due.at(now, delay, k).reductions += 1.0;
+                    tcp.signal_event(now, delay, k);
                 }
             }
         }

@@ -502,13 +502,17 @@ impl FluidEngine {
             has_obs: self.has_obs,
         };
         let tcp = &mut self.tcp;
+        let due = send::Due {
+            acks: tcp.due.due(now),
+            events: tcp.events.due(now),
+            ecn: tcp.ecn.due(now), // empty unless some flow is ECN-capable
+        };
         send::senders::<ECN>(
             self.workers.as_deref(),
             &step,
             &mut self.flows,
             &mut tcp.flows,
-            tcp.due.due(now),
-            tcp.ecn.due(now), // empty unless some flow is ECN-capable
+            due,
         );
     }
 

@@ -25,42 +25,67 @@ pub(super) struct SendStep<'a> {
     pub(super) has_obs: bool,
 }
 
-/// Every started sender's step, on `workers`' threads when the run has them. `due` and `ecn_due`
-/// are the rings' rows due now (`ecn_due` empty unless some flow is ECN-capable, `ECN`).
+/// Every started sender's step, on `workers`' threads when the run has them; `due`: the rings'
+/// rows due now.
 pub(super) fn senders<const ECN: bool>(
     workers: Option<&Workers>,
     s: &SendStep,
     flows: &mut [FlowState],
     tfs: &mut [TcpFlow],
-    due: &mut [TcpDue],
-    ecn_due: &mut [EcnDue],
+    due: Due,
 ) {
     let Some(w) = workers else {
-        return senders_chunk::<ECN>(s, flows, tfs, due, ecn_due);
+        return senders_chunk::<ECN>(s, flows, tfs, due);
     };
     let c = w.chunk(flows.len());
     let chunks = flows
         .par_chunks_mut(c)
         .zip(tfs.par_chunks_mut(c))
-        .zip(due.par_chunks_mut(c));
+        .zip(due.acks.par_chunks_mut(c))
+        .zip(due.events.par_chunks_mut(c));
     if ECN {
         chunks
-            .zip(ecn_due.par_chunks_mut(c))
-            .for_each(|(((f, tf), d), e)| senders_chunk::<ECN>(s, f, tf, d, e));
+            .zip(due.ecn.par_chunks_mut(c))
+            .for_each(|((((f, tf), acks), events), ecn)| {
+                senders_chunk::<ECN>(s, f, tf, Due { acks, events, ecn })
+            });
     } else {
-        chunks.for_each(|((f, tf), d)| senders_chunk::<ECN>(s, f, tf, d, &mut []));
+        chunks.for_each(|(((f, tf), acks), events)| {
+            senders_chunk::<ECN>(
+                s,
+                f,
+                tf,
+                Due {
+                    acks,
+                    events,
+                    ecn: &mut [],
+                },
+            )
+        });
     }
 }
 
-/// The step of the senders of one chunk (`ecn_due` as long as the others, or empty unless `ECN`).
+/// The rings' rows due now, of every flow or of a chunk's: ACKs and losses detected, loss
+/// events, and ECN's (`ecn` empty unless some flow is ECN-capable).
+pub(super) struct Due<'a> {
+    pub(super) acks: &'a mut [TcpDue],
+    pub(super) events: &'a mut [u8],
+    pub(super) ecn: &'a mut [EcnDue],
+}
+
+/// The step of the senders of one chunk (`due.ecn` as long as the others, or empty unless `ECN`).
 #[inline]
 fn senders_chunk<const ECN: bool>(
     s: &SendStep,
     flows: &mut [FlowState],
     tfs: &mut [TcpFlow],
-    due: &mut [TcpDue],
-    ecn_due: &mut [EcnDue],
+    due: Due,
 ) {
+    let Due {
+        acks,
+        events,
+        ecn: ecn_due,
+    } = due;
     let (t, dt) = (s.t, s.dt);
     // Only the RTT (and XCP's feedback) change per flow.
     let mut ctx = CcContext {
@@ -68,7 +93,8 @@ fn senders_chunk<const ECN: bool>(
         rtt_s: 0.0,
         feedback_pkts: 0.0,
     };
-    for (i, ((f, tf), due)) in flows.iter_mut().zip(tfs).zip(due).enumerate() {
+    let rows = acks.iter_mut().zip(events);
+    for (i, ((f, tf), (due, events))) in flows.iter_mut().zip(tfs).zip(rows).enumerate() {
         if !f.started {
             continue; // flows start in `FluidEngine::step_senders_tcp`
         }
@@ -80,11 +106,8 @@ fn senders_chunk<const ECN: bool>(
                 .map(|&l| s.links[l].assembly_wait_s)
                 .sum();
         }
-        let TcpDue {
-            acked,
-            lost,
-            reductions: r,
-        } = std::mem::take(due);
+        let TcpDue { acked, lost } = std::mem::take(due);
+        let r = f64::from(std::mem::take(events));
         let prior_inflight = tf.inflight;
         tf.inflight = (tf.inflight - acked - lost).max(0.0);
         ctx.rtt_s = rtt;

@@ -8,13 +8,12 @@ use crate::cc::EcnUse;
 use crate::rng::Rng;
 use crate::scenario::{LossModel, Scenario};
 
-/// What reaches a `tcp` sender at one step: ACKs, losses detected, and loss events to react to
-/// (one entry, so a sender reads one place instead of three rings).
+/// What reaches a `tcp` sender at one step: ACKs and losses detected (one entry, so a sender
+/// reads one place instead of two rings). Its loss events are a ring of their own, of counts.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct TcpDue {
     pub(super) acked: f64,
     pub(super) lost: f64,
-    pub(super) reductions: f64,
 }
 
 /// What reaches an ECN-capable `tcp` sender at one step: the CE marks its ACKs echo (a scalable
@@ -31,10 +30,13 @@ pub(super) struct EcnDue {
 /// the other models, so the step reaches them without an `Option` check.
 #[derive(Debug)]
 pub(super) struct TcpRings {
-    /// ACKs on their way back (they clock the senders), dropped packets on their way to detection
-    /// (they leave the data in flight when the sender learns of them), and loss events on their
-    /// way to the sender (the engine's loss ring stays empty under `tcp`).
+    /// ACKs on their way back (they clock the senders) and dropped packets on their way to
+    /// detection (they leave the data in flight when the sender learns of them).
     pub(super) due: LossRing<TcpDue>,
+    /// Loss events on their way to the senders, counted: a byte per slot and flow, where an
+    /// `f64` in `TcpDue` took a third of the model's memory. A flow gets at most one per link of
+    /// its path per step, far below 255.
+    pub(super) events: LossRing<u8>,
     /// CE marks and echoes on their way to the senders (no flows, nothing allocated, when no flow
     /// is ECN-capable).
     pub(super) ecn: LossRing<EcnDue>,
@@ -94,6 +96,14 @@ pub(super) struct TcpFlow {
 }
 
 impl TcpRings {
+    /// A loss event of `flow`, to reach it `delay` steps after the slot `now` (the engine's loss
+    /// ring stays empty under `tcp`).
+    #[inline]
+    pub(super) fn signal_event(&mut self, now: usize, delay: usize, flow: usize) {
+        let count = self.events.at(now, delay, flow);
+        *count = count.saturating_add(1);
+    }
+
     /// The `tcp` model's rings and per-flow state for `sc`'s flows (`states`), empty under the
     /// other models; rings of `ring_len` steps of `dt`.
     pub(super) fn new(
@@ -111,6 +121,7 @@ impl TcpRings {
         };
         TcpRings {
             due: LossRing::new(ring_len, n),
+            events: LossRing::new(ring_len, n),
             ecn: LossRing::new(ring_len, ecn_flows),
             rng: Rng::new(sc.run.seed, 4000),
             event_threshold: match sc.loss {

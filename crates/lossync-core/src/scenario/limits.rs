@@ -137,3 +137,9 @@ fn libc_o_nonblock() -> i32 {
 /// The most threads one run may ask for (`run.threads`): beyond the largest machines' core
 /// counts, and a bound on the threads a typo could start.
 pub const MAX_THREADS: i64 = 1024;
+
+/// Connections in one scenario (`count` × `parallel`, over every group): 10^6, the largest flow
+/// count of the buffer-sizing literature (Appenzeller et al., SIGCOMM 2004, size a core router's
+/// buffer for 10^4–10^6 flows). Each connection's resolved description takes a few hundred bytes
+/// before any engine's memory check runs.
+pub const MAX_FLOWS: usize = 1_000_000;

@@ -117,6 +117,16 @@ pub(super) fn resolve_flows(
             .name
             .clone()
             .unwrap_or_else(|| format!("{}{g}", cc.name()));
+        if flows.len() + n * parallel > MAX_FLOWS {
+            return Err(Error::field(
+                format!("{field}.count"),
+                format!(
+                    "would bring the scenario to {} connections, more than {MAX_FLOWS} in all",
+                    flows.len() + n * parallel
+                ),
+            ));
+        }
+        flows.reserve(n * parallel);
         let base = flows.last().map_or(0, |f: &Flow| f.logical + 1);
         for k in (0..n).flat_map(|k| std::iter::repeat_n(k, parallel)) {
             // Each slot of a dynamic group is a host of its own (its own access link, as each
@@ -255,10 +265,10 @@ fn flow_arrivals(a: &ArrivalsSpec, fs: &FlowGroupSpec, field: &str) -> Result<Ar
 
 fn flow_count(count: Option<i64>, field: &str) -> Result<usize> {
     let count = count.unwrap_or(1);
-    if !(1..=100_000).contains(&count) {
+    if !(1..=MAX_FLOWS as i64).contains(&count) {
         return Err(Error::field(
             format!("{field}.count"),
-            format!("must be in 1..=100000, got {count}"),
+            format!("must be in 1..={MAX_FLOWS}, got {count}"),
         ));
     }
     Ok(count as usize)

@@ -1,0 +1,226 @@
+"""`lossync bench --suite`: what the engines cost, in one table for docs/validation/bench.md.
+
+Each case runs in a fresh Python process of its own (`python -m lossync.bench`), so its peak
+memory (VmHWM) is its own, and is timed in three parts: set-up (reading and resolving the
+scenario, building the engine), the simulation, and the summary. The cases:
+
+- packet engine: 10 Reno flows on dumbbells of 1, 10, 100 and 400 Gb/s (RTT 100 ms, buffer 25% of
+  the BDP, slow start), each window capped so that the link is full once slow start ends, and at
+  10 Gb/s uncapped (losses, recovery); NSFnet with its flow groups scaled to 700 flows; NSFnet as an OBS
+  network (the obs-stats study's);
+- fluid engine (`tcp` model): 10 to 10^6 Reno flows on a 100 Gb/s dumbbell (RTT 100 ms, buffer
+  10% of the BDP), each on one thread and, from 10^4 flows, on every core;
+- the seed paper's Fig. 9 grid at its protocol (960 runs of 3000 s) on every core;
+- the buffer advisor's answer (`lossync size-buffer --flows 10:highspeed:80ms..260ms`).
+
+The packet engine runs one thread per run whatever `run.threads` says (docs/scenario.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+FIG9_VARIANTS = ("reno", "highspeed", "cubic", "htcp")
+FIG9_XS = (0.3, 0.6, 1.0)
+FIG9_BUFFERS = (0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.7, 1.0)
+FLUID_FLOWS = (10, 100, 1_000, 10_000, 100_000, 1_000_000)
+#: Flow-updates per fluid case (fewer for the largest, whose set-up alone takes seconds).
+FLUID_UPDATES = 2e8
+
+
+def dumbbell(capacity_gbps: float, seconds: float, capped: bool = True) -> dict[str, Any]:
+    """10 Reno flows, RTT 100 ms, buffer 25% of the BDP, slow start; `capped`: each window capped
+    (rwnd) at 1.2 × a tenth of the BDP, so once slow start ends the link is full, with a standing
+    queue of a fifth of the BDP and no loss."""
+    bdp_pkts = capacity_gbps * 1e9 * 0.1 / (8 * 1500)
+    flows: dict[str, Any] = {"count": 10, "cc": "reno", "rtt": "100ms"}
+    if capped:
+        flows["rwnd"] = {"packets": round(1.2 * bdp_pkts / 10)}
+    return {"engine": "packet", "dumbbell": {"capacity": f"{capacity_gbps:g}Gbps", "buffer": {"bdp_fraction": 0.25}},
+            "flows": [flows], "run": {"duration": seconds, "record_interval": seconds / 10}}
+
+
+def nsfnet_700(seconds: float) -> dict[str, Any]:
+    """NSFnet (examples/nsfnet.toml) with its flow groups scaled from 20 to 700 flows."""
+    from .scenario import load_scenario
+
+    doc = load_scenario("nsfnet")
+    for g in doc["flows"]:
+        g["count"] = g.get("count", 1) * 35
+    doc["engine"] = "packet"
+    doc["run"] = {"duration": seconds, "warmup": seconds / 4, "record_interval": 1.0, "from_first_congestion": False}
+    return doc
+
+
+def fluid_dumbbell(flows: int, seconds: float) -> dict[str, Any]:
+    """`flows` Reno flows on a 100 Gb/s dumbbell, RTT 100 ms, buffer 10% of the BDP, the default
+    `tcp` loss model."""
+    return {"engine": "fluid", "dumbbell": {"capacity": "100Gbps", "buffer": {"bdp_fraction": 0.1}},
+            "flows": [{"count": flows, "cc": "reno", "rtt": "100ms"}], "run": {"duration": seconds, "record_interval": seconds / 2}}
+
+
+def packet_cases(quick: bool) -> list[tuple[str, dict[str, Any]]]:
+    from .studies.obs import obs_nsfnet
+
+    scale = 0.1 if quick else 1.0
+    return [
+        ("dumbbell 1 Gb/s, window capped", dumbbell(1, 20 * scale)),
+        ("dumbbell 10 Gb/s, window capped", dumbbell(10, 10 * scale)),
+        ("dumbbell 10 Gb/s, slow start", dumbbell(10, 10 * scale, capped=False)),
+        ("dumbbell 100 Gb/s, window capped", dumbbell(100, 3 * scale)),
+        ("dumbbell 400 Gb/s, window capped", dumbbell(400, 2.5 * scale)),
+        ("NSFnet, 700 flows", nsfnet_700(10 * scale)),
+        ("OBS NSFnet (1 ms assemblers)", obs_nsfnet(1, duration_s=10 * scale)),
+    ]
+
+
+def fluid_cases(quick: bool) -> list[tuple[int, dict[str, Any]]]:
+    flows = FLUID_FLOWS[:5] if quick else FLUID_FLOWS
+    updates = FLUID_UPDATES / (20 if quick else 1)
+    return [(n, fluid_dumbbell(n, min(3000.0, max(0.3, updates / (n * 1000))))) for n in flows]
+
+
+def measure(doc: dict[str, Any], threads: int | None = None) -> dict[str, Any]:
+    """Runs `doc` in a fresh process; its set-up, simulation and summary times, peak memory and
+    summary figures."""
+    case = json.dumps({"doc": doc, "threads": threads})
+    r = subprocess.run([sys.executable, "-m", "lossync.bench"], input=case, capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        raise RuntimeError(f"bench case failed: {r.stderr.strip()[-2000:]}")
+    return json.loads(r.stdout)
+
+
+def _child() -> None:
+    """One case, in this process: read it from stdin, print its figures as JSON."""
+    from . import _core
+    from .results import Result
+    from .scenario import prepare
+
+    case = json.loads(sys.stdin.read())
+    threads = case["threads"]
+    t0 = time.perf_counter()
+    p = prepare(case["doc"], [f"run.threads={threads}"] if threads else [])
+    sim = _core.Simulation(p.core)
+    t1 = time.perf_counter()
+    sim.advance(sim.duration_s)
+    t2 = time.perf_counter()
+    drops = sim.drops()
+    result = Result.from_core(sim.finish(), p.resolved, drops, sim.fct(), core=p.core)
+    t3 = time.perf_counter()
+    s = result.summary
+    print(json.dumps({
+        "setup_s": t1 - t0, "simulate_s": t2 - t1, "summary_s": t3 - t2, "sim_s": s["duration_s"],
+        "flow_updates": s["flow_updates"], "flows": len(s["flows"]), "utilization": s["utilization"],
+        "arrivals_pkts": sum(link["arrivals_pkts"] for link in s["links"]),
+        "bottleneck_arrivals_pkts": next(link["arrivals_pkts"] for link in s["links"] if link["name"] == s["bottleneck"]),
+        "measured_from_s": s["measured_from_s"],
+        "max_rss_bytes": _peak_rss_bytes(),
+    }))
+
+
+def _peak_rss_bytes() -> int:
+    """This process's peak resident memory: VmHWM, whose count starts at its exec (`ru_maxrss`
+    keeps the parent's from before the exec, proc(5), getrusage(2))."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+
+
+def _fig9_one(args: tuple[str, float, float, int, float]) -> tuple[float, int]:
+    from . import run
+    from .scenario import default_scenario_path
+
+    variant, x, fraction, seed, duration = args
+    r = run(default_scenario_path(), [f'flows.0.cc="{variant}"', f"loss.sync.x={x}", f"dumbbell.buffer.bdp_fraction={fraction}",
+                                      f"run.seed={seed}", f"run.duration={duration}", "run.record_interval=10"], progress=False, warn=False)
+    return r.summary["utilization"], r.summary["flow_updates"]
+
+
+def fig9_grid(seeds: int = 10, duration_s: float = 3000.0, workers: int | None = None) -> dict[str, Any]:
+    """The seed paper's Fig. 9 grid: 4 variants × 3 synchronization levels × 8 buffers × `seeds`
+    runs of `duration_s` (the default scenario's 10 Gb/s, 10 flows), on a process pool."""
+    jobs = [(*c, duration_s) for c in itertools.product(FIG9_VARIANTS, FIG9_XS, FIG9_BUFFERS, range(1, seeds + 1))]
+    workers = workers or os.cpu_count() or 1
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(workers) as pool:
+        rows = list(pool.map(_fig9_one, jobs, chunksize=4))
+    return {"runs": len(rows), "workers": workers, "wall_s": time.perf_counter() - t0,
+            "flow_updates": sum(u for _, u in rows), "duration_s": duration_s}
+
+
+def advisor_s() -> float:
+    """Wall time of `lossync size-buffer --flows 10:highspeed:80ms..260ms` (the whole command)."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "lossync", "size-buffer", "--flows", "10:highspeed:80ms..260ms"],
+                   capture_output=True, check=True)
+    return time.perf_counter() - t0
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    try:
+        with open("/proc/meminfo") as f:
+            mem = f"{int(f.readline().split()[1]) / 2**20:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        mem = "unknown memory"
+    return f"{cpu}, {os.cpu_count()} cores, {mem}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def suite(quick: bool = False, say=print) -> str:
+    """Runs every case and returns the tables as Markdown; `say` hears each row as it is done."""
+    from . import _core
+
+    cores = os.cpu_count() or 1
+    lines = [f"lossync {_core.__version__}, {time.strftime('%Y-%m-%d')}; {machine()}." + (" `--quick`." if quick else ""), ""]
+    lines += ["## Packet engine (one thread)", "",
+              "Packets served: by every port, over the run. At full load: the wall time one simulated second",
+              "of the full bottleneck takes, at this rate (its packets per second over the packets served per",
+              "wall second).", "",
+              "| case | sim s | wall s | sim s / wall s | packets served | M packets / wall s | sim s / wall s at full load "
+              "| utilization | peak MB |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for name, doc in packet_cases(quick):
+        m = measure(doc)
+        served = m["arrivals_pkts"] * m["sim_s"] / (m["sim_s"] - m["measured_from_s"])  # the window's, scaled to the run
+        rate = served / m["simulate_s"]
+        wall = m["setup_s"] + m["simulate_s"] + m["summary_s"]
+        full = f"{rate / (float(doc['dumbbell']['capacity'][:-4]) * 1e9 / (8 * 1500)):.3g}" if "dumbbell" in doc else "–"
+        lines.append(f"| {name} | {m['sim_s']:g} | {wall:.2f} | {m['sim_s'] / m['simulate_s']:.3g} | {served:.3g} | "
+                     f"{rate / 1e6:.2f} | {full} | {m['utilization']:.3f} | {m['max_rss_bytes'] / 1e6:.0f} |")
+        say(lines[-1])
+    base = measure(fluid_dumbbell(1, 0.3))["max_rss_bytes"]
+    lines += ["", "## Fluid engine (`tcp` model, Reno, 100 Gb/s)", "",
+              f"kB / flow: the peak above that of a one-flow run ({base / 1e6:.0f} MB: Python, the library, the"
+              " summary), per flow.", "",
+              "| flows | threads | sim s | set-up s | simulate s | flow-updates / s | ns / flow-update | peak MB | kB / flow |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for n, doc in fluid_cases(quick):
+        for threads in (1, cores) if n >= 10_000 and cores > 1 else (1,):
+            m = measure(doc, threads)
+            rate = m["flow_updates"] / m["simulate_s"]
+            lines.append(f"| {n:,} | {threads} | {m['sim_s']:g} | {m['setup_s']:.2f} | {m['simulate_s']:.2f} | {rate:.3g} | "
+                         f"{1e9 / rate:.1f} | {m['max_rss_bytes'] / 1e6:.0f} | {(m['max_rss_bytes'] - base) / n / 1e3:.2f} |")
+            say(lines[-1])
+    g = fig9_grid(seeds=1 if quick else 10)
+    lines += ["", "## Studies", "",
+              f"- The seed paper's Fig. 9 grid, {g['runs']} runs of {g['duration_s']:g} s on {g['workers']} workers: "
+              f"{g['wall_s']:.1f} s wall ({g['flow_updates'] / g['wall_s']:.3g} flow-updates / s).",
+              f"- The buffer advisor (`lossync size-buffer --flows 10:highspeed:80ms..260ms`): {advisor_s():.1f} s wall."]
+    say("\n".join(lines[-2:]))
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    _child()
