@@ -22,8 +22,8 @@ def test_every_suite_case_is_a_scenario_its_engine_accepts():
     for doc in cases:
         check(doc)
     # 10 Reno flows whose windows sum to 1.2 BDP: 1 Gb/s, 100 ms, 1500 B is 8,333 packets.
-    capped = packet_cases(quick=True)[0][1]
-    assert capped["flows"][0]["rwnd"] == {"packets": 1000}
+    loaded = packet_cases(quick=True)[0][1]["flows"][0]
+    assert loaded["rwnd"] == {"packets": 1000} and loaded["initial_window"] == 1000
 
 
 def test_suite_options_go_with_suite():

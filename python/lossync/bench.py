@@ -5,8 +5,7 @@ memory (VmHWM) is its own, and is timed in three parts: set-up (reading and reso
 scenario, building the engine), the simulation, and the summary. The cases:
 
 - packet engine: 10 Reno flows on dumbbells of 1, 10, 100 and 400 Gb/s (RTT 100 ms, buffer 25% of
-  the BDP, slow start), each window capped so that the link is full once slow start ends, and at
-  10 Gb/s uncapped (losses, recovery); NSFnet with its flow groups scaled to 700 flows; NSFnet as an OBS
+  the BDP) loaded from the first RTT (`dumbbell`), and at 10 Gb/s with slow start; NSFnet with its flow groups scaled to 700 flows; NSFnet as an OBS
   network (the obs-stats study's);
 - fluid engine (`tcp` model): 10 to 10^6 Reno flows on a 100 Gb/s dumbbell (RTT 100 ms, buffer
   10% of the BDP), each on one thread and, from 10^4 flows, on every core;
@@ -36,14 +35,18 @@ FLUID_FLOWS = (10, 100, 1_000, 10_000, 100_000, 1_000_000)
 FLUID_UPDATES = 2e8
 
 
-def dumbbell(capacity_gbps: float, seconds: float, capped: bool = True) -> dict[str, Any]:
-    """10 Reno flows, RTT 100 ms, buffer 25% of the BDP, slow start; `capped`: each window capped
-    (rwnd) at 1.2 × a tenth of the BDP, so once slow start ends the link is full, with a standing
-    queue of a fifth of the BDP and no loss."""
+def dumbbell(capacity_gbps: float, seconds: float, loaded: bool = True) -> dict[str, Any]:
+    """10 Reno flows, RTT 100 ms, buffer 25% of the BDP. `loaded`: the link full from the first
+    RTT to the end, without a loss: each flow starts in congestion avoidance with its window at,
+    and capped at, 1.2 × a tenth of the BDP, behind an access link of a tenth of the capacity
+    (so the ten windows leave at the bottleneck's rate and queue a fifth of the BDP). Otherwise
+    slow start from 10 packets and no cap (losses, recovery, Reno's saw-tooth)."""
     bdp_pkts = capacity_gbps * 1e9 * 0.1 / (8 * 1500)
     flows: dict[str, Any] = {"count": 10, "cc": "reno", "rtt": "100ms"}
-    if capped:
-        flows["rwnd"] = {"packets": round(1.2 * bdp_pkts / 10)}
+    if loaded:
+        window = round(1.2 * bdp_pkts / 10)
+        flows.update(slow_start=False, initial_window=window, rwnd={"packets": window},
+                     access_capacity=f"{capacity_gbps / 10:g}Gbps")
     return {"engine": "packet", "dumbbell": {"capacity": f"{capacity_gbps:g}Gbps", "buffer": {"bdp_fraction": 0.25}},
             "flows": [flows], "run": {"duration": seconds, "record_interval": seconds / 10}}
 
@@ -72,11 +75,11 @@ def packet_cases(quick: bool) -> list[tuple[str, dict[str, Any]]]:
 
     scale = 0.1 if quick else 1.0
     return [
-        ("dumbbell 1 Gb/s, window capped", dumbbell(1, 20 * scale)),
-        ("dumbbell 10 Gb/s, window capped", dumbbell(10, 10 * scale)),
-        ("dumbbell 10 Gb/s, slow start", dumbbell(10, 10 * scale, capped=False)),
-        ("dumbbell 100 Gb/s, window capped", dumbbell(100, 3 * scale)),
-        ("dumbbell 400 Gb/s, window capped", dumbbell(400, 2.5 * scale)),
+        ("dumbbell 1 Gb/s, loaded", dumbbell(1, 20 * scale)),
+        ("dumbbell 10 Gb/s, loaded", dumbbell(10, 5 * scale)),
+        ("dumbbell 10 Gb/s, slow start", dumbbell(10, 10 * scale, loaded=False)),
+        ("dumbbell 100 Gb/s, loaded", dumbbell(100, 1 * scale)),
+        ("dumbbell 400 Gb/s, loaded", dumbbell(400, 0.5 * scale)),
         ("NSFnet, 700 flows", nsfnet_700(10 * scale)),
         ("OBS NSFnet (1 ms assemblers)", obs_nsfnet(1, duration_s=10 * scale)),
     ]
@@ -133,26 +136,30 @@ def _peak_rss_bytes() -> int:
         return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
 
 
-def _fig9_one(args: tuple[str, float, float, int, float]) -> tuple[float, int]:
+def _fig9_one(args: tuple[str, float, float, int, float, float]) -> tuple[float, int]:
     from . import run
     from .scenario import default_scenario_path
 
-    variant, x, fraction, seed, duration = args
+    variant, x, fraction, seed, duration, step = args
     r = run(default_scenario_path(), [f'flows.0.cc="{variant}"', f"loss.sync.x={x}", f"dumbbell.buffer.bdp_fraction={fraction}",
-                                      f"run.seed={seed}", f"run.duration={duration}", "run.record_interval=10"], progress=False, warn=False)
+                                      f"run.seed={seed}", f"run.duration={duration}", f"run.step={step}", "run.record_interval=10"],
+            progress=False, warn=False)
     return r.summary["utilization"], r.summary["flow_updates"]
 
 
-def fig9_grid(seeds: int = 10, duration_s: float = 3000.0, workers: int | None = None) -> dict[str, Any]:
+def fig9_grid(seeds: int = 10, duration_s: float = 3000.0, step_s: float = 0.001, workers: int | None = None) -> dict[str, Any]:
     """The seed paper's Fig. 9 grid: 4 variants × 3 synchronization levels × 8 buffers × `seeds`
-    runs of `duration_s` (the default scenario's 10 Gb/s, 10 flows), on a process pool."""
-    jobs = [(*c, duration_s) for c in itertools.product(FIG9_VARIANTS, FIG9_XS, FIG9_BUFFERS, range(1, seeds + 1))]
+    runs of `duration_s` (the default scenario's 10 Gb/s, 10 flows), on a process pool. Returns
+    the wall time, the flow-updates, and each run's (variant, x, buffer fraction, seed,
+    utilization) in `rows`."""
+    grid = list(itertools.product(FIG9_VARIANTS, FIG9_XS, FIG9_BUFFERS, range(1, seeds + 1)))
     workers = workers or os.cpu_count() or 1
     t0 = time.perf_counter()
     with ProcessPoolExecutor(workers) as pool:
-        rows = list(pool.map(_fig9_one, jobs, chunksize=4))
-    return {"runs": len(rows), "workers": workers, "wall_s": time.perf_counter() - t0,
-            "flow_updates": sum(u for _, u in rows), "duration_s": duration_s}
+        done = list(pool.map(_fig9_one, [(*c, duration_s, step_s) for c in grid], chunksize=4))
+    return {"runs": len(done), "workers": workers, "wall_s": time.perf_counter() - t0,
+            "flow_updates": sum(u for _, u in done), "duration_s": duration_s,
+            "rows": [(*c, u) for c, (u, _) in zip(grid, done)]}
 
 
 def advisor_s() -> float:
@@ -185,22 +192,33 @@ def suite(quick: bool = False, say=print) -> str:
     cores = os.cpu_count() or 1
     lines = [f"lossync {_core.__version__}, {time.strftime('%Y-%m-%d')}; {machine()}." + (" `--quick`." if quick else ""), ""]
     lines += ["## Packet engine (one thread)", "",
-              "Packets served: by every port, over the run. At full load: the wall time one simulated second",
-              "of the full bottleneck takes, at this rate (its packets per second over the packets served per",
-              "wall second).", "",
-              "| case | sim s | wall s | sim s / wall s | packets served | M packets / wall s | sim s / wall s at full load "
-              "| utilization | peak MB |",
+              "Packet-hops: packets served by the ports of the scenario's links over the run (a loaded dumbbell's",
+              "access links are simulated, as ports of their own, but not counted). Dumbbells: the packets the",
+              "bottleneck served per wall second, and the simulated seconds per wall second that makes at full",
+              "load (over its capacity in packets per second).", "",
+              "| case | sim s | wall s | sim s / wall s | M packet-hops / wall s | M bottleneck packets / wall s "
+              "| sim s / wall s at full load | utilization | peak MB |",
               "|---|---|---|---|---|---|---|---|---|"]
     for name, doc in packet_cases(quick):
         m = measure(doc)
-        served = m["arrivals_pkts"] * m["sim_s"] / (m["sim_s"] - m["measured_from_s"])  # the window's, scaled to the run
-        rate = served / m["simulate_s"]
+        to_run = m["sim_s"] / (m["sim_s"] - m["measured_from_s"])  # the window's counts, scaled to the run
+        hops = m["arrivals_pkts"] * to_run / m["simulate_s"]
+        bottleneck = m["bottleneck_arrivals_pkts"] * to_run / m["simulate_s"]
         wall = m["setup_s"] + m["simulate_s"] + m["summary_s"]
-        full = f"{rate / (float(doc['dumbbell']['capacity'][:-4]) * 1e9 / (8 * 1500)):.3g}" if "dumbbell" in doc else "–"
-        lines.append(f"| {name} | {m['sim_s']:g} | {wall:.2f} | {m['sim_s'] / m['simulate_s']:.3g} | {served:.3g} | "
-                     f"{rate / 1e6:.2f} | {full} | {m['utilization']:.3f} | {m['max_rss_bytes'] / 1e6:.0f} |")
+        if "dumbbell" in doc:
+            capacity_pps = float(doc["dumbbell"]["capacity"][:-4]) * 1e9 / (8 * 1500)
+            at_bottleneck = f"{bottleneck / 1e6:.2f} | {bottleneck / capacity_pps:.3g}"
+        else:
+            at_bottleneck = "– | –"
+        lines.append(f"| {name} | {m['sim_s']:g} | {wall:.2f} | {m['sim_s'] / m['simulate_s']:.3g} | {hops / 1e6:.2f} | "
+                     f"{at_bottleneck} | {m['utilization']:.3f} | {m['max_rss_bytes'] / 1e6:.0f} |")
         say(lines[-1])
     base = measure(fluid_dumbbell(1, 0.3))["max_rss_bytes"]
+
+    def per_flow(extra_bytes: float, flows: int) -> str:
+        # Below 10 MB above the one-flow run the difference is the allocator's noise, not flows.
+        return f"{extra_bytes / flows / 1e3:.2f}" if extra_bytes >= 10e6 else "–"
+
     lines += ["", "## Fluid engine (`tcp` model, Reno, 100 Gb/s)", "",
               f"kB / flow: the peak above that of a one-flow run ({base / 1e6:.0f} MB: Python, the library, the"
               " summary), per flow.", "",
@@ -211,7 +229,7 @@ def suite(quick: bool = False, say=print) -> str:
             m = measure(doc, threads)
             rate = m["flow_updates"] / m["simulate_s"]
             lines.append(f"| {n:,} | {threads} | {m['sim_s']:g} | {m['setup_s']:.2f} | {m['simulate_s']:.2f} | {rate:.3g} | "
-                         f"{1e9 / rate:.1f} | {m['max_rss_bytes'] / 1e6:.0f} | {(m['max_rss_bytes'] - base) / n / 1e3:.2f} |")
+                         f"{1e9 / rate:.1f} | {m['max_rss_bytes'] / 1e6:.0f} | {per_flow(m['max_rss_bytes'] - base, n)} |")
             say(lines[-1])
     g = fig9_grid(seeds=1 if quick else 10)
     lines += ["", "## Studies", "",
