@@ -1,8 +1,9 @@
 //! A link's per-member loops on the run's threads (`fluid/workers.rs`): the same arithmetic as
 //! [`LinkState::arrivals`] and [`LinkState::departures_tcp`], split so that what each member
-//! computes from its own state runs in chunks at once, and what must keep an order (sums over
-//! members, the threshold draws of the loss events, the rings' writes) runs after it on one
-//! thread, in member order. The results are bit-identical to the one-thread loops.
+//! computes from its own state (its departures, accounts, delay-line entries and loss-event
+//! test) runs in chunks at once, and what must keep an order (sums over members, the loss
+//! events' threshold draws from one stream) runs after it on one thread, in member order. The
+//! results are bit-identical to the one-thread loops.
 
 use super::flow::FlowState;
 use super::link::{Arrivals, DepartureStep, LinkState, Member};

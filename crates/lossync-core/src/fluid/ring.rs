@@ -186,6 +186,33 @@ mod tests {
     }
 
     #[test]
+    fn column_views_write_where_the_ring_would_and_only_their_own_flows() {
+        // Flows 0..10 in views of 4 (0..4, 4..8, 8..10), written at once, one entry per flow
+        // at a delay of its own (across the wrap for some); then the same writes through the
+        // ring itself.
+        let mut threaded: LossRing = LossRing::new(5, 10);
+        threaded.columns(4).for_each(|mut view| {
+            for flow in view.lo..view.hi {
+                *view.at(3, 1 + flow % 4, flow) += flow as f64;
+            }
+        });
+        let mut one: LossRing = LossRing::new(5, 10);
+        for flow in 0..10 {
+            *one.at(3, 1 + flow % 4, flow) += flow as f64;
+        }
+        assert_eq!(threaded.data, one.data);
+        let views: Vec<(usize, usize)> = threaded.columns(4).map(|v| (v.lo, v.hi)).collect();
+        assert_eq!(views, [(0, 4), (4, 8), (8, 10)]);
+        // A view refuses another view's flow.
+        let outside = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            threaded.columns(4).for_each(|mut view| {
+                let _ = view.at(0, 1, view.hi % 10);
+            })
+        }));
+        assert!(outside.is_err());
+    }
+
+    #[test]
     fn signals_land_one_rtt_later_across_the_wrap() {
         let mut ring = LossRing::new(5, 2);
         for n in 0..12 {
