@@ -37,11 +37,18 @@ pub enum Simulation {
 
 impl Simulation {
     pub fn new(scenario: &Scenario) -> Result<Self> {
+        Self::shared(std::sync::Arc::new(scenario.clone()))
+    }
+
+    /// As [`Simulation::new`], the engine keeping the caller's scenario instead of a copy.
+    pub fn shared(scenario: std::sync::Arc<Scenario>) -> Result<Self> {
         match &scenario.engine {
-            scenario::Engine::Fluid => Ok(Simulation::Fluid(Box::new(FluidEngine::new(scenario)?))),
-            scenario::Engine::Packet => {
-                Ok(Simulation::Packet(Box::new(PacketEngine::new(scenario)?)))
-            }
+            scenario::Engine::Fluid => Ok(Simulation::Fluid(Box::new(FluidEngine::shared(
+                scenario.clone(),
+            )?))),
+            scenario::Engine::Packet => Ok(Simulation::Packet(Box::new(PacketEngine::shared(
+                scenario.clone(),
+            )?))),
             scenario::Engine::External(name) => Err(Error::field(
                 "engine",
                 format!(

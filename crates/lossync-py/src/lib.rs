@@ -11,6 +11,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError};
 use pyo3::prelude::*;
 use std::path::Path;
+use std::sync::Arc;
 
 create_exception!(
     _core,
@@ -140,7 +141,8 @@ fn resolve_toml(text: &str, format: &str, base_dir: &str) -> PyResult<String> {
 /// it instead of text, so that a run parses and resolves its scenario once (`lossync.scenario.prepare`).
 #[pyclass(module = "lossync._core", name = "Scenario", frozen)]
 struct ResolvedScenario {
-    sc: scenario::Scenario,
+    /// Shared with the engines that run it (a copy per run cost a few hundred bytes per flow).
+    sc: Arc<scenario::Scenario>,
     json: String,
 }
 
@@ -153,7 +155,10 @@ impl ResolvedScenario {
         lossync_core::check(&sc).map_err(to_py)?;
         let json =
             serde_json::to_string(&sc).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        Ok(ResolvedScenario { sc, json })
+        Ok(ResolvedScenario {
+            sc: Arc::new(sc),
+            json,
+        })
     }
 
     /// The resolved scenario as JSON (every default filled in, every flow listed).
@@ -197,7 +202,7 @@ fn _scenario_from_resolved(json: &str) -> PyResult<ResolvedScenario> {
     let sc: scenario::Scenario = serde_json::from_str(json)
         .map_err(|e| PyRuntimeError::new_err(format!("a resolved scenario: {e}")))?;
     Ok(ResolvedScenario {
-        sc,
+        sc: Arc::new(sc),
         json: json.to_string(),
     })
 }
@@ -273,7 +278,7 @@ struct Simulation {
 impl Simulation {
     #[new]
     fn new(scenario: PyRef<'_, ResolvedScenario>) -> PyResult<Self> {
-        let engine = guarded(|| CoreSimulation::new(&scenario.sc).map_err(to_py))?;
+        let engine = guarded(|| CoreSimulation::shared(scenario.sc.clone()).map_err(to_py))?;
         Ok(Simulation {
             engine: Some(engine),
             resolved_json: scenario.json.clone(),

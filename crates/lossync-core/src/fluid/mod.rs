@@ -48,6 +48,7 @@ use headroom::{link_headroom_pkts, link_members, link_rtt_classes};
 use link::{DepartureStep, LinkAcc, LinkState};
 use obs::FluidAssembler;
 use ring::LossRing;
+use std::sync::Arc;
 use sync::SyncModule;
 use tcp::TcpRings;
 use workers::MIN_PARALLEL_FLOWS;
@@ -55,7 +56,7 @@ use workers::MIN_PARALLEL_FLOWS;
 /// A fluid run in progress. Build with [`FluidEngine::new`], drive with [`FluidEngine::advance`]
 /// (in chunks, so a caller can show progress), then [`FluidEngine::finish`].
 pub struct FluidEngine {
-    scenario: Scenario,
+    scenario: Arc<Scenario>,
     dt: f64,
     step_index: u64,
     total_steps: u64,
@@ -109,15 +110,20 @@ pub struct FluidEngine {
     /// Some link has a dual-queue discipline (its queues' delays are then set every step).
     has_dual: bool,
     /// The run's threads (`run.threads`); `None`: one.
-    workers: Option<std::sync::Arc<workers::Workers>>,
+    workers: Option<Arc<workers::Workers>>,
     /// The earliest start of a flow not started yet (`tcp`; infinite once all have).
     next_start_s: f64,
 }
 
 impl FluidEngine {
     pub fn new(scenario: &Scenario) -> Result<Self> {
-        check(scenario)?;
-        let sc = scenario.clone();
+        Self::shared(Arc::new(scenario.clone()))
+    }
+
+    /// As [`FluidEngine::new`], keeping the caller's scenario instead of a copy of it (a few
+    /// hundred bytes per flow).
+    pub fn shared(sc: Arc<Scenario>) -> Result<Self> {
+        check(&sc)?;
         let dt = sc.run.step_s;
         let total_steps = (sc.run.duration_s / dt).round() as u64;
         let mut flows = Vec::with_capacity(sc.flows.len());

@@ -90,6 +90,7 @@ use receiver::Receiver;
 use records::FlowAcc;
 use route::{Hop, Pkt, RouteTable};
 use sender::{Ack, Sender};
+use std::sync::Arc;
 pub use topology::Topology;
 
 /// At most this many drops are kept in the drop log (all are counted).
@@ -99,7 +100,7 @@ pub const DROP_LOG_LIMIT: usize = 4_000_000;
 /// or [`PacketEngine::with_topology`], drive with [`PacketEngine::advance`], then
 /// [`PacketEngine::finish`].
 pub struct PacketEngine {
-    scenario: Scenario,
+    scenario: Arc<Scenario>,
     now_ps: SimTime,
     end_ps: SimTime,
     queue: EventQueue,
@@ -148,8 +149,14 @@ pub struct PacketEngine {
 impl PacketEngine {
     /// The scenario's network of links and paths ([`topology::build`]).
     pub fn new(scenario: &Scenario) -> Result<Self> {
-        check(scenario)?;
-        let topology = topology::build(scenario)?;
+        Self::shared(Arc::new(scenario.clone()))
+    }
+
+    /// As [`PacketEngine::new`], keeping the caller's scenario instead of a copy of it (a few
+    /// hundred bytes per flow).
+    pub fn shared(scenario: Arc<Scenario>) -> Result<Self> {
+        check(&scenario)?;
+        let topology = topology::build(&scenario)?;
         Self::build(scenario, topology)
     }
 
@@ -158,11 +165,10 @@ impl PacketEngine {
     /// the run would need more memory than the machine has ([`memory_estimate`]).
     pub fn with_topology(scenario: &Scenario, topology: Topology) -> Result<Self> {
         check_memory(scenario)?;
-        Self::build(scenario, topology)
+        Self::build(Arc::new(scenario.clone()), topology)
     }
 
-    fn build(scenario: &Scenario, topology: Topology) -> Result<Self> {
-        let sc = scenario.clone();
+    fn build(sc: Arc<Scenario>, topology: Topology) -> Result<Self> {
         topology.check(&sc)?;
         let Topology {
             access,
