@@ -393,18 +393,8 @@ impl LinkState {
                 // A loss event starts at most once per window of data (one reaction per RTT),
                 // when the drops since the last one reach a threshold.
                 let tf = &mut tcp.flows[m.flow];
-                if t >= tf.loss_until_s {
-                    // Drops of growth packets, and drops of packets picked at random.
-                    tf.overflow_drops += overflowed[k] - overflow_random[k];
-                    // (A lost burst's drops are not: the burst's loss is the flow's loss event,
-                    // drawn by the assembler.)
-                    tf.early_drops += drops - overflowed[k] - burst_drop[k]
-                        + overflow_random[k] / tcp.event_threshold;
-                }
-                if t >= tf.loss_until_s
-                    && (tf.overflow_drops >= tf.overflow_threshold
-                        || tf.early_drops >= tf.early_threshold)
-                {
+                let (random, burst) = (overflow_random[k], burst_drop[k]);
+                if tf.count_drops(t, drops, overflowed[k], random, burst, tcp.event_threshold) {
                     tf.draw_thresholds(&mut tcp.rng, tcp.event_threshold);
                     // The loss is detected one RTT after the drop, and the recovery it opens ends
                     // when its retransmissions are acknowledged, a further RTT on: losses

@@ -188,14 +188,9 @@ impl LinkState {
                     if drops > 0.0 {
                         f.acc.dropped += drops;
                         due.at(now, delay_steps(slots, f.rtt_s, dt), fi).lost += drops;
-                        if t >= tf.loss_until_s {
-                            tf.overflow_drops += overflowed[k] - random[k];
-                            tf.early_drops +=
-                                drops - overflowed[k] - burst_drop[k] + random[k] / event_threshold;
-                            ev[k] = tf.overflow_drops >= tf.overflow_threshold
-                                || tf.early_drops >= tf.early_threshold;
-                            any |= ev[k];
-                        }
+                        let (o, r, b) = (overflowed[k], random[k], burst_drop[k]);
+                        ev[k] = tf.count_drops(t, drops, o, r, b, event_threshold);
+                        any |= ev[k];
                     }
                 }
                 any

@@ -158,6 +158,30 @@ impl TcpRings {
 }
 
 impl TcpFlow {
+    /// Counts a step's drops towards the flow's next loss event, outside the event under way
+    /// (before `loss_until_s`); returns whether they reach a threshold, so that an event
+    /// begins. `overflowed`: the drops at a full queue, `random` the part of them that fell at
+    /// random, `burst`: a lost burst's (the assembler draws that event), `scale`:
+    /// `loss.event_threshold`.
+    #[inline]
+    pub(super) fn count_drops(
+        &mut self,
+        t: f64,
+        drops: f64,
+        overflowed: f64,
+        random: f64,
+        burst: f64,
+        scale: f64,
+    ) -> bool {
+        if t < self.loss_until_s {
+            return false;
+        }
+        // Drops of growth packets, and drops of packets picked at random.
+        self.overflow_drops += overflowed - random;
+        self.early_drops += drops - overflowed - burst + random / scale;
+        self.overflow_drops >= self.overflow_threshold || self.early_drops >= self.early_threshold
+    }
+
     /// New thresholds for a flow whose loss event has just begun (or that starts). A drop-tail
     /// overflow refuses the packets a flow sends beyond its ACK clock, which come once per
     /// increment at a phase of their own: with `D` expected growth drops the flow has lost a
