@@ -70,7 +70,7 @@ def cli(*args: str, **kw) -> subprocess.Popen:
 
 HEALTH_KEYS = {"healthy", "problems", "rtt_check", "delay_box", "cpu", "drops_outside_bottleneck"}
 BOX_KEYS = {"frames", "lateness_bins", "lateness_p50_s", "lateness_p99_s", "lateness_max_s", "lateness_limit_s", "stalls",
-            "stalled_s", "longest_stall_s", "forwarded", "cpu_fraction"}
+            "stalled_s", "longest_stall_s", "forwarded", "cpu_fraction", "realtime"}
 CPU_KEYS = {"cores", "busy_fraction", "samples", "saturated_cores"}
 DROP_KEYS = {"softnet", "devices", "delay_box_dropped", "delay_box_send_failed"}
 DEVICES = {"snd/s0", "dly/d0", "dly/d1", "rtr/r0", "rtr/r1", "rcv/v0"}
@@ -142,6 +142,9 @@ def test_full_link_and_the_packet_engines_summary_keys():
     assert set(h["drops_outside_bottleneck"]["devices"]) == DEVICES
     assert h["rtt_check"] == [{"target_s": 0.04, "measured_s": r.rtt_check[0.04], "flows": [0, 1, 2, 3]}]
     assert h["delay_box"]["frames"] == h["delay_box"]["forwarded"] > 0
+    # As root the box runs real-time (SCHED_FIFO): under the default policy it stalled behind the
+    # run's other processes (docs/kernel.md, "Health").
+    assert h["delay_box"]["realtime"] is True
     assert sum(h["delay_box"]["lateness_bins"].values()) == h["delay_box"]["frames"]
     assert h["cpu"]["cores"] == os.cpu_count() and h["cpu"]["samples"] > 0
     # A core saturated while other work used more than a third of a core is the shared machine's
@@ -312,7 +315,7 @@ def test_a_forced_unhealthy_run_says_so_on_stderr(tmp_path):
 # Synthetic measurements for the health verdict: a clean run, then one fault at a time.
 CLEAN_BOX = {"forwarded": 1000, "dropped": 0, "send_failed": 0, "lateness_res_s": 1e-5,
              "lateness_counts": {"5": 990, "40": 9, "80": 1}, "lateness_max_s": 0.0008, "stalls": 0, "stalled_s": 0.0,
-             "longest_stall_s": 0.0, "cpu_s": 1.0, "lifetime_s": 10.0}
+             "longest_stall_s": 0.0, "cpu_s": 1.0, "lifetime_s": 10.0, "realtime": True}
 CLEAN_CPU = health.cpu_block([0.3, 0.4], [[0.3, 0.4]] * 20)
 CLEAN_RTT = [{"target_s": 0.04, "measured_s": 0.0402, "flows": [0, 1]}]
 CLEAN_DEVICES = {d: {"rx": 0, "tx": 0} for d in DEVICES}

@@ -9,6 +9,12 @@ address to seconds. Frames of one flow and direction share one delay, so a FIFO 
 them in order. A frame's delay counts from its arrival on the device (the kernel's receive
 timestamp), so time it waited in the socket's buffer for a busy box counts against it.
 
+It runs under the real-time policy SCHED_FIFO where it may (sched(7); root may): under the
+default policy the scheduler let it wait for milliseconds behind the run's other processes with
+frames due, which released them in bursts into a buffer that drains in a few milliseconds
+(docs/kernel.md, "Health"). It sleeps in select() between frames, so it takes no core from
+them; the kernel's real-time throttling (sched_rt_runtime_us) would cap it if it ever spun.
+
 On SIGTERM it writes its health (engines/kernel/health.py reads it) to STATS_FILE as JSON and
 exits: frames forwarded; frames the kernel dropped from its sockets' buffers
 (PACKET_STATISTICS) and frames it failed to send; how late each release was against its due
@@ -42,6 +48,7 @@ TIMESPEC = struct.Struct("qq")  # tv_sec, tv_nsec (64-bit)
 LATENESS_RES_S = 1e-5  # histogram bin width: well below the 0.1 ms of the finest bin reported
 LATENESS_BINS = 10_000  # up to 100 ms; the last bin holds everything later
 STALL_S = 1e-3  # a release this long overdue with nothing sent meanwhile is a stall
+RT_PRIORITY = 50  # SCHED_FIFO priority (1-99, sched(7)): above every normal task; no other task here is real-time
 
 
 def open_device(dev: str) -> socket.socket:
@@ -63,8 +70,19 @@ def arrival(ancdata: list, mono_now: float, real_now: float) -> float:
     return mono_now
 
 
+def go_realtime() -> bool:
+    """SCHED_FIFO for this process; False where it may not (no CAP_SYS_NICE, no real-time
+    budget in its cgroup): it then runs as before, and its health says how well it kept up."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(RT_PRIORITY))
+    except (OSError, AttributeError):
+        return False
+    return os.sched_getscheduler(0) == os.SCHED_FIFO
+
+
 def main(sender_dev: str, router_dev: str, delays_json: str, stats_file: str) -> None:
     started = time.monotonic()
+    realtime = go_realtime()
     delays = {socket.inet_aton(ip): float(d) for ip, d in json.loads(delays_json).items()}
     sender_side, router_side = open_device(sender_dev), open_device(router_dev)
     by_fd = {s.fileno(): s for s in (sender_side, router_side)}
@@ -141,7 +159,7 @@ def main(sender_dev: str, router_dev: str, delays_json: str, stats_file: str) ->
     stats = {"forwarded": forwarded, "dropped": 0, "send_failed": send_failed,
              "lateness_res_s": LATENESS_RES_S, "lateness_counts": {str(i): c for i, c in enumerate(lateness) if c},
              "lateness_max_s": latest_s, "stalls": stalls, "stalled_s": stalled_s, "longest_stall_s": longest_stall_s,
-             "cpu_s": cpu.user + cpu.system, "lifetime_s": time.monotonic() - started}
+             "cpu_s": cpu.user + cpu.system, "lifetime_s": time.monotonic() - started, "realtime": realtime}
     for s in inputs:
         _, dropped = struct.unpack("II", s.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
         stats["dropped"] += dropped
