@@ -199,9 +199,10 @@ def report(rows: list[dict], seconds: float, wall: float, redone: list[str]) -> 
               f"{len(kernel_rows)};", f"{len(stalls)} for a delay-box stall longer than the buffer's drain time (the longest "
               f"{max(stalls, default=0.0):.1f} ms), {late} for late releases.",
               f"The box runs real-time (SCHED_FIFO); a run's stalls total at most {max(stalled, default=0.0):.2f} s of its {seconds:g} s. An idle",
-              "real-time process here is woken up as much as 3-6 ms late now and then (`scripts/wakeup_latency.py`), so part",
-              "of each stall is the machine's; what holds the box longer during a run is not known yet. A buffer of 5-10% of",
-              "the BDP drains in 2.4-5 ms here: read those cells of a flagged run with that in mind."]
+              "real-time process here is woken up as much as 3-6 ms late now and then (`scripts/wakeup_latency.py`), and",
+              "in the runs that recorded it the longest stalls were the kernel waking the box late (docs/kernel.md): the",
+              "machine's, not the box's own work. A buffer of 5-10% of the BDP drains in 2.4-5 ms here: read those cells of a flagged run with",
+              "that in mind."]
     if redone:
         lines += ["", "Run again on a quiet machine (`--only`), replacing runs that shared the machine with other work: "
                   + ", ".join(redone) + "."]

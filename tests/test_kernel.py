@@ -70,7 +70,8 @@ def cli(*args: str, **kw) -> subprocess.Popen:
 
 HEALTH_KEYS = {"healthy", "problems", "rtt_check", "delay_box", "cpu", "drops_outside_bottleneck"}
 BOX_KEYS = {"frames", "lateness_bins", "lateness_p50_s", "lateness_p99_s", "lateness_max_s", "lateness_limit_s", "stalls",
-            "stalled_s", "longest_stall_s", "forwarded", "cpu_fraction", "realtime"}
+            "stalled_s", "longest_stall_s", "forwarded", "cpu_fraction", "realtime",
+            "woken_late_max_s"}
 CPU_KEYS = {"cores", "busy_fraction", "samples", "saturated_cores"}
 DROP_KEYS = {"softnet", "devices", "delay_box_dropped", "delay_box_send_failed"}
 DEVICES = {"snd/s0", "dly/d0", "dly/d1", "rtr/r0", "rtr/r1", "rcv/v0"}
@@ -315,7 +316,7 @@ def test_a_forced_unhealthy_run_says_so_on_stderr(tmp_path):
 # Synthetic measurements for the health verdict: a clean run, then one fault at a time.
 CLEAN_BOX = {"forwarded": 1000, "dropped": 0, "send_failed": 0, "lateness_res_s": 1e-5,
              "lateness_counts": {"5": 990, "40": 9, "80": 1}, "lateness_max_s": 0.0008, "stalls": 0, "stalled_s": 0.0,
-             "longest_stall_s": 0.0, "cpu_s": 1.0, "lifetime_s": 10.0, "realtime": True}
+             "longest_stall_s": 0.0, "cpu_s": 1.0, "lifetime_s": 10.0, "realtime": True, "woken_late_max_s": 2e-4}
 CLEAN_CPU = health.cpu_block([0.3, 0.4], [[0.3, 0.4]] * 20)
 CLEAN_RTT = [{"target_s": 0.04, "measured_s": 0.0402, "flows": [0, 1]}]
 CLEAN_DEVICES = {d: {"rx": 0, "tx": 0} for d in DEVICES}
@@ -344,6 +345,8 @@ def test_a_clean_run_is_healthy():
     ({"box": dict(CLEAN_BOX, lateness_counts={"5": 980, "60": 20}), "buffer_drain_s": 5e-4}, "more than 0.61 ms late (limit 0.50 ms)"),
     ({"box": dict(CLEAN_BOX, stalls=300, stalled_s=0.6, longest_stall_s=0.003)}, "stalled 300 times"),
     ({"box": dict(CLEAN_BOX, stalls=1, stalled_s=0.05, longest_stall_s=0.05)}, "up to 50.0 ms"),
+    ({"box": dict(CLEAN_BOX, stalls=1, stalled_s=0.05, longest_stall_s=0.05, woken_late_max_s=0.048)},
+     "the kernel woke it up as much as 48.0 ms after its timer"),
     ({"box": dict(CLEAN_BOX, cpu_s=9.5)}, "95% of a core"),
     ({"box": dict(CLEAN_BOX, dropped=3, send_failed=1)}, "the delay box lost 4 frames"),
     ({"softnet": 7}, "7 frames dropped by full softnet backlogs"),

@@ -19,7 +19,9 @@ On SIGTERM it writes its health (engines/kernel/health.py reads it) to STATS_FIL
 exits: frames forwarded; frames the kernel dropped from its sockets' buffers
 (PACKET_STATISTICS) and frames it failed to send; how late each release was against its due
 time (a histogram of LATENESS_RES_S bins, and the maximum); stalls, the episodes longer than
-STALL_S in which frames were due and none left; and its own CPU time and lifetime.
+STALL_S in which frames were due and none left; how long after its timeout select() returned at
+the latest (the kernel's wake-up latency, which makes most long stalls); and its own CPU time
+and lifetime.
 
 Only the standard library: it runs in its own interpreter inside the namespace.
 """
@@ -91,7 +93,7 @@ def main(sender_dev: str, router_dev: str, delays_json: str, stats_file: str) ->
     out_of = {sender_side.fileno(): router_side, router_side.fileno(): sender_side}
     forwarded = send_failed = stalls = 0
     lateness = [0] * LATENESS_BINS
-    latest_s = stalled_s = longest_stall_s = 0.0
+    latest_s = stalled_s = longest_stall_s = woken_late_s = 0.0
     last_release = started
     stop = False
     anc_size = socket.CMSG_SPACE(TIMESPEC.size)
@@ -112,6 +114,7 @@ def main(sender_dev: str, router_dev: str, delays_json: str, stats_file: str) ->
         except InterruptedError:
             continue
         mono_now, real_now = time.monotonic(), time.time()
+        woken_late_s = max(woken_late_s, mono_now - now - timeout)
         for s in readable:
             out = out_of[s.fileno()]
             towards_router = s is sender_side
@@ -159,6 +162,7 @@ def main(sender_dev: str, router_dev: str, delays_json: str, stats_file: str) ->
     stats = {"forwarded": forwarded, "dropped": 0, "send_failed": send_failed,
              "lateness_res_s": LATENESS_RES_S, "lateness_counts": {str(i): c for i, c in enumerate(lateness) if c},
              "lateness_max_s": latest_s, "stalls": stalls, "stalled_s": stalled_s, "longest_stall_s": longest_stall_s,
+             "woken_late_max_s": woken_late_s,
              "cpu_s": cpu.user + cpu.system, "lifetime_s": time.monotonic() - started, "realtime": realtime}
     for s in inputs:
         _, dropped = struct.unpack("II", s.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))

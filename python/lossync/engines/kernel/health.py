@@ -167,7 +167,8 @@ def evaluate(rtt_check: list[dict[str, Any]], box: dict[str, Any], cpu: dict[str
     if stalled > STALLED_FRACTION * duration_s or longest > buffer_drain_s:
         problems.append(f"the delay box stalled {box.get('stalls', 0)} times for {stalled:.2f} s in all, up to {longest * 1e3:.1f} ms "
                         f"(limits: {STALLED_FRACTION:.0%} of the run, and the buffer's drain time {buffer_drain_s * 1e3:.1f} ms for one stall): "
-                        "it released the frames held meanwhile in bursts")
+                        "it released the frames held meanwhile in bursts (the kernel woke it up as much as "
+                        f"{float(box.get('woken_late_max_s', 0.0)) * 1e3:.1f} ms after its timer)")
     box_cpu = float(box.get("cpu_s", 0.0)) / max(float(box.get("lifetime_s", 0.0)), 1e-9)
     if box_cpu > BOX_CPU_MAX:
         problems.append(f"the delay box used {box_cpu:.0%} of a core (it runs on one)")
@@ -188,7 +189,7 @@ def evaluate(rtt_check: list[dict[str, Any]], box: dict[str, Any], cpu: dict[str
         "delay_box": {**late, "lateness_limit_s": limit_s, "stalls": int(box.get("stalls", 0)),
                       "stalled_s": float(box.get("stalled_s", 0.0)), "longest_stall_s": longest,
                       "forwarded": int(box.get("forwarded", 0)), "cpu_fraction": round(box_cpu, 4),
-                      "realtime": bool(box.get("realtime", False))},
+                      "realtime": bool(box.get("realtime", False)), "woken_late_max_s": float(box.get("woken_late_max_s", 0.0))},
         "cpu": cpu,
         "drops_outside_bottleneck": {"softnet": softnet, "devices": devices, "delay_box_dropped": int(box.get("dropped", 0)),
                                      "delay_box_send_failed": int(box.get("send_failed", 0))},
