@@ -365,6 +365,17 @@ def test_the_lateness_limit_is_the_buffers_drain_time_when_shorter():
     assert h["healthy"] is True and h["delay_box"]["lateness_limit_s"] == 5e-4
 
 
+def test_a_box_that_may_not_run_real_time_runs_as_before_and_says_so(monkeypatch):
+    from lossync.engines.kernel import delaybox
+
+    def refused(*args):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(delaybox.os, "sched_setscheduler", refused)
+    assert delaybox.go_realtime() is False
+    assert verdict(box=dict(CLEAN_BOX, realtime=False))["delay_box"]["realtime"] is False
+
+
 def test_a_core_busy_only_briefly_is_not_saturated():
     cpu = health.cpu_block([0.6, 0.4], [[0.99, 0.4]] * 5 + [[0.5, 0.4]] * 15)
     assert cpu["saturated_cores"] == []
