@@ -187,7 +187,7 @@ def report(rows: list[dict], seconds: float, wall: float, redone: list[str]) -> 
     lines += ["", f"Closest to this Linux from 10% BDP: {best} ({within[best]} of {len(summary[best]) - sum(b < 0.1 for b, _ in summary[best])} "
               "cells within 3 points).",
               "Linux recovers with PRR, finds losses with RACK-TLP and delays its ACKs. The packet engine with all three",
-              f"(`prr:rack:delack`) is above Linux with 10 Reno flows at 5-10% BDP ({span('packet:prr:rack:delack')} points;",
+              f"(`prr:rack:delack`) is still off Linux with 10 Reno flows at 5-10% BDP ({span('packet:prr:rack:delack')} points;",
               f"RFC 6675 alone {span('packet:rfc6675')}), so what else in Linux holds those cells down is open, and the",
               "packet engine's defaults stay (docs/packet.md)."]
     kernel_rows = [r for r in rows if r["engine"] == "kernel"]
@@ -201,8 +201,8 @@ def report(rows: list[dict], seconds: float, wall: float, redone: list[str]) -> 
               f"The box runs real-time (SCHED_FIFO); a run's stalls total at most {max(stalled, default=0.0):.2f} s of its {seconds:g} s. An idle",
               "real-time process here is woken up as much as 3-6 ms late now and then (`scripts/wakeup_latency.py`), and",
               "in the runs that recorded it the longest stalls were the kernel waking the box late (docs/kernel.md): the",
-              "machine's, not the box's own work. A buffer of 5-10% of the BDP drains in 2.4-5 ms here: read those cells of a flagged run with",
-              "that in mind."]
+              "machine's, not the box's own work. A buffer of 5-10% of the BDP drains in 2.4-5 ms here: read those cells",
+              "of a flagged run with that in mind."]
     if redone:
         lines += ["", "Run again on a quiet machine (`--only`), replacing runs that shared the machine with other work: "
                   + ", ".join(redone) + "."]
