@@ -14,8 +14,9 @@ import os
 import sys
 import time
 
+from lossync.engines.kernel.delaybox import RT_PRIORITY  # the delay box's own priority
+
 PERIOD_S = 1e-3
-RT_PRIORITY = 50  # as the delay box (engines/kernel/delaybox.py)
 
 
 def main(seconds: float) -> None:
