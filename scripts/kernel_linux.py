@@ -7,7 +7,8 @@ route-locked ssthresh). Each cell runs in the kernel engine and in the packet en
 fast-recovery rules (`recovery = "rfc6675"`, the default, and `"prr"`, Linux's), deterministic
 and with one packet time (240 us) of send jitter, with PRR and RACK-TLP together
 (`loss_detection = "rack-tlp"`: Linux's loss detection), and with those and delayed ACKs as Linux's
-receivers send them (`:delack`, DELAYED_ACK); `--packet-only` adds packet runs to stored kernel
+receivers send them (`:delack`, DELAYED_ACK), and RFC 6675's way with CUBIC's Reno-friendly slope
+kept as Linux keeps it (`:linux-alpha`, `cc.alpha_switch = false`); `--packet-only` adds packet runs to stored kernel
 cells without running Linux again. Per flow, the retransmission rate is the
 kernel's retransmitted segments over segments sent, and the packet engine's drops over packets
 sent (the loss_rate of each engine's flows table).
@@ -44,9 +45,11 @@ JITTER = "240us"  # one packet time at 50 Mb/s (1500 B)
 # __tcp_ack_snd_check) and otherwise when the delayed-ACK timer fires, at 40 ms at the least
 # (TCP_DELACK_MIN, include/net/tcp.h; Linux 6.x).
 DELAYED_ACK = {"count": 2, "timeout": "40ms"}
-# The packet engine's ways: (fast recovery, loss detection, send jitter, delayed ACKs).
-PACKET = [(r, "dupthresh", j, False) for r in ("rfc6675", "prr") for j in (False, True)] + [
-    ("prr", "rack-tlp", j, d) for d in (False, True) for j in (False, True)]
+# The packet engine's ways: (fast recovery, loss detection, send jitter, delayed ACKs, CUBIC's
+# Reno-friendly slope kept as Linux keeps it: `alpha_switch = false`, CUBIC cells only).
+PACKET = [(r, "dupthresh", j, False, False) for r in ("rfc6675", "prr") for j in (False, True)] + [
+    ("prr", "rack-tlp", j, d, False) for d in (False, True) for j in (False, True)] + [
+    ("rfc6675", "dupthresh", j, False, True) for j in (False, True)]
 
 
 def cell(variant: str, flows: int, buffer: float, seed: int, seconds: float) -> dict:
@@ -58,11 +61,12 @@ def cell(variant: str, flows: int, buffer: float, seed: int, seconds: float) -> 
     }
 
 
-def engine_name(recovery: str | None, detection: str = "dupthresh", jitter: bool = False, delack: bool = False) -> str:
+def engine_name(recovery: str | None, detection: str = "dupthresh", jitter: bool = False, delack: bool = False,
+                linux_alpha: bool = False) -> str:
     if recovery is None:
         return "kernel"
     return (f"packet:{recovery}" + (":rack" if detection == "rack-tlp" else "") + (":delack" if delack else "")
-            + (":jitter" if jitter else ""))
+            + (":linux-alpha" if linux_alpha else "") + (":jitter" if jitter else ""))
 
 
 def row(key: dict, engine: str, s: dict) -> dict:
@@ -74,8 +78,8 @@ def run_cell(key: dict, seconds: float, kernel: bool = True, skip: frozenset = f
     """One cell in the kernel engine and the packet engine's ways (those not in `skip`)."""
     doc = cell(key["variant"], key["flows"], key["buffer"], key["seed"], seconds)
     rows = [row(key, "kernel", lossync.run(doc, ['engine="kernel"']).summary)] if kernel else []
-    for recovery, detection, jitter, delack in PACKET:
-        if engine_name(recovery, detection, jitter, delack) in skip:
+    for recovery, detection, jitter, delack, linux_alpha in PACKET:
+        if engine_name(recovery, detection, jitter, delack, linux_alpha) in skip:
             continue
         d = json.loads(json.dumps(doc))
         d["flows"][0]["recovery"] = recovery
@@ -84,7 +88,10 @@ def run_cell(key: dict, seconds: float, kernel: bool = True, skip: frozenset = f
             d["flows"][0]["send_jitter"] = JITTER
         if delack:
             d["flows"][0]["delayed_ack"] = DELAYED_ACK
-        rows.append(row(key, engine_name(recovery, detection, jitter, delack), lossync.run(d, ['engine="packet"']).summary))
+        if linux_alpha and key["variant"] == "cubic":  # Reno's runs are the way without it
+            d["flows"][0]["cc"] = {"variant": "cubic", "alpha_switch": False}
+        rows.append(row(key, engine_name(recovery, detection, jitter, delack, linux_alpha),
+                        lossync.run(d, ['engine="packet"']).summary))
     print(key, [round(r["utilization"], 3) for r in rows], flush=True)
     return rows
 
@@ -201,6 +208,30 @@ def report(rows: list[dict], seconds: float, wall: float, redone: list[str]) -> 
               + ", ".join(f"{by_size[n]:.0%} with {n} flows" for n in FLOWS) + "). A flow's",
               f"retransmission rate rests on a few tens of losses in the {seconds * 3 / 4:g} s measured where windows are large (two",
               "flows at the full BDP lose 10-25 packets each), whose Poisson noise alone is 20-30%."]
+    # Each engine's loss rate over Linux's, per variant and flow count: the median of the 8 cells.
+    ratio_ways = [e for e in engines if e.startswith("packet:rfc6675")]
+    groups = [(v, n) for v in VARIANTS for n in FLOWS]
+    lines += ["", "Loss rate over Linux's: the median over the 4 buffers and 2 seeds of each variant and flow count",
+              "(`:linux-alpha`: CUBIC keeps its Reno-friendly slope at 3(1 - beta)/(1 + beta) as Linux's tcp_cubic.c does,",
+              "`cc.alpha_switch = false`; RFC 9438 §4.3, the default, raises it to 1 once W_est reaches cwnd_prior. Reno's",
+              "runs are the same either way).", "",
+              "| engine | " + " | ".join(f"{v} {n}" for v, n in groups) + " |", "|---|" + "---|" * len(groups)]
+    for e in ratio_ways:
+        med = []
+        for v, n in groups:
+            ks = [k for k in kernel.index if k[0] == v and k[1] == n]
+            med.append(np.median([float(df[(df.engine == e) & (df[keys] == pd.Series(dict(zip(keys, k)))).all(axis=1)].iloc[0].loss)
+                                  / kernel.loc[k].loss for k in ks]))
+        lines.append(f"| {e} | " + " | ".join(f"{m:.2f}" for m in med) + " |")
+    def cubic_flows_within(engine: str, flows: list[int]) -> float:  # per-flow agreement over CUBIC cells
+        return float(np.mean([flow_within(kr.flow_loss, df[(df.engine == engine) & (df[keys] == pd.Series(dict(zip(keys, k))))
+                                                             .all(axis=1)].iloc[0].flow_loss)
+                              for k, kr in kernel.iterrows() if k[0] == "cubic" and k[1] in flows]))
+    lines += ["", "CUBIC's flows whose retransmission rate is within 25% of Linux's, with send jitter:",
+              f"{cubic_flows_within('packet:rfc6675:jitter', FLOWS):.0%} with RFC 9438's slope and "
+              f"{cubic_flows_within('packet:rfc6675:linux-alpha:jitter', FLOWS):.0%} with Linux's "
+              f"({cubic_flows_within('packet:rfc6675:jitter', [50]):.0%} and "
+              f"{cubic_flows_within('packet:rfc6675:linux-alpha:jitter', [50]):.0%} with 50 flows)."]
     def span(engine: str) -> str:  # dU over the 10-flow Reno cells at 5-10% BDP
         d = [100 * (df[(df.engine == engine) & (df[keys] == pd.Series(dict(zip(keys, k)))).all(axis=1)].iloc[0].utilization
                     - kr.utilization) for k, kr in kernel.iterrows() if k[0] == "reno" and k[1] == 10 and k[2] < 0.25]

@@ -245,6 +245,18 @@ def test_what_the_kernel_cannot_run_is_refused_by_field(tmp_path, args, field):
     assert err.count("\n") == 1 and err.startswith(f"lossync: error: {field}: "), err
 
 
+def test_cubics_slope_switch_runs_as_linux_runs_it_and_says_so():
+    # tcp_cubic.c keeps 3(1 - beta)/(1 + beta) (no RFC 9438 §4.3 switch): both values run (the
+    # default's difference is the run's warning), and this plan step needs no root.
+    def flows(value):
+        cc = {"variant": "cubic"} if value is None else {"variant": "cubic", "alpha_switch": value}
+        return translate.plan(lossync.resolve(dict(DOC, flows=[{"count": 2, "cc": cc, "rtt": "40ms"}])))
+    assert [f.alpha_switch for f in flows(None).flows] == [True, True]
+    assert [f.alpha_switch for f in flows(False).flows] == [False, False]
+    # Reno's plan carries no switch.
+    assert not any(f.alpha_switch for f in translate.plan(lossync.resolve(dict(DOC, flows=DOC["flows"][:1]))).flows)
+
+
 def test_not_root_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(lossync.LossyncError, match="needs root"):

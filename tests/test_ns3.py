@@ -152,6 +152,17 @@ def test_hystart_is_tcp_cubics_at_linux_constants():
     assert "HyStart=false" in cubic("off")
 
 
+def test_cubics_slope_switch_runs_as_tcp_cubic_runs_it_and_says_so():
+    # ns-3's TcpCubic keeps 3(1 - beta)/(1 + beta) (an integer tcp_cwnd estimate, no cwnd_prior):
+    # both values run; the RFC 9438 switch, lossync's default, is a warning.
+    def cubic(**cc):
+        doc = {"dumbbell": {"capacity": "10Mbps", "buffer": {"packets": 20}},
+               "flows": [{"cc": {"variant": "cubic", **cc}, "rtt": "100ms"}], "run": {"duration": "3s"}}
+        return [w for w in run_ns3(doc).summary["warnings"] if "Reno-friendly slope" in w]
+    assert cubic() and cubic()[0].startswith("ns3 engine: ns-3's TcpCubic keeps its Reno-friendly slope")
+    assert cubic(alpha_switch=False) == []
+
+
 def test_a_wall_time_limit_stops_the_run_and_reports_how_far_it_got():
     r, st = run_ns3_with_stats(reno({"packets": 20}, duration="100000s", warmup="0s"), wall_limit_s=2)
     assert 0 < st.sim_s < 100000 and st.wall_s < 60

@@ -15,6 +15,18 @@ DUMBBELL_ONLY: dict[str, Any] = {
 }
 
 
+#: Linux's and ns-3's CUBIC keep the Reno-friendly slope 3(1 - beta)/(1 + beta); RFC 9438 §4.3
+#: raises it to 1 once W_est reaches cwnd_prior (`alpha_switch`, lossync's default).
+CUBIC_ALPHA_WARNING = ("{engine}: {cubic} keeps its Reno-friendly slope at 3(1 - beta)/(1 + beta), where the scenario's "
+                       "CUBIC raises it to 1 once W_est reaches cwnd_prior (RFC 9438 §4.3); with cc.alpha_switch = false "
+                       "every engine keeps it, as {cubic_short} does")
+
+
+def cubic_alpha_switch(flows: list[dict[str, Any]]) -> bool:
+    """Whether a resolved CUBIC flow group asks RFC 9438's slope switch, which Linux and ns-3 lack."""
+    return any(f["variant"] == "cubic" and (f.get("params") or {}).get("alpha_switch", True) for f in flows)
+
+
 def refuse_beyond_a_dumbbell(sc: Prepared | dict[str, Any], engine: str) -> dict[str, Any]:
     """The resolved scenario's one link; ScenarioError naming the field for what the engine's
     capabilities lack (burst assembly, flows that come and go, a modelled reverse direction,

@@ -5,7 +5,8 @@
 //!   `[cwnd, 1.5·cwnd]` and `cwnd += (target − cwnd)/cwnd` per acknowledged segment (§4.4, §4.5).
 //! - §4.3: `W_est = cwnd_epoch` at the epoch start, then `W_est += α_cubic·acked/cwnd` with
 //!   `α_cubic = 3(1 − β)/(1 + β)`, switching to 1 once `W_est ≥ cwnd_prior`; when
-//!   `W_cubic(t) < W_est`, `cwnd = W_est`.
+//!   `W_cubic(t) < W_est`, `cwnd = W_est`. Linux (`tcp_friendliness` in tcp_cubic.c, through
+//!   6.x) and ns-3's TcpCubic keep `α_cubic` throughout: `alpha_switch = false`.
 //! - §4.6: `cwnd_prior = cwnd`, `cwnd ← β·cwnd` (here `β^reductions`).
 //! - §4.7: fast convergence: `W_max = cwnd·(1 + β)/2` if `cwnd < W_max`, else `W_max = cwnd`.
 //! - §4.10: with no congestion event yet, `W_max` = the window at the start of congestion
@@ -41,6 +42,9 @@ pub struct CubicParams {
     pub beta: f64,
     pub fast_convergence: bool,
     pub reno_friendly: bool,
+    /// RFC 9438 §4.3: `α_cubic` becomes 1 once `W_est ≥ cwnd_prior` (false: Linux's and
+    /// ns-3's CUBIC, which keep `3(1 − β)/(1 + β)`).
+    pub alpha_switch: bool,
 }
 
 impl LawParams for CubicParams {
@@ -60,16 +64,14 @@ impl LawParams for CubicParams {
             beta: p.f64("beta", BETA, |v| v > 0.0 && v < 1.0, "in (0, 1)")?,
             fast_convergence: p.bool("fast_convergence", true)?,
             reno_friendly: p.bool("reno_friendly", true)?,
+            alpha_switch: p.bool("alpha_switch", true)?,
         })
     }
 
     fn build(&self) -> Box<dyn CongestionControl> {
-        Box::new(Cubic::new(
-            self.c,
-            self.beta,
-            self.fast_convergence,
-            self.reno_friendly,
-        ))
+        let mut law = Cubic::new(self.c, self.beta, self.fast_convergence, self.reno_friendly);
+        law.alpha_switch = self.alpha_switch;
+        Box::new(law)
     }
 }
 
@@ -93,6 +95,8 @@ pub struct Cubic {
     beta: f64,
     fast_convergence: bool,
     reno_friendly: bool,
+    /// Whether `α` becomes 1 once `W_est ≥ cwnd_prior` (RFC 9438 §4.3).
+    alpha_switch: bool,
     /// `3(1 − β)/(1 + β)` (RFC 9438 §4.3).
     alpha_cubic: f64,
     /// `W_max`; 0 until the first ACK or loss.
@@ -114,6 +118,7 @@ impl Cubic {
             beta,
             fast_convergence,
             reno_friendly,
+            alpha_switch: true,
             alpha_cubic: 3.0 * (1.0 - beta) / (1.0 + beta),
             w_max: 0.0,
             cwnd_prior: 0.0,
@@ -148,7 +153,7 @@ impl CongestionControl for Cubic {
         }
         let t = ctx.now_s - self.t_epoch;
         if self.reno_friendly {
-            let alpha = if self.w_est >= self.cwnd_prior {
+            let alpha = if self.alpha_switch && self.w_est >= self.cwnd_prior {
                 1.0
             } else {
                 self.alpha_cubic
@@ -259,6 +264,19 @@ mod tests {
         // Now W_est ≥ cwnd_prior: α = 1, W_est = 10.025210 + 1/10.025210 = 10.124959.
         let w = cc.on_ack(&ctx(0.002, 0.001), w, 1.0);
         assert!((w - 10.124959).abs() < 1e-6, "{w}");
+    }
+
+    #[test]
+    fn linux_keeps_alpha_cubic_past_cwnd_prior() {
+        let mut cc = law_with("cubic", &[("alpha_switch", Value::from(false))]);
+        cc.on_loss(&ctx(0.0, 0.001), 10.0, 1.0);
+        // As in the test above up to W_est = 10.025210 ≥ cwnd_prior = 10; then Linux's
+        // tcp_friendliness keeps α = 0.529412: W_est = 10.025210 + 0.529412/10.025210 = 10.078018
+        // (RFC 9438 §4.3's α = 1 gives 10.124959).
+        let w = cc.on_ack(&ctx(0.0, 0.001), 7.0, 40.0);
+        assert!((w - 10.025210).abs() < 1e-6, "{w}");
+        let w = cc.on_ack(&ctx(0.002, 0.001), w, 1.0);
+        assert!((w - 10.078018).abs() < 1e-6, "{w}");
     }
 
     #[test]

@@ -555,12 +555,13 @@ mod tests {
                 beta: 0.8,
                 fast_convergence: true,
                 reno_friendly: true,
+                alpha_switch: true,
             })
         );
         assert_eq!(cc.name(), "cubic");
         assert_eq!(
             serde_json::to_string(&cc).unwrap(),
-            r#"{"variant":"cubic","params":{"beta":0.8,"c":0.4,"fast_convergence":true,"reno_friendly":true}}"#
+            r#"{"variant":"cubic","params":{"alpha_switch":true,"beta":0.8,"c":0.4,"fast_convergence":true,"reno_friendly":true}}"#
         );
         // Every variant's defaults read back as themselves.
         for v in VARIANTS {

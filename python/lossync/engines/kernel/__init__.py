@@ -64,6 +64,7 @@ from ...progress import Deadline, RunTimeout, stopped_warning
 from ...progress import bar as progress_bar
 from ...results import Result
 from ...scenario import Prepared, ScenarioLike, prepare, rate_text
+from ..dumbbell import CUBIC_ALPHA_WARNING
 from ..registry import Engine
 from . import health, netns
 from .measure import measure
@@ -230,6 +231,9 @@ def _run(net: netns.Network, prepared: Prepared, p: Plan, left: list[str], deadl
             warnings.append("kernel engine: Linux CUBIC leaves slow start by HyStart (tcp_cubic hystart=1), which the scenario does not ask (hystart = \"linux\")")
         if any(f.hystart for f in cubic) and not _hystart_on():
             warnings.append("kernel engine: the scenario asks CUBIC's HyStart, which this machine's tcp_cubic has off (hystart=0)")
+        if any(f.alpha_switch for f in cubic):
+            warnings.append(CUBIC_ALPHA_WARNING.format(engine="kernel engine", cubic="Linux CUBIC (tcp_friendliness in tcp_cubic.c)",
+                                                       cubic_short="Linux"))
         bdp_pkts = max(f.rtt_s for f in p.flows) * p.capacity_bps / (8 * p.packet_size)
         buf_bytes = int(min(4 * (bdp_pkts + p.buffer_pkts + max(f.initial_window for f in p.flows)) * p.packet_size + (1 << 20), 1 << 28))
         receiver = net.start("rcv", "receiver.py", str(PORT), str(buf_bytes), stdout=subprocess.PIPE)

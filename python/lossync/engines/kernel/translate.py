@@ -27,7 +27,7 @@ from typing import Any
 from ... import _core
 from ...errors import ScenarioError
 from ...scenario import Prepared, rate_text
-from ..dumbbell import DUMBBELL_ONLY, refuse_beyond_a_dumbbell, resolved_of
+from ..dumbbell import DUMBBELL_ONLY, cubic_alpha_switch, refuse_beyond_a_dumbbell, resolved_of
 from ..registry import refuse_beyond
 from .netns import ETH_HEADER_BYTES
 
@@ -68,6 +68,7 @@ class FlowPlan:
     slow_start: bool
     ecn: bool = False  # ECN-capable (RFC 3168): net.ipv4.tcp_ecn = 1, or the route's `features ecn`
     hystart: bool = False  # the scenario asks CUBIC's HyStart (`hystart = "linux"`)
+    alpha_switch: bool = False  # the scenario's CUBIC raises its Reno-friendly slope to 1 (RFC 9438 §4.3)
 
 
 @dataclass
@@ -120,6 +121,13 @@ def _linux_cubic() -> dict[str, float | bool] | None:
             "reno_friendly": bool(p["tcp_friendliness"])}
 
 
+# Parameters the kernel's law has no knob for and whose default differs from it: run as the
+# kernel runs them, with a warning (kernel engine, `run`), since refusing them would refuse the
+# variant's defaults. CUBIC's slope switch (RFC 9438 §4.3) is not in tcp_cubic.c, which keeps
+# 3(1 - beta)/(1 + beta) (tcp_friendliness, Linux 6.x).
+WARNED_PARAMS = {"cubic": ("alpha_switch",)}
+
+
 def _check_params(field: str, variant: str, params: dict) -> None:
     defaults = json.loads(_core.variant_defaults(variant))
     given = {**defaults, **(params or {})}
@@ -127,6 +135,8 @@ def _check_params(field: str, variant: str, params: dict) -> None:
     # change): a parameter is accepted when it is what the kernel runs.
     kernel = {"reno": {"a": 1.0, "b": 0.5}, "cubic": _linux_cubic()}.get(variant) or defaults
     for name, value in given.items():
+        if name in WARNED_PARAMS.get(variant, ()):
+            continue
         k = kernel.get(name, defaults.get(name))
         same = value == k if isinstance(value, bool) or isinstance(k, bool) else abs(float(value) - float(k)) <= 2e-3 * max(1.0, abs(float(k)))
         if not same:
@@ -331,6 +341,7 @@ def plan(scenario: Prepared | dict[str, Any], force: bool = False) -> Plan:
         if iw != round(iw) or iw < 1:
             raise ScenarioError(f"{field}.initial_window", "the kernel engine needs a whole number of packets")
         out.append(FlowPlan(cc=linux, rtt_s=f["rtt_s"], start_s=f["start_s"], initial_window=int(iw), slow_start=bool(f["slow_start"]),
-                            ecn=bool(f.get("ecn")), hystart=hystart == "linux"))
+                            ecn=bool(f.get("ecn")), hystart=hystart == "linux",
+                            alpha_switch=cubic_alpha_switch([f])))
     leaf = red.tc_args() if red is not None else ["pfifo", "limit", str(b)]
     return Plan(capacity_bps=link["capacity_bps"], packet_size=int(ps), buffer_pkts=b, flows=out, red=red, leaf=leaf)

@@ -79,7 +79,8 @@ What is modelled (the packet engine's dumbbell, docs/packet.md):
 - Variants: reno -> TcpLinuxReno (+1 segment per cwnd acked segments, cwnd/2 on loss; TcpNewReno
   grows by MSS^2/cwnd per ACK and halves bytes in flight), highspeed -> TcpHighSpeed, scalable ->
   TcpScalable (AIFactor = 1/a, MDFactor = b), cubic -> TcpCubic (C, Beta, FastConvergence,
-  TcpFriendliness; HyStart off unless the group asks `hystart = "linux"`), htcp -> TcpHtcp (DeltaL;
+  TcpFriendliness; HyStart off unless the group asks `hystart = "linux"`; its Reno-friendly
+  slope stays 3(1 - beta)/(1 + beta), so `alpha_switch = true`, the default, runs with a warning), htcp -> TcpHtcp (DeltaL;
   adaptive_backoff = false -> ThroughputRatio = -1), bic -> TcpBic (all six parameters; ns-3's
   SmoothPart default is 5, Linux's and ours 20), dctcp -> TcpDctcp (g -> DctcpShiftG, the gain
   itself; alpha_init -> DctcpAlphaOnInit; ECT(0)), bbr -> TcpBbr (v1: high_gain -> HighGain,
@@ -144,7 +145,7 @@ from ...lazy import pandas as pd
 from ...progress import Deadline, RunTimeout, stopped_warning
 from ...results import Result
 from ...scenario import Prepared, ScenarioLike, prepare
-from ..dumbbell import DUMBBELL_ONLY, refuse_beyond_a_dumbbell, resolved_of
+from ..dumbbell import CUBIC_ALPHA_WARNING, DUMBBELL_ONLY, cubic_alpha_switch, refuse_beyond_a_dumbbell, resolved_of
 from ..records import DropLog, FlowCounts, LinkCounts, RunRecords, Samples, summarize
 from ..registry import Engine
 from .build import build_program, ns3_root
@@ -164,6 +165,10 @@ Translate = Callable[[Any, Any, str], list[tuple[str, str]]]
 def _fixed(v: Any, default: Any, field: str) -> list[tuple[str, str]]:
     if v != default:
         raise ScenarioError(field, f"{v!r} cannot be translated to ns-3 (only the default {default!r} is supported by the ns3 engine)")
+    return []
+
+
+def _any(v: Any, default: Any, field: str) -> list[tuple[str, str]]:
     return []
 
 
@@ -216,6 +221,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Translate], list[tuple[str, str]]]] = {
     "cubic": ("ns3::TcpCubic", {
         "c": _attr("C"), "beta": _attr("Beta"), "fast_convergence": _attr("FastConvergence", "bool"),
         "reno_friendly": _attr("TcpFriendliness", "bool"),
+        "alpha_switch": _any,  # TcpCubic has no slope switch: run as its own, with a warning (run)
     }, [("HyStart", "false")]),  # the scenario's `hystart` switches it on (_hystart)
     "htcp": ("ns3::TcpHtcp", {"delta_l": _attr("DeltaL", "time"), "adaptive_backoff": _htcp_adaptive, "rtt_scaling": _fixed}, []),
     "bic": ("ns3::TcpBic", {
@@ -632,6 +638,8 @@ def run_ns3_with_stats(
             drops = DropLog.empty()
         raw = pd.read_csv(out / "series.txt", sep=" ", header=None, dtype="f8")
     result = _measure(p, scalars, fl, drops, raw, reasons, sojourn)
+    if cubic_alpha_switch(sc["flows"]):
+        result.summary["warnings"].append(CUBIC_ALPHA_WARNING.format(engine="ns3 engine", cubic="ns-3's TcpCubic", cubic_short="ns-3"))
     end, duration = float(scalars["end_s"]), sc["run"]["duration_s"]
     if end < duration - 1e-9:
         result.summary["partial"] = True
