@@ -95,6 +95,8 @@ BAD = [
     ('duration = "20s"', 'duration = "0s"', "run.duration: must be a positive number"),
     ("count = 2", "count = -1", "flows[0].count: must be in 1..=1000000"),
     ('duration = "20s"', 'duration = "20s"\nthreads = 0', "run.threads: must be in 1..=1024, got 0"),
+    ('duration = "20s"', 'duration = "20s"\nscheduler = "fast"', "run.scheduler: unknown variant `fast`"),
+    ('duration = "20s"', 'duration = "20s"\nscheduler = "partitioned"', "run.scheduler: \"partitioned\" is the packet engine's"),
     ('rtt = "100ms"', 'rtt = "fast"', "flows[0].rtt"),
 ]
 

@@ -64,3 +64,17 @@ def test_send_jitter_breaks_drop_tail_phase_effects():
     runs = [lossync.run({**jittered, "run": {**base["run"], "seed": s}}).summary for s in (1, 2, 1)]
     assert runs[0]["flows"] == runs[2]["flows"] and runs[0]["flows"] != runs[1]["flows"]
     assert min(r["jain"] for r in runs) > 0.9 and min(r["utilization"] for r in runs) > 0.99
+
+
+def test_the_partitioned_scheduler_gives_one_result_for_every_thread_count():
+    # Through the Python layer, as `lossync run --threads N --set run.scheduler='"partitioned"'`
+    # runs it: summary, series and drop log the same on 1 and 2 threads (the core's tests check
+    # it against one event list, crates/lossync-core/tests/packet_partitioned.rs).
+    doc = {"engine": "packet", "dumbbell": {"capacity": "50Mbps", "buffer": {"bdp_fraction": 0.1}},
+           "flows": [{"count": 6, "cc": "reno", "rtt": "20ms..80ms", "start": {"uniform": ["0s", "1s"]}}],
+           "run": {"duration": "10s", "warmup": "2s", "scheduler": "partitioned"}}
+    one, two = (lossync.run(doc, [f"run.threads={t}"]) for t in (1, 2))
+    assert one.summary == two.summary
+    pd.testing.assert_frame_equal(one.series, two.series)
+    pd.testing.assert_frame_equal(one.drops, two.drops)
+    assert len(one.drops) > 0 and one.drops["time_s"].is_monotonic_increasing

@@ -6,13 +6,15 @@ scenario, building the engine), the simulation, and the summary. The cases:
 
 - packet engine: 10 Reno flows on dumbbells of 1, 10, 100 and 400 Gb/s (RTT 100 ms, buffer 25% of
   the BDP) loaded from the first RTT (`dumbbell`), and at 10 Gb/s with slow start; NSFnet with its flow groups scaled to 700 flows; NSFnet as an OBS
-  network (the obs-stats study's);
+  network (the obs-stats study's); on one thread (the serial scheduler), and 100 Reno flows at
+  1 Gb/s, NSFnet with 700 flows and the 400 Gb/s dumbbell on the partitioned scheduler at one
+  thread and at every core;
 - fluid engine (`tcp` model): 10 to 10^6 Reno flows on a 100 Gb/s dumbbell (RTT 100 ms, buffer
   10% of the BDP), each on one thread and, from 10^4 flows, on every core;
 - the seed paper's Fig. 9 grid at its protocol (960 runs of 3000 s) on every core;
 - the buffer advisor's answer (`lossync size-buffer --flows 10:highspeed:80ms..260ms`).
 
-The packet engine runs one thread per run whatever `run.threads` says (docs/scenario.md).
+The packet engine uses `run.threads` under its partitioned scheduler only (docs/packet.md).
 """
 
 from __future__ import annotations
@@ -91,10 +93,20 @@ def fluid_cases(quick: bool) -> list[tuple[int, dict[str, Any]]]:
     return [(n, fluid_dumbbell(n, min(3000.0, max(0.3, updates / (n * 1000))))) for n in flows]
 
 
-def measure(doc: dict[str, Any], threads: int | None = None) -> dict[str, Any]:
-    """Runs `doc` in a fresh process; its set-up, simulation and summary times, peak memory and
-    summary figures."""
-    case = json.dumps({"doc": doc, "threads": threads})
+def threads_cases(quick: bool) -> list[tuple[str, dict[str, Any]]]:
+    """The packet cases timed on the partitioned scheduler."""
+    scale = 0.1 if quick else 1.0
+    many = {"engine": "packet", "dumbbell": {"capacity": "1Gbps", "buffer": {"bdp_fraction": 0.25}},
+            "flows": [{"count": 100, "cc": "reno", "rtt": "50ms..150ms", "start": {"uniform": ["0s", "1s"]}}],
+            "run": {"duration": 30 * scale, "warmup": 2 * scale}}
+    return [("dumbbell 1 Gb/s, 100 flows", many), ("NSFnet, 700 flows", nsfnet_700(30 * scale)),
+            ("dumbbell 400 Gb/s, loaded", dumbbell(400, 0.5 * scale))]
+
+
+def measure(doc: dict[str, Any], threads: int | None = None, scheduler: str | None = None) -> dict[str, Any]:
+    """Runs `doc` in a fresh process (on `threads`, under `scheduler` when given); its set-up,
+    simulation and summary times, peak memory and summary figures."""
+    case = json.dumps({"doc": doc, "threads": threads, "scheduler": scheduler})
     r = subprocess.run([sys.executable, "-m", "lossync.bench"], input=case, capture_output=True, text=True, check=False)
     if r.returncode != 0:
         raise RuntimeError(f"bench case failed: {r.stderr.strip()[-2000:]}")
@@ -108,9 +120,9 @@ def _child() -> None:
     from .scenario import prepare
 
     case = json.loads(sys.stdin.read())
-    threads = case["threads"]
+    threads, scheduler = case["threads"], case.get("scheduler")
     t0 = time.perf_counter()
-    p = prepare(case["doc"], [f"run.threads={threads}"] if threads else [])
+    p = prepare(case["doc"], ([f"run.threads={threads}"] if threads else []) + ([f'run.scheduler="{scheduler}"'] if scheduler else []))
     sim = _core.Simulation(p.core)
     t1 = time.perf_counter()
     sim.advance(sim.duration_s)
@@ -212,6 +224,20 @@ def suite(quick: bool = False, say=print) -> str:
             at_bottleneck = "– | –"
         lines.append(f"| {name} | {m['sim_s']:g} | {wall:.2f} | {m['sim_s'] / m['simulate_s']:.3g} | {hops / 1e6:.2f} | "
                      f"{at_bottleneck} | {m['utilization']:.3f} | {m['max_rss_bytes'] / 1e6:.0f} |")
+        say(lines[-1])
+    lines += ["", f"## Packet engine on every core (the partitioned scheduler, {cores} threads)", "",
+              "Simulation wall time under the serial scheduler, and under the partitioned one on one thread and",
+              f"on {cores}; its results are the same for every thread count. Speed-up and efficiency (speed-up over",
+              "threads) are against the partitioned scheduler on one thread.", "",
+              "| case | sim s | serial s | partitioned, 1 thread s | partitioned, all threads s | speed-up | efficiency "
+              "| sim s / wall s | peak MB, all threads |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for name, doc in threads_cases(quick):
+        serial, one, every = measure(doc), measure(doc, 1, "partitioned"), measure(doc, cores, "partitioned")
+        speedup = one["simulate_s"] / every["simulate_s"]
+        lines.append(f"| {name} | {every['sim_s']:g} | {serial['simulate_s']:.2f} | {one['simulate_s']:.2f} | "
+                     f"{every['simulate_s']:.2f} | {speedup:.2f} | {speedup / cores:.2f} | "
+                     f"{every['sim_s'] / every['simulate_s']:.3g} | {every['max_rss_bytes'] / 1e6:.0f} |")
         say(lines[-1])
     base = measure(fluid_dumbbell(1, 0.3))["max_rss_bytes"]
 

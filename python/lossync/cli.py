@@ -192,7 +192,8 @@ def main() -> None:
 @click.option("--seed", type=int, help="Shortcut for --set run.seed=SEED.")
 @click.option("--duration", help="Shortcut for --set run.duration=DURATION (e.g. 600s).")
 @click.option("--threads", type=int, help="Shortcut for --set run.threads=N: threads for this one run (default: every core; "
-              "the fluid engine's tcp model with 8,192 flows or more uses them; results are the same for any count).")
+              "the fluid engine's tcp model with 8,192 flows or more uses them, and the packet engine under "
+              "run.scheduler=\"partitioned\"; results are the same for any count).")
 @click.option("--force", is_flag=True, help="Kernel engine: run a capacity above this machine's clean limit (the summary warns).")
 @click.option("--pcap", "pcap_link", metavar="LINK", help="Packet engine: write the packets crossing LINK (both ways) as a pcap file for Wireshark/tshark.")
 @click.option("--pcap-file", type=_Path(dir_okay=False, path_type=Path), help="With --pcap: the file (default: LINK.pcap, in --out if given).")

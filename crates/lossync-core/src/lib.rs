@@ -33,6 +33,8 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub enum Simulation {
     Fluid(Box<FluidEngine>),
     Packet(Box<PacketEngine>),
+    /// The packet engine under its partitioned scheduler (`run.scheduler = "partitioned"`).
+    Partitioned(Box<packet::partitioned::Partitioned>),
 }
 
 impl Simulation {
@@ -43,9 +45,19 @@ impl Simulation {
     /// As [`Simulation::new`], the engine keeping the caller's scenario instead of a copy.
     pub fn shared(scenario: std::sync::Arc<Scenario>) -> Result<Self> {
         match &scenario.engine {
-            scenario::Engine::Fluid => Ok(Simulation::Fluid(Box::new(FluidEngine::shared(
-                scenario.clone(),
-            )?))),
+            scenario::Engine::Fluid => {
+                check_scheduler(&scenario)?;
+                Ok(Simulation::Fluid(Box::new(FluidEngine::shared(
+                    scenario.clone(),
+                )?)))
+            }
+            scenario::Engine::Packet
+                if scenario.run.scheduler == scenario::Scheduler::Partitioned =>
+            {
+                Ok(Simulation::Partitioned(Box::new(
+                    packet::partitioned::Partitioned::shared(scenario.clone())?,
+                )))
+            }
             scenario::Engine::Packet => Ok(Simulation::Packet(Box::new(PacketEngine::shared(
                 scenario.clone(),
             )?))),
@@ -64,6 +76,7 @@ impl Simulation {
         match self {
             Simulation::Fluid(e) => e.now_s(),
             Simulation::Packet(e) => e.now_s(),
+            Simulation::Partitioned(e) => e.now_s(),
         }
     }
 
@@ -71,6 +84,7 @@ impl Simulation {
         match self {
             Simulation::Fluid(e) => e.duration_s(),
             Simulation::Packet(e) => e.duration_s(),
+            Simulation::Partitioned(e) => e.duration_s(),
         }
     }
 
@@ -79,6 +93,7 @@ impl Simulation {
         match self {
             Simulation::Fluid(e) => e.is_done(),
             Simulation::Packet(e) => e.is_done(),
+            Simulation::Partitioned(e) => e.is_done(),
         }
     }
 
@@ -87,6 +102,7 @@ impl Simulation {
         match self {
             Simulation::Fluid(e) => e.advance(until_s),
             Simulation::Packet(e) => e.advance(until_s),
+            Simulation::Partitioned(e) => e.advance(until_s),
         }
     }
 
@@ -96,6 +112,7 @@ impl Simulation {
         match self {
             Simulation::Fluid(_) => &[],
             Simulation::Packet(e) => e.drop_log(),
+            Simulation::Partitioned(e) => e.drop_log(),
         }
     }
 
@@ -103,14 +120,22 @@ impl Simulation {
     /// most `max_packets` packets. Refused, naming `pcap`, for an unknown link or on the fluid
     /// engine, which has no packets.
     pub fn trace_link(&mut self, link: &str, max_packets: usize) -> Result<()> {
-        let Simulation::Packet(e) = self else {
-            return Err(Error::field(
-                "pcap",
-                "a packet trace needs the packet engine (engine = \"packet\"); the fluid engine \
-                 has no packets",
-            ));
-        };
-        let links = &e.scenario().links;
+        let links =
+            match self {
+                Simulation::Fluid(_) => {
+                    return Err(Error::field(
+                        "pcap",
+                        "a packet trace needs the packet engine (engine = \"packet\"); the fluid \
+                     engine has no packets",
+                    ))
+                }
+                Simulation::Packet(e) => &e.scenario().links,
+                Simulation::Partitioned(_) => return Err(Error::field(
+                    "pcap",
+                    "the partitioned scheduler traces no link (its partitions each see part of \
+                     it); run.scheduler = \"serial\" traces it",
+                )),
+            };
         let Some(l) = links.iter().position(|l| l.name == link) else {
             let names: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
             return Err(Error::field(
@@ -118,7 +143,10 @@ impl Simulation {
                 format!("no link named {link:?} (links: {})", names.join(", ")),
             ));
         };
-        e.trace_link(l, max_packets)
+        match self {
+            Simulation::Packet(e) => e.trace_link(l, max_packets),
+            _ => unreachable!("refused above"),
+        }
     }
 
     /// The packet trace, if one was asked for.
@@ -126,6 +154,7 @@ impl Simulation {
         match self {
             Simulation::Fluid(_) => None,
             Simulation::Packet(e) => e.trace(),
+            Simulation::Partitioned(_) => None,
         }
     }
 
@@ -133,6 +162,7 @@ impl Simulation {
         match self {
             Simulation::Fluid(e) => e.finish(),
             Simulation::Packet(e) => e.finish(),
+            Simulation::Partitioned(e) => e.finish(),
         }
     }
 }
@@ -141,10 +171,25 @@ impl Simulation {
 /// building it). An engine outside the core is checked by the front end that registers it.
 pub fn check(scenario: &Scenario) -> Result<()> {
     match scenario.engine {
-        scenario::Engine::Fluid => fluid::check(scenario),
+        scenario::Engine::Fluid => check_scheduler(scenario).and_then(|_| fluid::check(scenario)),
+        scenario::Engine::Packet if scenario.run.scheduler == scenario::Scheduler::Partitioned => {
+            packet::check(scenario).and_then(|_| packet::partitioned::check(scenario))
+        }
         scenario::Engine::Packet => packet::check(scenario),
         scenario::Engine::External(_) => Ok(()),
     }
+}
+
+/// The fluid engine has one scheduler: its steps (on every core already, `run.threads`).
+fn check_scheduler(scenario: &Scenario) -> Result<()> {
+    if scenario.run.scheduler == scenario::Scheduler::Partitioned {
+        return Err(Error::field(
+            "run.scheduler",
+            "\"partitioned\" is the packet engine's; the fluid engine steps its flows on every \
+             core already (run.threads)",
+        ));
+    }
+    Ok(())
 }
 
 fn core_engine_names() -> String {

@@ -5,7 +5,10 @@
 //!
 //! The queue is a binary heap keyed by `(time, seq)`: `seq` is a counter taken at insertion, so
 //! events due at the same picosecond run in the order they were scheduled (FIFO ties), which makes
-//! a run independent of the heap's internal order.
+//! a run independent of the heap's internal order. The partitioned scheduler
+//! ([`super::partitioned`]) breaks ties by the event itself instead ([`EventQueue::canonical`]):
+//! its partitions schedule in their own orders, so only an order named by the event is the same
+//! whichever partition and thread an event came from.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -100,11 +103,12 @@ impl Ord for Entry {
     }
 }
 
-/// Pending events, earliest first, FIFO among equal times.
+/// Pending events, earliest first, FIFO among equal times (or by [`tie_key`] when canonical).
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Entry>,
     next_seq: u64,
+    canonical: bool,
 }
 
 impl EventQueue {
@@ -112,12 +116,29 @@ impl EventQueue {
         EventQueue {
             heap: BinaryHeap::with_capacity(n),
             next_seq: 0,
+            canonical: false,
         }
     }
 
+    /// From now on, events due at the same picosecond run in the order of [`tie_key`], not in
+    /// the order they were scheduled; the events already pending are re-keyed.
+    pub fn canonical(&mut self) {
+        self.canonical = true;
+        let pending = std::mem::take(&mut self.heap).into_vec();
+        for e in pending {
+            self.push((e.key >> 64) as SimTime, e.event);
+        }
+    }
+
+    #[inline]
     pub fn push(&mut self, time_ps: SimTime, event: Event) {
+        let tie = if self.canonical {
+            tie_key(event)
+        } else {
+            self.next_seq
+        };
         self.heap.push(Entry {
-            key: ((time_ps as u128) << 64) | self.next_seq as u128,
+            key: ((time_ps as u128) << 64) | tie as u128,
             event,
         });
         self.next_seq += 1;
@@ -145,6 +166,32 @@ impl EventQueue {
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
+}
+
+/// The canonical order of events due at the same picosecond: by kind (the warm-up's end and the
+/// samples first, so that they see everything before their instant and nothing at it), then by
+/// element or flow, then by timer generation or node token (low 28 bits: equal keys would need
+/// generations 2^28 apart due at the same picosecond, and equal keys are equal events). A
+/// choice, as FIFO is: neither is more physical than the other.
+pub fn tie_key(event: Event) -> u64 {
+    let (rank, index, extra): (u64, u32, u32) = match event {
+        Event::WarmupEnd => (0, 0, 0),
+        Event::Record => (1, 0, 0),
+        Event::Aggregate => (2, 0, 0),
+        Event::FlowStart(f) => (3, f, 0),
+        Event::Arrival(g) => (4, g, 0),
+        Event::PipeHead(p)
+        | Event::PipeToQueue(p)
+        | Event::PipeToReceiver(p)
+        | Event::PipeToSender(p) => (5, p, 0),
+        Event::ServiceDone(p) => (6, p, 0),
+        Event::XcpInterval(p) => (7, p, 0),
+        Event::NodeTimer { node, token } => (8, node, token),
+        Event::Pace(f) => (9, f, 0),
+        Event::DelAck { flow, gen } => (10, flow, gen),
+        Event::Rto { flow, gen } => (11, flow, gen),
+    };
+    (rank << 60) | ((index as u64) << 28) | (extra as u64 & 0x0FFF_FFFF)
 }
 
 /// Serialization time of one packet on a link, with the sub-picosecond remainder carried from
@@ -207,6 +254,30 @@ mod tests {
                 (3, Event::PipeHead(2)),
                 (5, Event::Record),
                 (5, Event::ServiceDone(0)),
+            ]
+        );
+    }
+
+    #[test]
+    fn canonical_ties_follow_the_event_not_the_schedule() {
+        let mut q = EventQueue::with_capacity(8);
+        q.push(5, Event::ServiceDone(0));
+        q.push(5, Event::Rto { flow: 1, gen: 2 });
+        q.canonical(); // re-keys the two pending
+        q.push(5, Event::PipeToQueue(3));
+        q.push(5, Event::Record);
+        q.push(5, Event::Rto { flow: 1, gen: 1 });
+        q.push(4, Event::Pace(9));
+        let order: Vec<(u64, Event)> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![
+                (4, Event::Pace(9)),
+                (5, Event::Record),
+                (5, Event::PipeToQueue(3)),
+                (5, Event::ServiceDone(0)),
+                (5, Event::Rto { flow: 1, gen: 1 }),
+                (5, Event::Rto { flow: 1, gen: 2 }),
             ]
         );
     }

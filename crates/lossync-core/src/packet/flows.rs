@@ -135,7 +135,7 @@ impl PacketEngine {
                     now + ps_from_s(gap_s)
                 })
             };
-            fl.in_net += 1;
+            fl.in_net = fl.in_net.wrapping_add(1);
             self.forward(pkt, now);
             if let Some(t) = pace_next_ps {
                 let fl = &mut self.flows[f];
@@ -237,7 +237,9 @@ impl PacketEngine {
     #[inline(always)]
     pub(super) fn gone(&mut self, f: usize) {
         let fl = &mut self.flows[f];
-        fl.in_net -= 1;
+        // Wrapping: under the partitioned scheduler each partition sees part of the count (it
+        // matters to dynamic flows only, which that scheduler does not run).
+        fl.in_net = fl.in_net.wrapping_sub(1);
         if fl.in_net == 0 && fl.phase == Phase::Draining {
             self.maybe_release(f);
         }
@@ -249,7 +251,7 @@ impl PacketEngine {
         let fl = &mut self.flows[f];
         fl.delack_gen = fl.delack_gen.wrapping_add(1); // cancels a pending delayed-ACK timer
         let pkt = Pkt::ack(f as u32, fl.ack_route, &ack);
-        fl.in_net += 1;
+        fl.in_net = fl.in_net.wrapping_add(1);
         self.forward(pkt, self.now_ps);
     }
 
@@ -258,7 +260,7 @@ impl PacketEngine {
     #[inline(always)]
     pub(super) fn ack_at_sender(&mut self, f: usize, ack: Ack) {
         let fl = &mut self.flows[f];
-        fl.in_net -= 1;
+        fl.in_net = fl.in_net.wrapping_sub(1);
         fl.sender.on_ack(self.now_ps, ack);
         if fl.sender.snd_una() >= fl.slot.size_pkts {
             return self.flow_done(f);
@@ -325,16 +327,22 @@ impl PacketEngine {
         self.start_flow(f);
     }
 
-    /// Flow `f` starts sending.
+    /// Flow `f` starts sending. Under the partitioned scheduler only its sender's partition
+    /// starts it; every partition counts it at the ports.
     pub(super) fn start_flow(&mut self, f: usize) {
-        self.flows[f].sender.start(self.now_ps);
+        let sender = self.runs_sender(f);
+        if sender {
+            self.flows[f].sender.start(self.now_ps);
+        }
         for h in self.routes.data(f) {
             if let Hop::Queue { port, .. } = *h {
                 self.ports[port as usize].started_flows += 1;
                 self.clusters[port as usize].flow_started(self.now_ps);
             }
         }
-        self.send(f);
+        if sender {
+            self.send(f);
+        }
     }
 
     /// A dynamic flow's last packet is acknowledged (or a late ACK reached a finished one).

@@ -63,6 +63,7 @@ pub mod event;
 mod flows;
 mod limits;
 pub mod node;
+pub mod partitioned;
 pub mod pcap;
 pub mod pipe;
 pub mod port;
@@ -144,6 +145,11 @@ pub struct PacketEngine {
     completions: Vec<CompletionRecord>,
     /// The node that records the packets crossing a traced link (`trace_link`), if any.
     trace_node: Option<u32>,
+    /// Under the partitioned scheduler: what this partition owns, and the packets it sent into
+    /// other partitions' pipes this window ([`partitioned`]).
+    part: Option<partitioned::Part>,
+    /// Per partition, what this one sent into its pipes this window.
+    outbox: Vec<Vec<partitioned::Msg>>,
 }
 
 impl PacketEngine {
@@ -327,8 +333,18 @@ impl PacketEngine {
             dynamic,
             completions,
             trace_node: None,
+            part: None,
+            outbox: Vec::new(),
             scenario: sc,
         })
+    }
+
+    /// Events due at the same picosecond run in the partitioned scheduler's order
+    /// ([`event::tie_key`]) instead of the order they were scheduled: the serial run that the
+    /// partitioned scheduler reproduces exactly (for tests).
+    pub fn with_canonical_ties(mut self) -> Self {
+        self.queue.canonical();
+        self
     }
 
     /// Simulated time now, in seconds.
@@ -528,6 +544,9 @@ impl PacketEngine {
     /// `pkt` enters pipe `p`, route position `i`, at `at`.
     #[inline(always)]
     fn enter_pipe(&mut self, p: u32, pkt: Pkt, i: u32, at: SimTime) {
+        if self.remote_pipe(p, pkt.at_hop(i), at) {
+            return;
+        }
         if let Some(exit) = self.pipes[p as usize].enter(at, pkt.at_hop(i)) {
             let ev = self.pipe_event(p, i);
             self.queue.push(exit, ev);

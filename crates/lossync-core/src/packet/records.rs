@@ -162,7 +162,13 @@ impl PacketEngine {
     /// Closes the run at the current time and computes the summary. Without a drop after the
     /// warm-up, `from_first_congestion` falls back to statistics from the warm-up (as the fluid
     /// engine does).
-    pub fn finish(mut self) -> RunResult {
+    pub fn finish(self) -> RunResult {
+        let (sc, records) = self.into_records();
+        metrics::summarize(&sc, records)
+    }
+
+    /// Closes the run at the current time: its scenario and raw records.
+    pub(super) fn into_records(mut self) -> (std::sync::Arc<crate::scenario::Scenario>, Records) {
         let now = self.now_ps;
         for port in &mut self.ports {
             port.integrate(now);
@@ -258,6 +264,6 @@ impl PacketEngine {
             completions: std::mem::take(&mut self.completions),
             aggregate: self.aggregate,
         };
-        metrics::summarize(&self.scenario, records)
+        (self.scenario, records)
     }
 }

@@ -437,6 +437,8 @@ pub struct RunSpec {
     pub aggregate_interval: Option<Time>,
     /// Threads for one run (default: every core); the results do not depend on it.
     pub threads: Option<i64>,
+    /// The packet engine's scheduler (default: serial).
+    pub scheduler: Option<super::model::Scheduler>,
 }
 
 impl<'de> Deserialize<'de> for CcSpec {

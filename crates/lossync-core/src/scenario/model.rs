@@ -659,7 +659,24 @@ pub struct Run {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub aggregate_interval_s: f64,
     /// Threads one run may use; 0: every core. Results are bit-identical for every count (the
-    /// fluid engine's `tcp` model uses them; the other engines and models run on one).
+    /// fluid engine's `tcp` model uses them, and the packet engine's partitioned scheduler).
     #[serde(default, skip_serializing_if = "is_default")]
     pub threads: usize,
+    /// How the packet engine orders and runs its events ([`Scheduler`]).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub scheduler: Scheduler,
+}
+
+/// The packet engine's scheduler (docs/packet.md, "The partitioned scheduler").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheduler {
+    /// One event list on one thread; events due at the same picosecond in the order they were
+    /// scheduled.
+    #[default]
+    Serial,
+    /// The network and the hosts as partitions that run in parallel between exchanges, one
+    /// lookahead apart (conservative parallel simulation); events due at the same picosecond
+    /// in an order named by the event. The same result for every thread count.
+    Partitioned,
 }

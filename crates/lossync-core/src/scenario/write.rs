@@ -58,6 +58,9 @@ pub fn to_toml(sc: &Scenario) -> String {
     if r.threads > 0 {
         line(o, "threads", &r.threads.to_string());
     }
+    if r.scheduler == super::model::Scheduler::Partitioned {
+        line(o, "scheduler", "\"partitioned\"");
+    }
     out
 }
 

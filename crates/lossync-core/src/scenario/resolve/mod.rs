@@ -104,6 +104,7 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
                 ))
             }
         },
+        scheduler: r.scheduler.unwrap_or_default(),
     })
 }
 
