@@ -4,19 +4,8 @@
 
 mod common;
 
-use common::scenario;
+use common::{fingerprint, scenario};
 use lossync_core::{FluidEngine, RunResult};
-
-/// Everything a run reports, as text: summary, series, events (a difference in any bit of any
-/// number shows).
-fn fingerprint(r: &RunResult) -> String {
-    let mut s = serde_json::to_string(&r.summary).expect("serializable");
-    for (name, column) in &r.series.columns {
-        let bits: Vec<u64> = column.iter().map(|x| x.to_bits()).collect();
-        s += &format!("\n{name}: {bits:?}");
-    }
-    s + &serde_json::to_string(&r.events).expect("serializable")
-}
 
 fn run_on(text: &str, threads: usize) -> RunResult {
     let text = text.replace("[run]", &format!("[run]\nthreads = {threads}"));

@@ -8,18 +8,8 @@
 
 mod common;
 
-use common::scenario;
+use common::{fingerprint, scenario};
 use lossync_core::{PacketEngine, RunResult, Simulation};
-
-/// Everything a run reports, as text: summary, series, events.
-fn fingerprint(r: &RunResult) -> String {
-    let mut s = serde_json::to_string(&r.summary).expect("serializable");
-    for (name, column) in &r.series.columns {
-        let bits: Vec<u64> = column.iter().map(|x| x.to_bits()).collect();
-        s += &format!("\n{name}: {bits:?}");
-    }
-    s + &serde_json::to_string(&r.events).expect("serializable")
-}
 
 fn partitioned(text: &str, threads: usize) -> RunResult {
     let text = text.replace(

@@ -433,6 +433,7 @@ fn partition(e: &PacketEngine, n_parts: usize) -> (Owners, SimTime) {
     }
     // Then the links between routers, shortest first, for as long as the busiest partition
     // grows by at most a twentieth: each window is then as long as the shortest link left cut.
+    // (The first 256 at most: each try deals every group again.)
     let is_port = |x: usize| (port0..recv0).contains(&x);
     let mut links: Vec<usize> = (0..e.pipes.len())
         .filter(|&p| {
@@ -442,6 +443,7 @@ fn partition(e: &PacketEngine, n_parts: usize) -> (Owners, SimTime) {
         })
         .collect();
     links.sort_by_key(|&p| (e.pipes[p].delay_ps(), p));
+    links.truncate(256);
     let (mut part_of, first_load) = deal(&mut uf, &weight, n_parts);
     for p in links {
         let mut joined = uf.clone();

@@ -33,6 +33,17 @@ pub fn packet_engine(text: &str) -> PacketEngine {
     PacketEngine::new(&scenario(text)).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
+/// Everything a run reports, as text: summary, series, events (a difference in any bit of any
+/// number shows).
+pub fn fingerprint(r: &RunResult) -> String {
+    let mut s = serde_json::to_string(&r.summary).expect("serializable");
+    for (name, column) in &r.series.columns {
+        let bits: Vec<u64> = column.iter().map(|x| x.to_bits()).collect();
+        s += &format!("\n{name}: {bits:?}");
+    }
+    s + &serde_json::to_string(&r.events).expect("serializable")
+}
+
 /// docs/model.md §4.2: U = ¾(1+ρ)²/(1+ρ+ρ²) for synchronized Reno (γ = ½).
 pub fn reno_closed_form(rho: f64) -> f64 {
     0.75 * (1.0 + rho).powi(2) / (1.0 + rho + rho * rho)
