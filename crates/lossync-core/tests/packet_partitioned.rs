@@ -194,3 +194,32 @@ fn what_it_cannot_run_is_refused_by_field() {
     let err = Simulation::new(&scenario(&text)).err().expect("refused");
     assert!(err.to_string().starts_with("run.scheduler: "), "{err}");
 }
+
+#[test]
+fn no_more_partitions_than_groups_with_work() {
+    // One flow: its host and the router, two groups, whatever run.threads asks.
+    let text = r#"
+        engine = "packet"
+        [dumbbell]
+        capacity = "10Mbps"
+        buffer = { packets = 20 }
+        [[flows]]
+        cc = "reno"
+        rtt = "50ms"
+        [run]
+        duration = "2s"
+        scheduler = "partitioned"
+        threads = 8
+    "#;
+    let sim = Simulation::new(&scenario(text)).expect("runs");
+    let Simulation::Partitioned(p) = &sim else {
+        panic!("the partitioned scheduler runs it");
+    };
+    assert_eq!(p.partitions(), 2);
+    // Half the flow's own propagation (less its serializations) is the window.
+    assert!(
+        p.lookahead_s() > 0.02 && p.lookahead_s() < 0.025,
+        "{}",
+        p.lookahead_s()
+    );
+}

@@ -7,8 +7,8 @@
 //! **Partitions.** The network's elements (senders, access links, ports, receivers) are grouped
 //! where no pipe separates them: a host with its access link, a router's ports with the
 //! receivers behind them (a link's pipe is one FIFO into the next router's ports, so those go
-//! together). The groups are dealt to one partition per thread, largest first to the least
-//! loaded ([`partition`]). A packet goes from one partition to another only through a pipe, so
+//! together). The groups are dealt to one partition per thread (fewer when there are fewer
+//! groups with work), largest first to the least loaded ([`partition`]). A packet goes from one partition to another only through a pipe, so
 //! the shortest delay of a pipe between two partitions is a lookahead L: what a partition does
 //! in `[T, T + L)` reaches another no earlier than `T + L`. The partitions run each window on
 //! their own threads and hand over what entered each other's pipes between windows (no null
@@ -147,7 +147,8 @@ impl PacketEngine {
 /// What the partitioned scheduler cannot run yet, refused naming the field: flows that come and
 /// go (a slot is reused once none of its packets is left anywhere), statistics from the first
 /// drop (it starts them in every partition at once), aggregate samples (a sum over every host's
-/// flows), burst assembly, and a flow without its own propagation delay (no lookahead).
+/// flows) and burst assembly. (A pipe without delay is never cut: its two ends share a
+/// partition, so the lookahead is never zero.)
 pub fn check(sc: &Scenario) -> Result<()> {
     let refuse = |field: &str, why: &str| {
         Err(Error::field(
@@ -192,11 +193,13 @@ pub struct Partitioned {
 
 impl Partitioned {
     /// The scenario's run on `run.threads` threads (every core when not given), a partition
-    /// each.
+    /// each (no more than the network has groups with work).
     pub fn shared(sc: Arc<Scenario>) -> Result<Self> {
         super::check(&sc)?;
         check(&sc)?;
-        let n_parts = crate::threads::threads_for(sc.run.threads).max(1);
+        let threads = crate::threads::threads_for(sc.run.threads).max(1);
+        let first = PacketEngine::shared(sc.clone())?;
+        let (owners, lookahead_ps, n_parts) = partition(&first, threads);
         let e = super::memory_estimate(&sc);
         crate::memory::check(
             "packet",
@@ -204,10 +207,10 @@ impl Partitioned {
             "run.threads",
             &format!("a whole run per partition, {n_parts} partitions"),
         )?;
-        let mut parts = (0..n_parts)
-            .map(|_| PacketEngine::shared(sc.clone()).map(Own))
-            .collect::<Result<Vec<_>>>()?;
-        let (owners, lookahead_ps) = partition(&parts[0].0, n_parts);
+        let mut parts = vec![Own(first)];
+        for _ in 1..n_parts {
+            parts.push(Own(PacketEngine::shared(sc.clone())?));
+        }
         let owners = Arc::new(owners);
         for (me, Own(e)) in parts.iter_mut().enumerate() {
             e.outbox = vec![Vec::new(); n_parts];
@@ -247,7 +250,8 @@ impl Partitioned {
         self.parts[0].0.scenario()
     }
 
-    /// Its partitions, one per thread.
+    /// Its partitions, one per thread: `run.threads`, or fewer when the network has fewer groups
+    /// with work (a host, a router).
     pub fn partitions(&self) -> usize {
         self.parts.len()
     }
@@ -349,7 +353,8 @@ impl Partitioned {
 #[repr(align(128))]
 struct Own(PacketEngine);
 
-/// The partition count's partitions of the network (returns the owners and the lookahead).
+/// The network cut into at most `n_parts` partitions (returns the owners, the lookahead and the
+/// partitions used: no more than there are groups with work).
 ///
 /// Elements joined without a pipe between them must run together: a sender and its access
 /// link, a port and the receivers right behind it, ports joined by a link without delay, a
@@ -359,7 +364,7 @@ struct Own(PacketEngine);
 /// each to the least loaded (LPT), weighing each element by the flows that cross it, a sender
 /// thrice (it does most per ACK). Which partition gets what changes the speed only: the result
 /// is the same for any partitioning.
-fn partition(e: &PacketEngine, n_parts: usize) -> (Owners, SimTime) {
+fn partition(e: &PacketEngine, n_parts: usize) -> (Owners, SimTime, usize) {
     let n = e.flows.len();
     let (n_access, n_ports, n_nodes) = (e.access.len(), e.ports.len(), e.nodes.len());
     // Element ids: senders, access links, ports, receivers, nodes.
@@ -444,15 +449,15 @@ fn partition(e: &PacketEngine, n_parts: usize) -> (Owners, SimTime) {
         .collect();
     links.sort_by_key(|&p| (e.pipes[p].delay_ps(), p));
     links.truncate(256);
-    let (mut part_of, first_load) = deal(&mut uf, &weight, n_parts);
+    let (mut part_of, first_load, mut used) = deal(&mut uf, &weight, n_parts);
     for p in links {
         let mut joined = uf.clone();
         joined.union(pipe_from[p], pipe_to[p][0]);
-        let (parts, load) = deal(&mut joined, &weight, n_parts);
+        let (parts, load, n) = deal(&mut joined, &weight, n_parts);
         if load > 1.05 * first_load {
             break;
         }
-        (uf, part_of) = (joined, parts);
+        (uf, part_of, used) = (joined, parts, n);
     }
     let mut owner = |x: usize| part_of[uf.find(x)];
     let pipe: Vec<u16> = pipe_to
@@ -472,19 +477,22 @@ fn partition(e: &PacketEngine, n_parts: usize) -> (Owners, SimTime) {
         port: (0..n_ports).map(|p| owner(port0 + p)).collect(),
         node: (0..n_nodes).map(|k| owner(node0 + k)).collect(),
     };
-    (owners, lookahead_ps)
+    (owners, lookahead_ps, used)
 }
 
-/// Deals the groups of `uf` to `n_parts` partitions, largest first, each to the least loaded
-/// (ties by the group's first element and the partition's index: the same every time). Returns
-/// each root's partition and the busiest partition's load.
-fn deal(uf: &mut UnionFind, weight: &[f64], n_parts: usize) -> (Vec<u16>, f64) {
+/// Deals the groups of `uf` to `n_parts` partitions (no more than there are groups with work),
+/// largest first, each to the least loaded (ties by the group's first element and the
+/// partition's index: the same every time). Returns each root's partition, the busiest
+/// partition's load and the partitions used.
+fn deal(uf: &mut UnionFind, weight: &[f64], n_parts: usize) -> (Vec<u16>, f64, usize) {
     let mut group_weight = vec![0.0f64; weight.len()];
     for (x, w) in weight.iter().enumerate() {
         group_weight[uf.find(x)] += w;
     }
     let mut groups: Vec<usize> = (0..weight.len()).filter(|&x| uf.find(x) == x).collect();
     groups.sort_by(|&a, &b| group_weight[b].total_cmp(&group_weight[a]).then(a.cmp(&b)));
+    let working = groups.iter().filter(|&&g| group_weight[g] > 0.0).count();
+    let n_parts = n_parts.min(working).max(1);
     let mut load = vec![0.0f64; n_parts];
     let mut part_of = vec![0u16; weight.len()];
     for g in groups {
@@ -494,7 +502,7 @@ fn deal(uf: &mut UnionFind, weight: &[f64], n_parts: usize) -> (Vec<u16>, f64) {
         load[lightest] += group_weight[g];
         part_of[g] = lightest as u16;
     }
-    (part_of, load.into_iter().fold(0.0, f64::max))
+    (part_of, load.into_iter().fold(0.0, f64::max), n_parts)
 }
 
 /// Partition 0's records with each element's from its owner: links and their congestion events
