@@ -288,8 +288,15 @@ impl Partitioned {
                         e.deliver_msg(m);
                     }
                 }
-                let next = now.saturating_add(lookahead).min(until);
-                e.run_window(next, next >= end);
+                // Windows end before their end time; the run's last instant, `end` itself (which
+                // one event list runs too), is a window of its own, after the exchange that
+                // brings every packet due then.
+                let (next, last) = if now < until {
+                    (now.saturating_add(lookahead).min(until), false)
+                } else {
+                    (end, true)
+                };
+                e.run_window(next, last);
                 // One batch per partition it sent to: one lock each, not one per packet.
                 for (to, out) in e.outbox.iter_mut().enumerate() {
                     if !out.is_empty() {
@@ -301,7 +308,7 @@ impl Partitioned {
                     b.wait();
                 }
                 now = next;
-                if now >= until {
+                if last || (now >= until && until < end) {
                     return;
                 }
             }
