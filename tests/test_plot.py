@@ -207,3 +207,32 @@ def test_the_bbr_figure_has_no_negative_loss_ticks_and_tells_the_engines_apart()
     assert fluid and packet
     assert {ln.get_marker() for ln in fluid}.isdisjoint({ln.get_marker() for ln in packet})
     plt.close(fig)
+
+
+def test_a_table_or_list_valued_axis_is_drawn_or_refused_like_any_other(tmp_path):
+    # A variant with parameters and an RTT range as axes, written through Parquet as a sweep writes
+    # them (a table comes back as a dict, a list as an array). On main `plot` left both out of its
+    # hidden axes and averaged the two CUBICs into each point under "over 2 seeds per point" (there
+    # was one), and summarize, report and a --hue of the list raised "unhashable type".
+    frame = rows(seeds=(1,))
+    frame[CC] = frame[CC].map({"reno": {"variant": "cubic", "beta": 0.5}, "cubic": {"variant": "cubic", "beta": 0.9}})
+    frame = pd.concat([frame.assign(**{"flows.0.rtt": [["20ms", "40ms"]] * len(frame)}),
+                       frame.assign(**{"flows.0.rtt": [["60ms", "90ms"]] * len(frame)}, utilization=frame["utilization"] + 0.01)],
+                      ignore_index=True)
+    res = write_results(frame, tmp_path / "res")
+    axes = {BUFFER: [0.01, 0.1, 1.0], X: [0.3, 1.0], CC: [{"variant": "cubic", "beta": 0.5}, {"variant": "cubic", "beta": 0.9}],
+            "flows.0.rtt": [["20ms", "40ms"], ["60ms", "90ms"]]}
+    (res / "sweep.json").write_text(json.dumps({"spec": {"axes": axes, "seeds": 1}}))
+    # Two axes left out by --x and --hue: refused, naming both.
+    r = lossync("plot", str(res), "--x", BUFFER, "--hue", X)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert CC in r.stderr and "flows.0.rtt" in r.stderr
+    # Drawn: panels of the variant, a line per RTT range; each point one cell.
+    r = lossync("plot", str(res), "--x", BUFFER, "--hue", "flows.0.rtt", "--col", CC, "--row", X)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    r = lossync("summarize", str(res))
+    assert r.returncode == 0, r.stderr
+    assert '{beta = 0.5, variant = "cubic"}' in r.stdout and '["60ms", "90ms"]' in r.stdout
+    assert len([line for line in r.stdout.splitlines() if 'ms"]' in line]) == 24  # 3 × 2 × 2 × 2 points, a row each
+    r = lossync("report", str(res))
+    assert r.returncode == 0 and (res / "report.html").stat().st_size > 0, r.stderr

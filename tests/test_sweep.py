@@ -358,3 +358,55 @@ def test_a_base_that_is_neither_a_file_nor_a_shipped_example_is_one_line(tmp_pat
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith("lossync: error: sweep.base: 'no-such-example': no such scenario file in"), r.stderr
     assert "dumbbell-reno" in r.stderr and not (tmp_path / "res").exists()
+
+
+@pytest.mark.parametrize("where, values, named", [
+    ("seeds", [3, 1, 3], "sweep.seeds: seeds lists 3 twice"),
+    ("axes", {"loss.sync.x": [0.3, 1.0, 0.3]}, "sweep.axes: axis 'loss.sync.x' lists 0.3 twice"),
+    ("axes", {"flows.0.cc": [{"variant": "cubic", "beta": 0.7}, {"beta": 0.7, "variant": "cubic"}]}, "lists {\"beta\": 0.7"),
+])
+def test_a_value_listed_twice_is_refused_not_collapsed(tmp_path, where, values, named):
+    # On main `seeds = [1, 1]` announced "2 runs (1 points × 2 seeds)", ran one and stored one row.
+    with pytest.raises(lossync.ScenarioError, match=named.replace("{", r"\{")):
+        lossync.sweep(spec(**{where: values}), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "0", "1025", "2.5"])
+def test_a_bad_worker_count_from_the_environment_is_one_line_and_writes_nothing(tmp_path, value):
+    # On main: a traceback (int('abc'), or the pool's "max_workers must be greater than 0") after
+    # the results folder was made, and 100000 workers were accepted.
+    f = write_spec(tmp_path, seeds=1)
+    r = cli("sweep", str(f), "--out", str(tmp_path / "out"), env={**os.environ, "LOSSYNC_WORKERS": value})
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines() == [f"lossync: error: LOSSYNC_WORKERS: must be a whole number of processes from 1 to 1024, got {value!r}"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_sweep_into_a_runs_results_folder_is_refused(tmp_path):
+    # On main `sweep --out RUN_FOLDER --resume` added runs/ and sweep.json beside the run's files.
+    run_dir = tmp_path / "run"
+    assert cli("run", str(ROOT / "examples" / "paper-10g.toml"), "--out", str(run_dir), "--duration", "20").returncode == 0
+    before = sorted(p.name for p in run_dir.iterdir())
+    r = cli("sweep", str(write_spec(tmp_path, seeds=1)), "--out", str(run_dir), "--resume")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "holds a run's results" in r.stderr, r.stderr
+    assert sorted(p.name for p in run_dir.iterdir()) == before
+
+
+def test_the_rows_warnings_are_python_warnings_too(tmp_path):
+    # On main lossync.sweep and lossync.compare emitted none: a caller who read only the numbers
+    # never heard that no run saw a congestion event.
+    quiet = spec(seeds=1, set=["run.duration=0.5", "run.from_first_congestion=false", "dumbbell.capacity=1Gbps", "flows.0.count=4"])
+    with pytest.warns(lossync.LossyncWarning) as caught:
+        rows = lossync.sweep(quiet, tmp_path / "out")
+    said = [str(w.message) for w in caught if issubclass(w.category, lossync.LossyncWarning)]
+    warned = {w for ws in rows["warnings"] for w in ws}
+    assert warned and len(said) == len(warned)
+    for w in warned:
+        n = sum(w in list(ws) for ws in rows["warnings"])
+        assert f"{n} of 4 runs: {w}" in said
+    assert all(c.filename == __file__ for c in caught)  # blamed on the caller's line
+    from lossync.compare import compare
+
+    with pytest.warns(lossync.LossyncWarning, match="^fluid: .*no congestion event"):
+        compare(str(ROOT / "examples" / "paper-10g.toml"), ["fluid"], ["run.duration=0.5", "run.from_first_congestion=false"])

@@ -350,7 +350,7 @@ def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: 
     out_dir = out_dir or (spec.with_suffix("") if spec.exists() else Path(spec.stem))
     try:
         results = sweep(spec, out_dir, scheduler=scheduler, workers=workers, resume=resume, announce=lambda line: click.echo(line, err=True),
-                        command=_command_line(), timeout_s=timeout_s)
+                        command=_command_line(), timeout_s=timeout_s, warn=False)
     except KeyboardInterrupt:
         click.echo(f"lossync: interrupted; finished runs are in {out_dir}; rerun with --resume", err=True)
         sys.exit(130)
@@ -546,7 +546,7 @@ def compare_cmd(scenario: Path, engines: str, reference: str | None, overrides: 
     if "" in names:
         raise ScenarioError("--engines", f"{engines!r}: an empty engine name (a stray comma?)")
     table = compare(scenario, names, overrides, reference=reference, progress=progress, timeout_s=timeout_s,
-                    announce=lambda line: click.echo(f"lossync: {line}", err=True))
+                    announce=lambda line: click.echo(f"lossync: {line}", err=True), warn=False)
     if as_json:
         click.echo(json.dumps({e: {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                                for e, row in table.to_dict(orient="index").items()}, indent=2))

@@ -29,16 +29,17 @@ def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: 
 
     from .stats import LINK_METRICS, METRICS, ci_label
     from .stats import summarize as summarize_results
-    from .sweeps import load_results
+    from .sweeps import load_results, swept_axes
 
     if csv_out is not None:
         writable_dir("--csv", csv_out.parent)
     frame = load_results(results)
+    axes = swept_axes(results)
     for m in metrics:
         if m not in frame.columns or m not in METRICS + LINK_METRICS:
             raise ScenarioError("--metric", f"{m!r} is not a metric of these results (known: {', '.join(METRICS + LINK_METRICS)})")
     chosen = list(metrics) or (METRICS if show_all else HEADLINE)
-    table = summarize_results(frame, chosen)
+    table = summarize_results(frame, chosen, axes=axes)
     seeds = table[("n", chosen[0])].astype(int)
     label = ci_label(set(seeds[seeds > 1])) if (seeds > 1).any() else None
     # A half-width of exactly 0 from several seeds: every seed gave the same number (a scenario
@@ -105,15 +106,15 @@ def plot(results: Path, x: str, y: str, hue: str | None, col: str | None, row: s
     """Line figure of a sweep's metric against an axis: means and 95% confidence intervals across
     seeds. Every swept axis is drawn: one that --x and --hue leave becomes panels; more are refused."""
     from .plot import facets, log_spaced, sweep_figure
-    from .sweeps import load_results
+    from .sweeps import load_results, swept_axes
 
-    frame = load_results(results)
-    col, row, note = facets(frame, x, y, hue, col, row)
+    frame, axes = load_results(results), swept_axes(results)
+    col, row, note = facets(frame, x, y, hue, col, row, axes)
     output = output or results / f"{y}-vs-{x}.png"
     fmt = output.suffix.lower().lstrip(".")
     if fmt not in ("png", "pdf", "svg"):
         raise ScenarioError("--output", f"{output.name}: the extension names the format: .png, .pdf or .svg")
-    fig = sweep_figure(frame, x, y, hue, col, row, logx=log_spaced(results, x) if logx is None else logx, logy=logy)
+    fig = sweep_figure(frame, x, y, hue, col, row, logx=log_spaced(results, x) if logx is None else logx, logy=logy, axes=axes)
     if note is not None:
         click.echo(f"lossync: {note}", err=True)
     atomic_write(output, lambda p: fig.savefig(p, dpi=120, format=fmt))

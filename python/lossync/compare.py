@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from .engines import ENGINES, estimate_wall_s, run
-from .errors import ScenarioError
+from .errors import ScenarioError, emit_warnings
 from .progress import Deadline, RunTimeout, duration_text
 from .scenario import ScenarioLike, find_scenario, load_scenario, prepare
 
@@ -126,6 +126,7 @@ def compare(
     progress: bool | None = None,
     timeout_s: float | None = None,
     announce: Callable[[str], None] | None = None,
+    warn: bool = True,
 ) -> pd.DataFrame:
     """Runs `scenario` in each of `engines` ("fluid", "packet", "packet:jitter", "ns3", or
     "fluid:<model>" with a model of `FLUID_MODELS`) and returns one row per engine: the metrics of
@@ -139,7 +140,9 @@ def compare(
     timeout_s: a wall-time limit for the whole comparison: an engine it stops, or never starts, is
     a row with `finished` false, its numbers NaN and `status` saying how far it got.
     announce: called with a line before the runs (what they will take, roughly: each engine's
-    `estimate`) and before each run."""
+    `estimate`) and before each run.
+    warn: also emit each engine's warnings as a `LossyncWarning` naming the engine (the command
+    line, which prints its own, turns it off)."""
     deadline = Deadline(timeout_s)
     say = announce or (lambda _line: None)
     doc = load_scenario(scenario) if isinstance(scenario, (str, Path)) else dict(scenario)
@@ -190,6 +193,8 @@ def compare(
     df[numeric] = df[numeric].astype(float)
     for c in numeric:
         df[f"d.{c}"] = df[c] - df.loc[ref, c]
+    if warn:
+        emit_warnings(f"{name}: {w}" for name, ws in df["warnings"].items() for w in ws)
     return df
 
 

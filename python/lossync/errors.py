@@ -8,10 +8,14 @@ the scenario field that names it, or the path itself when nothing does) and is a
 error found in Rust or in Python alike.
 
 `LossyncWarning` is not an error: a run finished, but its numbers may be wrong (outside the
-validated region, no congestion seen, ...). `lossync.run` emits one per `Result.warnings`.
+validated region, no congestion seen, ...). `lossync.run` emits one per `Result.warnings`,
+`lossync.sweep` one per distinct warning of its rows, `lossync.compare` one per engine's warning.
 """
 
 from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
 
 from . import _core
 
@@ -48,8 +52,16 @@ class InputFileError(_core.InputFileError, OSError):
 
 
 class LossyncWarning(UserWarning):
-    """Why a run's numbers may be wrong; emitted by `lossync.run`, so that it is seen by a caller
-    who never reads `Result.warnings` (filter it as any warning category)."""
+    """Why a run's numbers may be wrong; emitted by `lossync.run`, `sweep` and `compare`, so that
+    it is seen by a caller who never reads `Result.warnings` or a row's `warnings` (filter it as
+    any warning category)."""
 
 
-__all__ = ["InputFileError", "LossyncError", "LossyncWarning", "ScenarioError"]
+def emit_warnings(messages: Iterable[str], stacklevel: int = 1) -> None:
+    """Emits each message as a LossyncWarning blamed on the line `stacklevel` frames above the
+    caller (1: the line that called the caller)."""
+    for message in messages:
+        warnings.warn(message, LossyncWarning, stacklevel=stacklevel + 2)
+
+
+__all__ = ["InputFileError", "LossyncError", "LossyncWarning", "ScenarioError", "emit_warnings"]

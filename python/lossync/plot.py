@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import NullFormatter
 
 from .errors import ScenarioError
-from .stats import axes_of, summarize
+from .stats import axes_of, hashable, summarize
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -155,13 +155,14 @@ def check_axes(results: pd.DataFrame, x: str, y: str, hue: str | None = None, co
             seen[name] = option
 
 
-def hidden_axes(results: pd.DataFrame, y: str, shown: list[str]) -> list[str]:
+def hidden_axes(results: pd.DataFrame, y: str, shown: list[str], axes: list[str] | None = None) -> list[str]:
     """The swept columns that a figure keyed by `shown` would average over: those taking more than
     one value within one drawn point. An axis that follows the shown ones (a zipped sweep's) is
-    not hidden."""
-    ok = results[results["status"] == "ok"]
-    others = [c for c in axes_of(ok) if c not in shown and c != y
-              and not ok[c].map(lambda v: isinstance(v, (list, dict, np.ndarray))).any()]  # a study's extra columns
+    not hidden. axes: the sweep's axes (`swept_axes`; default: every column but the metrics and
+    bookkeeping, `axes_of`, which counts a study's extra columns as axes too)."""
+    axes = axes_of(results) if axes is None else axes
+    others = [c for c in axes if c in results.columns and c not in shown and c != y]
+    ok = hashable(results[results["status"] == "ok"], [*others, *shown])
     if ok.empty or not others:
         return []
     within = ok.groupby(shown, dropna=False)[others].nunique(dropna=False).max()
@@ -174,12 +175,13 @@ def _refuse_hidden(hidden: list[str]) -> ScenarioError:
 
 
 def facets(results: pd.DataFrame, x: str, y: str, hue: str | None = None, col: str | None = None,
-           row: str | None = None) -> tuple[str | None, str | None, str | None]:
+           row: str | None = None, axes: list[str] | None = None) -> tuple[str | None, str | None, str | None]:
     """The panels to draw, (col, row, note): as given, or, when exactly one swept column would be
     averaged away and a panel option is free, panels of that column, and a line saying so. More
-    than one is refused (ScenarioError naming them): a mean over them is no point of the sweep."""
+    than one is refused (ScenarioError naming them): a mean over them is no point of the sweep.
+    axes: the sweep's axes, as for `hidden_axes`."""
     check_axes(results, x, y, hue, col, row)
-    hidden = hidden_axes(results, y, [a for a in (x, hue, col, row) if a is not None])
+    hidden = hidden_axes(results, y, [a for a in (x, hue, col, row) if a is not None], axes)
     if not hidden:
         return col, row, None
     if len(hidden) > 1 or (col is not None and row is not None):
@@ -211,14 +213,14 @@ def _levels(points: pd.DataFrame, key: str | None) -> list:
 
 
 def sweep_figure(results: pd.DataFrame, x: str, y: str, hue: str | None = None, col: str | None = None,
-                 row: str | None = None, logx: bool = False, logy: bool = False) -> Figure:
+                 row: str | None = None, logx: bool = False, logy: bool = False, axes: list[str] | None = None) -> Figure:
     """The mean of `y` across seeds against `x` with 95% confidence intervals (Student t), a line
     per `hue` value, a panel per (`row`, `col`) value; a ring marks a point some of whose runs
     warned. Each point is one combination of the swept values: a swept column not drawn is refused
-    (`facets` chooses panels for one)."""
+    (`facets` chooses panels for one). axes: the sweep's axes, as for `hidden_axes`."""
     check_axes(results, x, y, hue, col, row)
     shown = [a for a in (row, col, hue, x) if a is not None]
-    hidden = hidden_axes(results, y, shown)
+    hidden = hidden_axes(results, y, shown, axes)
     if hidden:
         raise _refuse_hidden(hidden)
     table = summarize(results, [y], axes=shown)

@@ -26,9 +26,9 @@ from .errors import InputFileError, LossyncError
 from .htmlpage import command_block, esc, figure_png, image, markdown, page, pre, run_page, table, warnings_block
 from .io import atomic_write
 from .results import Result
-from .stats import CONFIDENCE, axes_of, ci_label
+from .stats import CONFIDENCE, axes_of, ci_label, hashable
 from .stats import summarize as summarize_rows
-from .sweeps import load_results
+from .sweeps import load_results, swept_axes
 
 #: The metrics a sweep's page summarizes and draws.
 SWEEP_METRICS = ["utilization", "jain", "loss_rate", "mean_queueing_delay_s"]
@@ -94,13 +94,13 @@ def _warning_counts(rows: pd.DataFrame) -> dict[str, int]:
     return counts
 
 
-def _sweep_figures(rows: pd.DataFrame, folder: Path) -> tuple[list[str], list[str]]:
-    """Each headline metric against the swept axis with most values, a line per value of the next,
-    panels for one more (plot.facets); (figures, notes on what could not be drawn)."""
+def _sweep_figures(rows: pd.DataFrame, folder: Path, swept: list[str]) -> tuple[list[str], list[str]]:
+    """Each headline metric against the swept axis (of `swept`) with most values, a line per value
+    of the next, panels for one more (plot.facets); (figures, notes on what could not be drawn)."""
     from .plot import facets, log_spaced, sweep_figure
 
-    ok = rows[rows["status"] == "ok"]
-    axes = [a for a in axes_of(ok) if not ok[a].map(lambda v: isinstance(v, (list, dict))).any()]
+    ok = hashable(rows[rows["status"] == "ok"], swept)
+    axes = [a for a in swept if a in ok.columns]
     numeric = [a for a in axes if pd.api.types.is_numeric_dtype(ok[a]) and not pd.api.types.is_bool_dtype(ok[a])]
     if not axes:
         return [], ["no swept axis to draw against"]
@@ -111,8 +111,8 @@ def _sweep_figures(rows: pd.DataFrame, folder: Path) -> tuple[list[str], list[st
     figures, notes = [], []
     for metric in [m for m in SWEEP_METRICS if m in ok.columns and ok[m].notna().any()]:
         try:
-            col, row, _ = facets(ok, x, metric, hue)
-            fig = sweep_figure(ok, x, metric, hue, col, row, logx=log_spaced(folder, x))
+            col, row, _ = facets(ok, x, metric, hue, axes=axes)
+            fig = sweep_figure(ok, x, metric, hue, col, row, logx=log_spaced(folder, x), axes=axes)
         except LossyncError as e:
             notes.append(f"{metric}: not drawn ({e}); lossync plot draws any view of it")
             continue
@@ -136,6 +136,8 @@ def _sweep_file(folder: Path) -> tuple[dict[str, Any] | None, str]:
 
 def _sweep(folder: Path) -> str:
     rows = load_results(folder)
+    axes = swept_axes(folder) or axes_of(rows)
+    rows = hashable(rows, axes)  # a table-valued axis is shown (and keys its points) as its TOML
     ok = rows[rows["status"] == "ok"]
     failed = rows[rows["status"] != "ok"]
     command = _read_json(folder / "command.json")
@@ -147,7 +149,7 @@ def _sweep(folder: Path) -> str:
     metrics = [m for m in SWEEP_METRICS if m in ok.columns]
     summary = ["<p>No run succeeded.</p>"]
     if len(ok):
-        stats = summarize_rows(rows, metrics)
+        stats = summarize_rows(rows, metrics, axes=axes)
         seeds = stats[("n", metrics[0])].astype(int)
         shown = pd.DataFrame({m: [f"{a:.4g}" + ("" if pd.isna(b) else f" ± {b:.2g}") for a, b in zip(stats[("mean", m)], stats[("ci95", m)])]
                               for m in metrics}, index=stats.index)
@@ -161,9 +163,8 @@ def _sweep(folder: Path) -> str:
             note += "; ± 0: every seed gave the same value (these runs do not depend on the seed)"
         summary = [f"<p>{len(ok):,} of {len(rows):,} runs succeeded; {note}.</p>", table(shown)]
     if len(failed):
-        axes = axes_of(rows)
         summary += [f"<h3>{len(failed):,} runs failed</h3>", table(failed[[*axes, "seed", "error"]], index=False, max_rows=50)]
-    figures, notes = _sweep_figures(rows, folder) if len(ok) else ([], [])
+    figures, notes = _sweep_figures(rows, folder, axes) if len(ok) else ([], [])
     figures += _figures(folder)
     scenario = []
     if spec is not None:
@@ -178,7 +179,7 @@ def _sweep(folder: Path) -> str:
                  + "".join(f"<p>{esc(n)}</p>" for n in notes)),
                 ("Reproduce", command_block(commands) or "<p>No command stored with this folder.</p>"),
                 ("Scenario", "\n".join(scenario) or "<p>sweep.json is missing: the sweep is not known.</p>")]
-    subtitle = f"{len(rows):,} runs, {len(rows.drop_duplicates(axes_of(rows))):,} points; lossync {_core.__version__}; {CONFIDENCE:.0%} intervals"
+    subtitle = f"{len(rows):,} runs, {len(rows.drop_duplicates(axes)):,} points; lossync {_core.__version__}; {CONFIDENCE:.0%} intervals"
     return page(f"lossync sweep: {folder.resolve().name}", subtitle, sections)
 
 

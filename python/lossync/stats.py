@@ -52,8 +52,8 @@ def summarize(results: pd.DataFrame, metrics: list[str] | None = None, axes: lis
     `warnings` say why), where the rows carry warnings.
     axes: the columns a point is keyed by (default: every swept field, `axes_of`)."""
     metrics = metrics or METRICS
-    ok = results[results["status"] == "ok"]
     axes = axes_of(results) if axes is None else axes
+    ok = hashable(results[results["status"] == "ok"], axes)  # a table-valued axis keys its points too
     if ok.empty:
         raise LossyncError("no successful runs to summarize")
     grouped = ok.groupby(axes, dropna=False, sort=True)[metrics]
@@ -77,3 +77,45 @@ BOOKKEEPING = {"seed", "status", "error", "wall_s", "lossync_version", "scenario
 def axes_of(results: pd.DataFrame) -> list[str]:
     """The swept fields: every column that is not a metric or bookkeeping."""
     return [c for c in results.columns if c not in set(METRICS) | set(LINK_METRICS) | BOOKKEEPING]
+
+
+def axis_label(value: object) -> object:
+    """A swept value as a key: a table or a list (a variant with parameters, an RTT range) as the
+    TOML a sweep file writes it (`{beta = 0.5, variant = "cubic"}`); any other value as it is."""
+    value = _plain(value)
+    return _toml(value) if isinstance(value, (dict, list)) else value
+
+
+def _plain(value: object) -> object:
+    """Parquet's lists (arrays) as lists, recursively."""
+    if hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, dict):
+        # Parquet keeps tables as structs: a key another row has and this one lacks reads None.
+        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in sorted(value.items()) if v is not None) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def hashable(results: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
+    """`results` with each table or list in the columns `axes` as its `axis_label`, so that points
+    can be keyed by them (grouped, counted, drawn); the other columns as they are."""
+    compound = [a for a in axes if a in results.columns and results[a].map(_is_compound).any()]
+    if not compound:
+        return results
+    return results.assign(**{a: results[a].map(axis_label) for a in compound})
+
+
+def _is_compound(value: object) -> bool:
+    return isinstance(value, (dict, list, tuple)) or (hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0)

@@ -9,11 +9,10 @@ is a folder here with an `ENGINE`, and one line below.
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any
 
-from ..errors import LossyncWarning, ScenarioError
+from ..errors import ScenarioError, emit_warnings
 from ..progress import Deadline
 from ..results import Result
 from ..scenario import Prepared, ScenarioLike, in_user_terms, prepare
@@ -69,8 +68,7 @@ def run(
     except ScenarioError as e:  # engines name resolved links; say what the user wrote
         raise in_user_terms(e, p.doc) from None
     if warn:
-        for w in result.warnings:
-            warnings.warn(w, LossyncWarning, stacklevel=2)  # blamed on the caller's line
+        emit_warnings(result.warnings)  # blamed on the caller's line
     return result
 
 

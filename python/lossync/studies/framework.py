@@ -149,7 +149,7 @@ def run_sweep(out: Path, base: dict, axes: dict, seeds: int, fixed: list[str], e
     index, for a study whose cells differ in several fields at once)."""
     base, engine = as_engine(base, engine)
     rows = sweep({"base": base, "axes": axes, "seeds": seeds, "mode": mode, "set": [*fixed, f'engine="{engine}"']},
-                 out, workers=workers, resume=True, progress=None, columns=columns)
+                 out, workers=workers, resume=True, progress=None, columns=columns, warn=False)
     failed = rows[rows["status"] != "ok"]
     if len(failed):
         raise LossyncError(f"{len(failed)} of {len(rows)} runs failed, e.g.: {failed['error'].iloc[0]}")

@@ -14,7 +14,7 @@ A sweep file (TOML):
     "loss.sync.x" = { from = 0.3, to = 1.0, num = 3 }
     "flows.0.cc" = ["reno", "highspeed", "cubic", "htcp"]
 """
-from .runner import load_results, run_point, sweep
+from .runner import load_results, run_point, sweep, swept_axes
 from .spec import Range, SweepSpec, load_sweep, parse_spec
 
-__all__ = ["Range", "SweepSpec", "load_results", "load_sweep", "parse_spec", "run_point", "sweep"]
+__all__ = ["Range", "SweepSpec", "load_results", "load_sweep", "parse_spec", "run_point", "swept_axes", "sweep"]

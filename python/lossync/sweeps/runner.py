@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -22,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from .. import _core
-from ..errors import InputFileError, LossyncError
+from ..errors import InputFileError, LossyncError, ScenarioError, emit_warnings
 from ..io import atomic_write, remove_temporaries, write_text
 from ..progress import Deadline
 from ..scenario import Prepared, apply_overrides, load_scenario, prepare, set_path
@@ -119,6 +120,15 @@ def load_results(out: str | Path, keys: set[str] | None = None) -> pd.DataFrame:
     return pd.concat([_read_run(f) for f in files], ignore_index=True)
 
 
+def swept_axes(out: str | Path) -> list[str] | None:
+    """The axes of the sweep whose results are in `out`, as its sweep.json names them (a study's
+    extra columns are not among them); None where the folder does not say."""
+    try:
+        return list(json.loads((Path(out) / "sweep.json").read_text())["spec"]["axes"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _read_run(f: Path, columns: list[str] | None = None) -> pd.DataFrame:
     """One run's row; a file that is not one (damaged, truncated, put there by hand) is an input
     error naming it, not pyarrow's traceback."""
@@ -179,11 +189,29 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+#: The most processes a local pool may start (`--workers`); beyond one machine, use Dask.
+MAX_WORKERS = 1024
+
+
+def pool_workers(workers: int | None) -> int:
+    """The local pool's size: `workers`, else the environment's LOSSYNC_WORKERS, else every core;
+    a bad count is refused naming where it came from, before the sweep writes anything."""
+    where, value = ("workers", workers) if workers is not None else ("LOSSYNC_WORKERS", os.environ.get("LOSSYNC_WORKERS", "").strip())
+    if value in (None, ""):
+        return os.cpu_count() or 1
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = 0
+    if isinstance(value, (bool, float)) or not 1 <= n <= MAX_WORKERS:
+        raise ScenarioError(where, f"must be a whole number of processes from 1 to {MAX_WORKERS}, got {value!r}")
+    return n
+
+
 def _executor(scheduler: str | None, workers: int | None) -> tuple[Executor, Any]:
     if scheduler is None:
         # spawn: workers start clean (no inherited threads or locks); the core starts no threads.
         ctx = multiprocessing.get_context("spawn")
-        workers = workers or int(os.environ.get("LOSSYNC_WORKERS", "0")) or os.cpu_count()
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_die_with_parent, initargs=(os.getpid(),))
         return pool, None
     try:
@@ -209,6 +237,7 @@ def sweep(
     announce: Callable[[str], None] | None = None,
     command: str | None = None,
     timeout_s: float | None = None,
+    warn: bool = True,
 ) -> pd.DataFrame:
     """Runs a sweep and returns its results (one row per point and seed, failures included).
 
@@ -225,8 +254,11 @@ def sweep(
     in (`lossync report` shows it).
     timeout_s: a wall-time limit per run: a run it stops is kept as the part simulated (`partial`
     true, a warning in `warnings`), and a resumed sweep runs it again.
+    warn: also emit each distinct warning of the rows as a `LossyncWarning`, with the number of
+    runs that gave it (the command line, which prints its own, turns it off).
     """
     Deadline(timeout_s, "--timeout")  # a bad limit is refused before anything runs
+    workers = pool_workers(workers) if scheduler is None else workers
     say = announce or (lambda _: None)
     if isinstance(spec, (str, Path)):
         parsed, folder = load_sweep(spec)
@@ -262,6 +294,8 @@ def sweep(
     if columns is not None:
         identity["columns"] = f"{columns.__module__}.{columns.__qualname__}"
     spec_text = json.dumps(identity, sort_keys=True, default=str)
+    if (out / "summary.json").exists():
+        raise LossyncError(f"{out}: holds a run's results (summary.json), not a sweep's; choose another --out")
     # A Dask scheduler is reached before anything is written: one that cannot be reached leaves
     # no results folder behind.
     dask = _executor(scheduler, workers) if scheduler is not None else None
@@ -290,10 +324,14 @@ def sweep(
             if done:
                 say(f"sweep: {len(done):,} runs finished before; running the other {len(jobs):,}")
             _execute(jobs, base, scenario_dir, fixed, runs, dask, workers, progress, columns, say, timeout_s)
-            return load_results(out, {k for _, _, k, _ in jobs_all})
+            rows = load_results(out, {k for _, _, k, _ in jobs_all})
     finally:
         if dask is not None:
             dask[1].close()
+    if warn:
+        counts = Counter(w for ws in rows["warnings"] for w in ws)
+        emit_warnings(f"{n:,} of {len(rows):,} runs: {w}" for w, n in counts.items())
+    return rows
 
 
 def _progress(items: Iterator[Any], total: int, verb: str, progress: bool | None, say: Callable[[str], None]) -> Iterator[Any]:

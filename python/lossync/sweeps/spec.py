@@ -3,6 +3,7 @@ package's docstring for the format)."""
 
 from __future__ import annotations
 
+import json
 import math
 from itertools import product
 from pathlib import Path
@@ -61,6 +62,12 @@ class SweepSpec(BaseModel):
         for name, values in axes.items():
             if isinstance(values, list) and not values:
                 raise ValueError(f"axis {name!r} has no values")
+            if isinstance(values, list):
+                # Two equal values are one point run twice: its rows would share a key, and the
+                # sweep would announce runs it never makes.
+                twice = _repeated(values)
+                if twice is not None:
+                    raise ValueError(f"axis {name!r} lists {twice} twice")
         return axes
 
     @field_validator("seeds")
@@ -70,6 +77,8 @@ class SweepSpec(BaseModel):
             raise ValueError(f"seeds must be from 1 to {MAX_RUNS:,}, got {seeds}")
         if isinstance(seeds, list) and (not seeds or any(not 0 <= s < 2**64 for s in seeds)):
             raise ValueError("seeds must be a non-empty list of integers from 0 to 2^64 - 1")
+        if isinstance(seeds, list) and len(set(seeds)) < len(seeds):
+            raise ValueError(f"seeds lists {_repeated(seeds)} twice: one seed gives one run")
         return seeds
 
     @model_validator(mode="after")
@@ -102,6 +111,17 @@ class SweepSpec(BaseModel):
                 raise ScenarioError("axes", f"mode = \"zip\" needs axes of equal length, got {sorted(lengths)}")
             return [dict(zip(names, vals)) for vals in zip(*axes.values())]
         return [dict(zip(names, vals)) for vals in product(*axes.values())]
+
+
+def _repeated(values: list[Any]) -> str | None:
+    """The first value `values` holds twice, as JSON writes it, or None."""
+    seen = set()
+    for v in values:
+        text = json.dumps(v, sort_keys=True, default=str)
+        if text in seen:
+            return text
+        seen.add(text)
+    return None
 
 
 def load_sweep(path: str | Path) -> tuple[SweepSpec, Path]:
