@@ -393,6 +393,12 @@ USAGE_CASES = [
     (["sweep", str(GOOD), "--workers", "99999"], "--workers"),  # a process each, on a machine of a few cores
     (["bench", "--duration", "0"], "--duration"),  # 0 ran the default 3000 s without a word
     (["bench", "--step", "0"], "--step"),
+    # nan passed click's range check (every comparison with it is false), and --ns3-wall had none.
+    (["bench", "--ns3-wall", "nan"], "--ns3-wall"),
+    (["bench", "--ns3-wall", "0"], "--ns3-wall"),
+    (["bench", "--duration", "inf"], "--duration"),
+    (["run", str(GOOD), "--timeout", "nan"], "--timeout"),
+    (["compare", str(GOOD), "--timeout", "nan"], "--timeout"),
     (["size-buffer", "--flows", "2:reno:10ms", "--loss", "x=abc"], "--loss x"),  # named the alias --sync
 ]
 
@@ -472,6 +478,13 @@ VALIDATE_LIKE_RUN = [
     ("dumbbell-reno", ['engine="fluid"', 'dumbbell.queue={discipline="dualpi2"}', 'loss={model="proportional"}'],
      "dumbbell.queue"),
     ("obs-dumbbell", ['links.0.assembler={timer="1ms", m_distribution="m.csv"}'], "links[0].assembler.m_distribution"),
+    # The packet engine's partitioned scheduler: another engine ran the scenario on its own
+    # scheduler without a word, and validate passed a run the partitions' memory refuses.
+    ("dumbbell-reno", ['engine="ns3"', 'run.scheduler="partitioned"'], "run.scheduler"),
+    ("dumbbell-reno", ['engine="kernel"', 'run.scheduler="partitioned"'], "run.scheduler"),
+    ("dumbbell-reno", ['engine="packet"', 'run.scheduler="partitioned"', "run.threads=1024", "flows.0.count=700000",
+                       "dumbbell.buffer={packets=100}", 'dumbbell.capacity="100Mbps"', "flows.0.initial_window=2",
+                       'run.duration="5s"', 'run.warmup="1s"'], "run.threads"),
 ]
 
 

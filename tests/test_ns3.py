@@ -161,6 +161,9 @@ def test_cubics_slope_switch_runs_as_tcp_cubic_runs_it_and_says_so():
         return [w for w in run_ns3(doc).summary["warnings"] if "Reno-friendly slope" in w]
     assert cubic() and cubic()[0].startswith("ns3 engine: ns-3's TcpCubic keeps its Reno-friendly slope")
     assert cubic(alpha_switch=False) == []
+    # Without the Reno-friendly region (TcpFriendliness off) the switch acts on nothing: no
+    # warning (main warned).
+    assert cubic(reno_friendly=False) == []
 
 
 def test_a_wall_time_limit_stops_the_run_and_reports_how_far_it_got():

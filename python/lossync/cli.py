@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 
 from . import _core
+from .cli_args import SECONDS
 from .cli_args import NonEmptyPath as _Path
 from .cli_args import writable_dir as _writable_dir
 from .cli_results import plot, report_cmd, summarize
@@ -162,7 +163,7 @@ def _usage_error(e: click.UsageError) -> str:
 
 
 #: `--timeout` and `--progress` of the long commands.
-_TIMEOUT = click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+_TIMEOUT = click.option("--timeout", "timeout_s", type=SECONDS, metavar="SECONDS",
                         help="Wall-time limit: stop by then and report the part done, marked partial (docs/scenario.md, \"Progress and time limits\").")
 _PROGRESS = click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal).")
 #: A run expected to take longer than this says so before it starts.
@@ -229,13 +230,16 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
         if f is not None:
             _writable_dir(option, f.parent)
     prepared = prepare(scenario, overrides)  # read and resolved once, for the estimate and the run
+    if drops_file is not None and prepared.engine != "packet":
+        # The other engines keep no drop log: an empty file would read as a run without drops.
+        raise ScenarioError("--drops", f"the drop log needs the packet engine (engine = \"packet\"); this scenario runs on {prepared.engine}")
     _say_estimate(prepared, force)
     started = time.perf_counter()
     try:
         result = run_scenario(prepared, force=force, warn=False, timeout_s=timeout_s, progress=progress,  # printed below
                               pcap=pcap_link, pcap_file=pcap_file, pcap_packets=pcap_packets)
     except ScenarioError as e:
-        if e.field in ("pcap", "pcap_file"):  # the options' names, not the API's
+        if e.field in ("pcap", "pcap_file", "pcap_packets"):  # the options' names, not the API's
             raise ScenarioError("--" + e.field.replace("_", "-"), e.reason) from None
         raise
     except Interrupted as stop:
@@ -339,7 +343,7 @@ def _say_headroom(prepared: Prepared) -> None:
 @click.option("--workers", type=click.IntRange(min=1, max=1024),
               help="Local pool size (default: all cores; at most 1024 processes, beyond one machine use --scheduler).")
 @click.option("--resume", is_flag=True, help="Keep the finished runs in the results folder; run only the missing, failed or partial ones.")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+@click.option("--timeout", "timeout_s", type=SECONDS, metavar="SECONDS",
               help="Wall-time limit per run: a run stopped by it is kept, marked partial (column `partial`, a warning), and rerun by --resume.")
 def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: int | None, resume: bool, timeout_s: float | None) -> None:
     """Run a sweep: a base scenario, axes, seeds. One Parquet row per (point, seed) in OUT/runs/."""
@@ -530,7 +534,7 @@ def calibrate_cmd(scenario, out, seeds, duration, fit_sync_rate, timeout_s, prog
 @click.option("--reference", default=None, help="The engine differences are taken from (default: packet:jitter if compared, else packet, else the first).")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON (one object per engine).")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+@click.option("--timeout", "timeout_s", type=SECONDS, metavar="SECONDS",
               help="Wall-time limit for the whole comparison: the engines finished by then are printed, the others marked not finished.")
 @_PROGRESS
 def compare_cmd(scenario: Path, engines: str, reference: str | None, overrides: tuple[str, ...], as_json: bool, timeout_s: float | None,
@@ -611,14 +615,14 @@ def list_disciplines() -> None:
 
 @main.command()
 @click.option("--engine", "engines", default="fluid", show_default=True, help="Comma-separated engines: fluid, packet, ns3.")
-@click.option("--duration", default=None, type=click.FloatRange(min=0, min_open=True),
+@click.option("--duration", default=None, type=SECONDS,
               help="Simulated seconds per run (default: fluid 3000, packet and ns3 20).")
 @click.option("--variants", "names", default="reno,highspeed,cubic,htcp", show_default=True, help="Fluid engine variants.")
 @click.option("--loss", "losses", default="sync-0.6", show_default=True,
               help="Fluid engine: comma-separated loss models (proportional, tcp, sync-0.3, sync-0.6, sync-1), each timed on every variant.")
-@click.option("--step", default=None, type=click.FloatRange(min=0, min_open=True), help="Fluid step size in seconds (default: the scenario's).")
+@click.option("--step", default=None, type=SECONDS, help="Fluid step size in seconds (default: the scenario's).")
 @click.option("--capacities", default="100Mbps,1Gbps,10Gbps", show_default=True, help="Packet and ns3 engines: bottleneck capacities.")
-@click.option("--ns3-wall", default=120.0, show_default=True, help="ns3: stop each run after this many wall seconds (it reports how far it got).")
+@click.option("--ns3-wall", default=120.0, type=SECONDS, show_default=True, help="ns3: stop each run after this many wall seconds (it reports how far it got).")
 @click.option("--suite", is_flag=True, help="Instead: the whole benchmark suite (packet dumbbells 1-400 Gb/s and NSFnet, fluid 10 to 10^6 flows "
               "at one and every thread, the Fig. 9 grid, the advisor) as one Markdown table, about 15 minutes on 2 cores.")
 @click.option("--quick", is_flag=True, help="With --suite: short runs (a minute or two; the figures are rougher).")

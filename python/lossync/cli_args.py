@@ -3,6 +3,7 @@ can be written."""
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -21,6 +22,25 @@ class NonEmptyPath(click.Path):
         if isinstance(value, str) and value == "":
             self.fail("an empty path", param, ctx)
         return super().convert(value, param, ctx)
+
+
+class Seconds(click.ParamType):
+    """A positive, finite number of seconds: `nan`, `inf`, 0 and negatives are refused (click's
+    FloatRange lets nan through, as every comparison with it is false)."""
+
+    name = "seconds"
+
+    def convert(self, value, param, ctx):  # type: ignore[override]
+        try:
+            s = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not (math.isfinite(s) and s > 0):
+            self.fail(f"{value!r} is not a positive, finite number of seconds", param, ctx)
+        return s
+
+
+SECONDS = Seconds()
 
 
 def writable_dir(option: str, folder: Path) -> None:

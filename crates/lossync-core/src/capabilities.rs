@@ -7,7 +7,7 @@
 //! This module knows no engine: it reads a scenario and a list of declarations.
 
 use crate::error::{Error, Result};
-use crate::scenario::{LossModel, Queue, Scenario};
+use crate::scenario::{LossModel, Queue, Scenario, Scheduler};
 use serde::{Deserialize, Serialize};
 
 /// The networks an engine builds.
@@ -45,6 +45,10 @@ pub struct Capabilities {
     /// ECN end to end: ECN-capable flows (`ecn`), CE marks and their echo.
     #[serde(default)]
     pub ecn: bool,
+    /// One run on several threads with one result for every thread count (`run.scheduler =
+    /// "partitioned"`, the packet engine's; docs/packet.md, "One run on every core").
+    #[serde(default)]
+    pub partitioned_scheduler: bool,
     /// Why a queue discipline it lacks is missing, where that is the machine's and not the
     /// engine's (the kernel engine: "this machine's kernel has no codel qdisc").
     #[serde(default)]
@@ -180,6 +184,15 @@ pub fn refuse_beyond(name: &str, registry: &[EngineInfo], sc: &Scenario) -> Resu
                 format!("the {name} engine has no {q:?} queue{why}; {q} {others}"),
             ));
         }
+    }
+    if sc.run.scheduler == Scheduler::Partitioned && !caps.partitioned_scheduler {
+        return Err(Error::field(
+            "run.scheduler",
+            format!(
+                "the partitioned scheduler {}",
+                only(&|c| c.partitioned_scheduler)
+            ),
+        ));
     }
     if !caps.ecn {
         if let Some(f) = sc.flows.iter().find(|f| f.ecn) {

@@ -33,6 +33,8 @@ pub fn engines() -> Vec<EngineInfo> {
                 max_burst: false,
                 // Under loss.model = "tcp" only: fluid::check says so.
                 ecn: true,
+                // Its steps run on every core already (run.threads).
+                partitioned_scheduler: false,
                 missing_queues: Default::default(),
             },
         },
@@ -51,6 +53,7 @@ pub fn engines() -> Vec<EngineInfo> {
                 wavelength_contention: true,
                 max_burst: true,
                 ecn: true,
+                partitioned_scheduler: true,
                 missing_queues: Default::default(),
             },
         },

@@ -93,6 +93,8 @@ def _pcap(engine: Engine, link: str | None, file: str | Path | None, packets: in
     if link is None:
         if file is not None:
             raise ScenarioError("pcap_file", "needs pcap, the link to trace")
+        if packets != PCAP_PACKETS:
+            raise ScenarioError("pcap_packets", "needs pcap, the link to trace")
         return None
     if engine.name != "packet":
         raise ScenarioError("pcap", f"a packet trace needs the packet engine (engine = \"packet\"); this scenario runs on {engine.name}")

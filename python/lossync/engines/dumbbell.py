@@ -23,8 +23,12 @@ CUBIC_ALPHA_WARNING = ("{engine}: {cubic} keeps its Reno-friendly slope at 3(1 -
 
 
 def cubic_alpha_switch(flows: list[dict[str, Any]]) -> bool:
-    """Whether a resolved CUBIC flow group asks RFC 9438's slope switch, which Linux and ns-3 lack."""
-    return any(f["variant"] == "cubic" and (f.get("params") or {}).get("alpha_switch", True) for f in flows)
+    """Whether a resolved CUBIC flow group asks RFC 9438's slope switch, which Linux and ns-3 lack.
+    The switch acts on the Reno-friendly region's slope: without that region it asks nothing."""
+    def asks(params: dict[str, Any]) -> bool:
+        return params.get("reno_friendly", True) and params.get("alpha_switch", True)
+
+    return any(f["variant"] == "cubic" and asks(f.get("params") or {}) for f in flows)
 
 
 def refuse_beyond_a_dumbbell(sc: Prepared | dict[str, Any], engine: str) -> dict[str, Any]:

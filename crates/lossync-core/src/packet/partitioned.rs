@@ -174,7 +174,17 @@ pub fn check(sc: &Scenario) -> Result<()> {
     if let Some(i) = sc.links.iter().position(|l| l.assembler.is_some()) {
         return refuse(&format!("links[{i}].assembler"), "runs no burst assembly");
     }
-    Ok(())
+    // Each partition is a whole engine. There are at most as many as threads, and as groups with
+    // work (a flow's sender and its receiver, a link's port): checked here, before any is built,
+    // so that `validate` refuses what `run` would.
+    let threads = crate::threads::threads_for(sc.run.threads).max(1);
+    let n_parts = threads.min(2 * sc.flows.len() + sc.links.len()).max(1);
+    crate::memory::check(
+        "packet",
+        super::memory_estimate(sc).bytes * n_parts as f64,
+        "run.threads",
+        &format!("a whole run per partition, up to {n_parts} partitions"),
+    )
 }
 
 /// A packet-engine run on partitions ([the module doc](self)).
@@ -200,13 +210,6 @@ impl Partitioned {
         let threads = crate::threads::threads_for(sc.run.threads).max(1);
         let first = PacketEngine::shared(sc.clone())?;
         let (owners, lookahead_ps, n_parts) = partition(&first, threads);
-        let e = super::memory_estimate(&sc);
-        crate::memory::check(
-            "packet",
-            e.bytes * n_parts as f64,
-            "run.threads",
-            &format!("a whole run per partition, {n_parts} partitions"),
-        )?;
         let mut parts = vec![Own(first)];
         for _ in 1..n_parts {
             parts.push(Own(PacketEngine::shared(sc.clone())?));
