@@ -624,18 +624,19 @@ def list_disciplines() -> None:
 @click.option("--capacities", default="100Mbps,1Gbps,10Gbps", show_default=True, help="Packet and ns3 engines: bottleneck capacities.")
 @click.option("--ns3-wall", default=120.0, type=SECONDS, show_default=True, help="ns3: stop each run after this many wall seconds (it reports how far it got).")
 @click.option("--suite", is_flag=True, help="Instead: the whole benchmark suite (packet dumbbells 1-400 Gb/s and NSFnet, fluid 10 to 10^6 flows "
-              "at one and every thread, the Fig. 9 grid, the advisor) as one Markdown table, about 15 minutes on 2 cores.")
+              "at one and every thread, the packet cases on every core (run.scheduler = \"partitioned\"), the Fig. 9 grid, the advisor) as one Markdown table, about 15 minutes on 2 cores.")
 @click.option("--quick", is_flag=True, help="With --suite: short runs (a minute or two; the figures are rougher).")
 @click.option("--out", "out_file", type=_Path(dir_okay=False, path_type=Path), help="With --suite: also write the table here (e.g. docs/validation/bench.md).")
 def bench(engines: str, duration: float | None, names: str, losses: str, step: float | None, capacities: str, ns3_wall: float,
           suite: bool, quick: bool, out_file: Path | None) -> None:
-    """Engine speed, one core. fluid: the paper's 10 Gbps 10-flow case per variant and loss model
+    """Engine speed. fluid: the paper's 10 Gbps 10-flow case per variant and loss model
     (default sync X = 0.6, the paper's).
     packet, ns3: a 10-flow Reno dumbbell (RTT 80..260 ms, buffer 25% of BDP, slow start) per
     capacity. With both, each capacity runs in ns-3 first (up to --ns3-wall), then in the packet
     engine over the same simulated span and over the whole duration, side by side.
     --suite: every engine's cost on the cases of docs/validation/bench.md, each in a fresh process
-    (its own peak memory)."""
+    (its own peak memory), the packet cases also on every core (the partitioned scheduler) and the
+    fluid ones on one thread and on every core."""
     if suite:
         from .bench import suite as run_suite
 
@@ -662,6 +663,8 @@ def bench(engines: str, duration: float | None, names: str, losses: str, step: f
         except LossyncError as e:  # run what can run, say what was skipped
             click.echo(f"lossync: skipped ns3: {e}", err=True)
             chosen.remove("ns3")
+    # Every scenario is checked before the first line of a table.
+    packet_docs = _packet_bench_docs(capacities.split(","), duration or 20.0) if "packet" in chosen or "ns3" in chosen else {}
     if "fluid" in chosen:
         from .compare import FLUID_MODELS
         from .scenario import apply_overrides, load_scenario
@@ -671,27 +674,56 @@ def bench(engines: str, duration: float | None, names: str, losses: str, step: f
             if m not in FLUID_MODELS:
                 raise ScenarioError("--loss", f"unknown loss model {m!r} ({', '.join(FLUID_MODELS)})")
         base = default_scenario_path()
+
+        def fluid_doc(name: str, m: str) -> dict:
+            ov = [f"run.duration={duration or 3000}", f'flows.0.cc="{name}"', "run.record_interval=1.0"]
+            if step:
+                ov.append(f"run.step={step}")
+            doc = apply_overrides(load_scenario(base), ov)
+            # The loss model replaces the scenario's, keeping its drop policy for `sync`.
+            doc["loss"] = {**FLUID_MODELS[m], **({"policy": doc["loss"]["policy"]} if m.startswith("sync") else {})}
+            return doc
+
+        docs = {(name, m): _bench_doc(fluid_doc(name, m)) for name in names.split(",") for m in models}
         click.echo(f"fluid engine\n{'variant':<12}{'loss':<14}{'sim s':>8}{'wall s':>9}{'flow-updates/s':>17}{'ns/flow-update':>16}"
                    f"{'sim s / wall s':>16}")
-        for name in names.split(","):
-            for m in models:
-                ov = [f"run.duration={duration or 3000}", f'flows.0.cc="{name}"', "run.record_interval=1.0"]
-                if step:
-                    ov.append(f"run.step={step}")
-                doc = apply_overrides(load_scenario(base), ov)
-                # The loss model replaces the scenario's, keeping its drop policy for `sync`.
-                doc["loss"] = {**FLUID_MODELS[m], **({"policy": doc["loss"]["policy"]} if m.startswith("sync") else {})}
-                t0 = time.perf_counter()
-                r = run_scenario(doc, progress=False, warn=False)
-                wall = time.perf_counter() - t0
-                s = r.summary
-                click.echo(f"{name:<12}{m:<14}{s['duration_s']:>8.0f}{wall:>9.3f}{s['flow_updates'] / wall:>17.3e}"
-                           f"{1e9 * wall / s['flow_updates']:>16.1f}{s['duration_s'] / wall:>16.0f}")
-    if "packet" in chosen or "ns3" in chosen:
-        _bench_packet_level(capacities.split(","), duration or 20.0, "packet" in chosen, "ns3" in chosen, ns3_wall)
+        for (name, m), doc in docs.items():
+            t0 = time.perf_counter()
+            r = run_scenario(doc, progress=False, warn=False)
+            wall = time.perf_counter() - t0
+            s = r.summary
+            click.echo(f"{name:<12}{m:<14}{s['duration_s']:>8.0f}{wall:>9.3f}{s['flow_updates'] / wall:>17.3e}"
+                       f"{1e9 * wall / s['flow_updates']:>16.1f}{s['duration_s'] / wall:>16.0f}")
+    if packet_docs:
+        _bench_packet_level(packet_docs, duration or 20.0, "packet" in chosen, "ns3" in chosen, ns3_wall)
 
 
-def _bench_packet_level(capacities: list[str], duration: float, packet: bool, ns3: bool, ns3_wall: float) -> None:
+#: The bench option each scenario field comes from, to name in an error.
+_BENCH_OPTIONS = {"run.duration": "--duration", "run.step": "--step", "flows": "--variants", "dumbbell.capacity": "--capacities"}
+
+
+def _bench_doc(doc: dict) -> Prepared:
+    """`doc` checked before the table starts; an error names the option the value came from."""
+    try:
+        return prepare(doc)
+    except ScenarioError as e:
+        option = next((o for f, o in _BENCH_OPTIONS.items() if e.field.startswith(f)), e.field)
+        raise ScenarioError(option, e.reason if option == e.field else f"{e.field}: {e.reason}") from None
+
+
+def _packet_bench_docs(capacities: list[str], duration: float) -> dict[str, dict]:
+    """The packet-level bench's dumbbell at each capacity, checked."""
+    docs = {capacity: {
+        "dumbbell": {"capacity": capacity, "buffer": {"bdp_fraction": 0.25}},
+        "flows": [{"count": 10, "cc": "reno", "rtt": "80ms..260ms", "slow_start": True}],
+        "run": {"duration": duration, "record_interval": 0.1},
+    } for capacity in capacities}
+    for doc in docs.values():
+        _bench_doc(dict(doc, engine="packet"))
+    return docs
+
+
+def _bench_packet_level(docs: dict[str, dict], duration: float, packet: bool, ns3: bool, ns3_wall: float) -> None:
     """Packets per wall second (arrivals at the bottleneck), scheduler events per wall second and
     simulated seconds per wall second of the packet engine and ns-3 on the same dumbbell."""
     click.echo(f"{'capacity':<9}{'engine':<8}{'sim s':>8}{'wall s':>9}{'data pkts':>12}{'pkts/s':>11}{'events/s':>11}"
@@ -710,12 +742,7 @@ def _bench_packet_level(capacities: list[str], duration: float, packet: bool, ns
         row(capacity, label, s["duration_s"], wall, pkts, s["flow_updates"], s["utilization"])
         return pkts / wall
 
-    for capacity in capacities:
-        doc = {
-            "dumbbell": {"capacity": capacity, "buffer": {"bdp_fraction": 0.25}},
-            "flows": [{"count": 10, "cc": "reno", "rtt": "80ms..260ms", "slow_start": True}],
-            "run": {"duration": duration, "record_interval": 0.1},
-        }
+    for capacity, doc in docs.items():
         ns3_rate = None
         if ns3:
             from .engines.ns3 import run_ns3_with_stats

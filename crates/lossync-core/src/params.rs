@@ -77,6 +77,24 @@ impl<'a> Params<'a> {
         self.f64(name, default, ok, range)
     }
 
+    /// A size in bytes: a number of bytes or a string with a unit (`"1514B"`, `"9KB"`), as sizes
+    /// are written elsewhere in a scenario.
+    pub fn bytes(
+        &mut self,
+        name: &'static str,
+        default: f64,
+        ok: fn(f64) -> bool,
+        range: &str,
+    ) -> Result<f64> {
+        if let Some(Value::String(text)) = self.values.get(name) {
+            self.used.push(name);
+            let v =
+                crate::units::parse_bytes(text).map_err(|e| Error::field(self.field(name), e))?;
+            return self.check(name, v, ok, range);
+        }
+        self.f64(name, default, ok, range)
+    }
+
     /// A string parameter, one of `choices` (the first is the default).
     pub fn choice(&mut self, name: &'static str, choices: &[&'static str]) -> Result<&'static str> {
         self.used.push(name);

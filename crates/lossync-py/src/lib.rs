@@ -11,7 +11,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError};
 use pyo3::prelude::*;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 create_exception!(
     _core,
@@ -117,13 +117,35 @@ fn parse(text: &str, format: &str, base_dir: &str) -> PyResult<scenario::Scenari
     .map_err(to_py)
 }
 
+/// The front end's engines (every registered one, Python's too; `set_registry`): the core's
+/// engines refuse a capability they lack naming all the engines that have it, not only the core's.
+static REGISTRY: Mutex<Vec<lossync_core::EngineInfo>> = Mutex::new(Vec::new());
+
+/// Tells the core the front end's registry: a JSON list as `engines()` writes it.
+#[pyfunction]
+fn set_registry(registry: &str) -> PyResult<()> {
+    let engines: Vec<lossync_core::EngineInfo> = serde_json::from_str(registry)
+        .map_err(|e| PyRuntimeError::new_err(format!("registry: {e}")))?;
+    *REGISTRY.lock().unwrap_or_else(|e| e.into_inner()) = engines;
+    Ok(())
+}
+
+/// Whether the engine the scenario names can run it: its capabilities against the front end's
+/// registry first (so a refusal names every engine that has the capability), then the engine's
+/// own checks.
+fn check(sc: &scenario::Scenario) -> PyResult<()> {
+    let registry = REGISTRY.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    lossync_core::capabilities::refuse_beyond(sc.engine.name(), &registry, sc).map_err(to_py)?;
+    lossync_core::check(sc).map_err(to_py)
+}
+
 /// Validates a scenario and returns the resolved scenario (every default filled in) as JSON.
 #[pyfunction]
 #[pyo3(signature = (text, format = "json", base_dir = "."))]
 fn resolve(text: &str, format: &str, base_dir: &str) -> PyResult<String> {
     let sc = parse(text, format, base_dir)?;
     // Valid, and runnable on the engine it names (what that engine refuses, it refuses here).
-    lossync_core::check(&sc).map_err(to_py)?;
+    check(&sc)?;
     serde_json::to_string(&sc).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
@@ -152,7 +174,7 @@ impl ResolvedScenario {
     #[pyo3(signature = (text, format = "json", base_dir = "."))]
     fn new(text: &str, format: &str, base_dir: &str) -> PyResult<Self> {
         let sc = parse(text, format, base_dir)?;
-        lossync_core::check(&sc).map_err(to_py)?;
+        check(&sc)?;
         let json =
             serde_json::to_string(&sc).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         Ok(ResolvedScenario {
@@ -459,6 +481,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_function(wrap_pyfunction!(engines, m)?)?;
     m.add_function(wrap_pyfunction!(refuse_beyond, m)?)?;
+    m.add_function(wrap_pyfunction!(set_registry, m)?)?;
     m.add_function(wrap_pyfunction!(set_default_threads, m)?)?;
     m.add_class::<ResolvedScenario>()?;
     m.add_function(wrap_pyfunction!(_scenario_from_resolved, m)?)?;

@@ -12,13 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .. import _core
 from ..errors import ScenarioError, emit_warnings
 from ..progress import Deadline
 from ..results import Result
 from ..scenario import Prepared, ScenarioLike, in_user_terms, prepare
 from . import kernel, ns3
 from .core import PCAP_PACKETS, Pcap, core_engines
-from .registry import ENGINES, Engine, lookup, refuse_beyond
+from .registry import ENGINES, Engine, lookup, refuse_beyond, registry_json
 
 for _engine in (
     *core_engines(),
@@ -26,6 +27,8 @@ for _engine in (
     kernel.ENGINE,
 ):
     ENGINES[_engine.name] = _engine
+# The core's own checks then name every engine with a capability a scenario asks, not only its own.
+_core.set_registry(registry_json())
 
 
 def run(

@@ -61,9 +61,15 @@ def refuse_beyond(sc: Prepared | dict[str, Any], name: str, capabilities: dict[s
     """Refuses what engine `name` lacks a capability for in the scenario `sc` (the core's
     checker, naming the registered engines that have it). `capabilities`: the engine's on this
     machine, where they are less than it declares (the kernel engine on a kernel without a qdisc)."""
-    registry = [{"name": e.name, "about": e.about,
-                 "capabilities": capabilities if capabilities is not None and e.name == name else e.capabilities}
-                for e in ENGINES.values()]
+    registry = registry_json(name, capabilities)
     # A resolved dict (an engine's translation called on its own) is read by the core again.
     core = sc.core if isinstance(sc, Prepared) else _core.Scenario(json.dumps(sc), "json", ".")
-    _core.refuse_beyond(core, name, json.dumps(registry))
+    _core.refuse_beyond(core, name, registry)
+
+
+def registry_json(name: str | None = None, capabilities: dict[str, Any] | None = None) -> str:
+    """The registry as the core reads it (a JSON list as `_core.engines()` writes it); engine
+    `name` with `capabilities` instead of those it declares, where given."""
+    return json.dumps([{"name": e.name, "about": e.about,
+                        "capabilities": capabilities if capabilities is not None and e.name == name else e.capabilities}
+                       for e in ENGINES.values()])

@@ -85,7 +85,7 @@ impl QueueParams for FqCodelParams {
                 |v| v.fract() == 0.0 && (1.0..=FLOWS_MAX).contains(&v),
                 "a whole number in [1, 65536]",
             )?,
-            quantum: p.f64(
+            quantum: p.bytes(
                 "quantum",
                 QUANTUM_BYTES,
                 |v| v.fract() == 0.0 && (QUANTUM_MIN..=QUANTUM_MAX).contains(&v),
@@ -431,6 +431,12 @@ mod tests {
         }
         let e = params(&[("target", json!("200ms"))]).unwrap_err().to_string();
         assert!(e.contains("links[0].queue.target"), "{e}");
+        // A size with its unit, as elsewhere in a scenario (refused as "must be a number" before).
+        let q = params(&[("quantum", json!("1514B"))]).unwrap();
+        let values: BTreeMap<String, Value> = q.values().into_iter().collect();
+        assert_eq!(values["quantum"], json!(1514.0));
+        assert!(params(&[("quantum", json!("9KB"))]).is_ok());
+        assert!(params(&[("quantum", json!("1514 parsecs"))]).is_err());
     }
 
     #[test]

@@ -255,6 +255,10 @@ mod tests {
             ("[dumbbell]\ncapacity = \"1Gbps\"\npacket_size = 0\nbuffer = { packets = 10 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n".to_string(), "dumbbell.packet_size: 0 is out of range"),
             (format!("{LINK}[[flows]]\ncount = 3\ncc = \"reno\"\nrtt = 0.1\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"fixed\", m = 2.5 }}\n"), "loss.sync.m: must be a whole number"),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ninitial_window = 1e300\n"), "flows[0].initial_window: 1e300 is out of range"),
+            // A positive field's range is open at 0, and a value just past a bound is not
+            // rounded onto it ("1e7 is out of range: must be in [0, 1e7]" said 10000001).
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[run]\nduration = 10000001\n"), "run.duration: 10000001 is out of range: must be in (0, 1e7]"),
+            (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ninitial_window = 1e300\n"), "flows[0].initial_window: 1e300 is out of range: must be in (0, "),
             // Paths over named links: no unknown link, no loop; connected when links name
             // their end nodes.
             (two("", "", "[\"a\", \"c\"]"), "flows[0].path[1]: unknown link \"c\" (links: a, b)"),

@@ -191,10 +191,10 @@ fn flow_arrivals(a: &ArrivalsSpec, fs: &FlowGroupSpec, field: &str) -> Result<Ar
             "a group with arrivals takes one RTT for all its flows",
         ));
     }
-    let rate_per_s = in_range(
+    let rate_per_s = up_to(
         &format!("{af}.rate"),
-        positive(&format!("{af}.rate"), a.rate)?,
-        (0.0, MAX_ARRIVAL_RATE_PER_S),
+        a.rate,
+        MAX_ARRIVAL_RATE_PER_S,
         "flows per second",
     )?;
     let size = |name: &str, b: Option<Bytes>| -> Result<Option<f64>> {
@@ -208,14 +208,7 @@ fn flow_arrivals(a: &ArrivalsSpec, fs: &FlowGroupSpec, field: &str) -> Result<Ar
     let mean = size("mean_size", a.mean_size)?;
     let shape = a
         .shape
-        .map(|s| {
-            in_range(
-                &format!("{af}.shape"),
-                positive(&format!("{af}.shape"), s)?,
-                (0.0, 1e3),
-                "the Pareto shape α",
-            )
-        })
+        .map(|s| up_to(&format!("{af}.shape"), s, 1e3, "the Pareto shape α"))
         .transpose()?;
     let (shape, min_size_bytes) = match (shape, min, mean) {
         (Some(s), Some(m), None) => (s, m),
@@ -469,12 +462,7 @@ fn flow_pacing(pacing: Option<&PacingSpec>, field: &str) -> Result<Option<Pacing
         Some(BoolOr::Table(r)) => {
             let ratio = |name: &str, v: f64| {
                 let f = format!("{field}.pacing.{name}");
-                in_range(
-                    &f,
-                    positive(&f, v)?,
-                    (0.0, MAX_PACING_RATIO),
-                    "Linux allows 0 to 1000 percent",
-                )
+                up_to(&f, v, MAX_PACING_RATIO, "Linux allows 0 to 1000 percent")
             };
             Some(Pacing {
                 ss_ratio: ratio("ss_ratio", r.ss_ratio.unwrap_or(2.0))?,
@@ -517,10 +505,10 @@ fn flow_delayed_ack(d: Option<&DelayedAckSpec>, field: &str) -> Result<Option<De
                 count: count as u32,
                 timeout_s: {
                     let f = format!("{field}.delayed_ack.timeout");
-                    in_range(
+                    up_to(
                         &f,
-                        positive(&f, d.timeout.map_or(0.2, |t| t.0))?,
-                        (0.0, MAX_DELACK_TIMEOUT_S),
+                        d.timeout.map_or(0.2, |t| t.0),
+                        MAX_DELACK_TIMEOUT_S,
                         "seconds: an ACK is due within 500 ms, RFC 1122 §4.2.3.2",
                     )?
                 },

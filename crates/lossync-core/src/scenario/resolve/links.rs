@@ -427,10 +427,7 @@ fn resolve_contention(field: &str, c: &ContentionSpec) -> Result<Contention> {
                 "needed with `fdls`: the delay of each line, e.g. \"20us\"",
             ))
         }
-        (_, Some(d)) => {
-            positive(&df, d.0)?;
-            in_range(&df, d.0, (0.0, FDL_DELAY_MAX_S), "seconds")?
-        }
+        (_, Some(d)) => up_to(&df, d.0, FDL_DELAY_MAX_S, "seconds")?,
     };
     let bf = format!("{field}.background_burst");
     let (background_erlangs, background_burst_s) = match (c.background, c.background_burst) {

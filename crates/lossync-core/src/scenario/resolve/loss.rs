@@ -242,8 +242,7 @@ fn resolve_sync(sync: SyncSpec, (n_min, n_max): (usize, usize), base_dir: &Path)
             // m is drawn in 1..=N: a mean or a deviation above N says nothing more.
             let why = "at most the number of flows at a link";
             if let Some(m) = mean {
-                positive("loss.sync.mean", m)?;
-                in_range("loss.sync.mean", m, (0.0, n_max as f64), why)?;
+                up_to("loss.sync.mean", m, n_max as f64, why)?;
             }
             if let Some(s) = std {
                 non_negative("loss.sync.std", s)?;

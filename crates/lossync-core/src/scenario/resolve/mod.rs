@@ -17,7 +17,7 @@ use flows::{check_rtts_cover_paths, check_xcp_flows_meet_xcp_routers, resolve_fl
 use links::{check_endpoints, check_packet_sizes, link_packet_size, link_table, resolve_links};
 use loss::resolve_loss;
 use std::path::Path;
-use validate::{in_range, non_negative, positive};
+use validate::{non_negative, positive, up_to};
 
 /// Validates a spec and fills every default.
 pub fn resolve(spec: &ScenarioSpec, base_dir: &Path) -> Result<Scenario> {
@@ -72,11 +72,10 @@ fn resolve_engine(engine: Option<&str>) -> Result<Engine> {
 /// The run's length, warm-up and seed; the step and the record interval follow from the flows
 /// ([`resolve_step`]).
 fn resolve_run(r: &RunSpec) -> Result<Run> {
-    let duration_s = positive("run.duration", r.duration.map_or(100.0, |t| t.0))?;
-    in_range(
+    let duration_s = up_to(
         "run.duration",
-        duration_s,
-        (0.0, MAX_DURATION_S),
+        r.duration.map_or(100.0, |t| t.0),
+        MAX_DURATION_S,
         "116 days; the packet engine's 64-bit picosecond clock ends at 213",
     )?;
     let warmup_s = non_negative("run.warmup", r.warmup.map_or(0.0, |t| t.0))?;

@@ -43,16 +43,32 @@ pub(super) fn in_range(field: &str, v: f64, (lo, hi): (f64, f64), why: &str) -> 
     if v.is_finite() && (lo..=hi).contains(&v) {
         Ok(v)
     } else {
-        Err(Error::field(
-            field,
-            format!(
-                "{} is out of range: must be in [{}, {}] ({why})",
-                short(v),
-                short(lo),
-                short(hi)
-            ),
-        ))
+        Err(out_of_range(field, v, "[", (lo, hi), why))
     }
+}
+
+/// A positive number up to `hi`, refused otherwise with the range `(0, hi]` and `why`.
+pub(super) fn up_to(field: &str, v: f64, hi: f64, why: &str) -> Result<f64> {
+    positive(field, v)?;
+    if v <= hi {
+        Ok(v)
+    } else {
+        Err(out_of_range(field, v, "(", (0.0, hi), why))
+    }
+}
+
+fn out_of_range(field: &str, v: f64, open: &str, (lo, hi): (f64, f64), why: &str) -> Error {
+    // A value just past a bound is written in full, not rounded onto it ("1e7 is out of range:
+    // must be in [0, 1e7]" said 10000001).
+    let (lo_s, hi_s) = (short(lo), short(hi));
+    let v_s = match short(v) {
+        s if s == lo_s || s == hi_s => format!("{v}"),
+        s => s,
+    };
+    Error::field(
+        field,
+        format!("{v_s} is out of range: must be in {open}{lo_s}, {hi_s}] ({why})"),
+    )
 }
 
 /// A rate in bits/s within [`RATE_BPS`].
@@ -66,11 +82,10 @@ pub(super) const RTT_WHY: &str =
 
 /// A window in packets, in (0, [`MAX_WINDOW_BYTES`] / packet size].
 pub(super) fn window(field: &str, pkts: f64, packet_size: f64) -> Result<f64> {
-    positive(field, pkts)?;
-    in_range(
+    up_to(
         field,
         pkts,
-        (0.0, MAX_WINDOW_BYTES / packet_size),
+        MAX_WINDOW_BYTES / packet_size,
         "packets: TCP's largest window is 65535·2^14 bytes, RFC 7323",
     )
 }
