@@ -96,7 +96,7 @@ BAD = [
     ("count = 2", "count = -1", "flows[0].count: must be in 1..=1000000"),
     ('duration = "20s"', 'duration = "20s"\nthreads = 0', "run.threads: must be in 1..=1024, got 0"),
     ('duration = "20s"', 'duration = "20s"\nscheduler = "fast"', "run.scheduler: unknown variant `fast`"),
-    ('duration = "20s"', 'duration = "20s"\nscheduler = "partitioned"', "run.scheduler: \"partitioned\" is the packet engine's"),
+    ('duration = "20s"', 'duration = "20s"\nscheduler = "partitioned"', "run.scheduler: the partitioned scheduler runs in the packet engine only (engine = \"packet\")"),
     ('rtt = "100ms"', 'rtt = "fast"', "flows[0].rtt"),
 ]
 

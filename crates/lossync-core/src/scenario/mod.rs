@@ -253,6 +253,7 @@ mod tests {
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"all\", x = 0.3 }}\n"), "loss.sync.x: unknown field `x`"),
             // The field at fault, not a later one that trips over it.
             ("[dumbbell]\ncapacity = \"1Gbps\"\npacket_size = 0\nbuffer = { packets = 10 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n".to_string(), "dumbbell.packet_size: 0 is out of range"),
+            ("[dumbbell]\ncapacity = \"1Gbps\"\npacket_size = 1500.5\nbuffer = { packets = 10 }\n[[flows]]\ncc = \"reno\"\nrtt = 0.1\n".to_string(), "dumbbell.packet_size: must be a whole number of bytes, got 1500.5"),
             (format!("{LINK}[[flows]]\ncount = 3\ncc = \"reno\"\nrtt = 0.1\n[loss]\nmodel = \"sync\"\nsync = {{ kind = \"fixed\", m = 2.5 }}\n"), "loss.sync.m: must be a whole number"),
             (format!("{LINK}[[flows]]\ncc = \"reno\"\nrtt = 0.1\ninitial_window = 1e300\n"), "flows[0].initial_window: 1e300 is out of range"),
             // A positive field's range is open at 0, and a value just past a bound is not

@@ -14,7 +14,8 @@
 //!   from as `file` (recorded, not read again): the file is self-contained.
 //! - Numbers are written in Rust's shortest form that reads back to the same `f64`.
 //!
-//! The seed is a TOML integer: a seed above 2^63 − 1 (possible from JSON) cannot be written.
+//! The seed is written as an integer; one above 2^63 − 1 (possible from JSON) reads back here, but
+//! is beyond TOML's integers for other readers.
 
 use super::model::*;
 use serde_json::Value;

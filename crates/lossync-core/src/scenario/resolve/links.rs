@@ -101,12 +101,21 @@ fn link_endpoints(field: &str, l: &LinkSpec) -> Result<()> {
 
 /// A link's packet size in bytes (1500 by default); `field` is the link's.
 pub(super) fn link_packet_size(field: &str, l: &LinkSpec) -> Result<f64> {
-    in_range(
-        &format!("{field}.packet_size"),
+    let f = format!("{field}.packet_size");
+    let bytes = in_range(
+        &f,
         l.packet_size.map_or(1500.0, |b| b.0),
         PACKET_BYTES,
         "bytes: at least the IPv4 and TCP headers, at most the largest IPv4 datagram",
-    )
+    )?;
+    // A packet on the wire is whole bytes (a trace wrote 1500.5 as 1501).
+    if bytes.fract() != 0.0 {
+        return Err(Error::field(
+            f,
+            format!("must be a whole number of bytes, got {bytes}"),
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Windows and queues count packets, so every link must use one packet size.
