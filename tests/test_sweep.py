@@ -410,3 +410,13 @@ def test_the_rows_warnings_are_python_warnings_too(tmp_path):
 
     with pytest.warns(lossync.LossyncWarning, match="^fluid: .*no congestion event"):
         compare(str(ROOT / "examples" / "paper-10g.toml"), ["fluid"], ["run.duration=0.5", "run.from_first_congestion=false"])
+
+
+def test_a_zipped_axis_may_repeat_a_value_the_other_axes_tell_apart(tmp_path):
+    # A study's zipped sweep labels several cells alike on one axis (aqm-buffers' `name`, one
+    # per buffer): only the same values at two indices are one point twice.
+    zipped = {"dumbbell.buffer.bdp_fraction": [0.05, 0.05], "loss.sync.x": [0.3, 1.0]}
+    rows = lossync.sweep(spec(seeds=1, mode="zip", axes=zipped), tmp_path / "out")
+    assert len(rows) == 2 and (rows["status"] == "ok").all()
+    with pytest.raises(lossync.ScenarioError, match='^sweep.axes: mode = "zip" lists the point'):
+        lossync.sweep(spec(seeds=1, mode="zip", axes={**zipped, "loss.sync.x": [0.3, 0.3]}), tmp_path / "twice")

@@ -62,12 +62,6 @@ class SweepSpec(BaseModel):
         for name, values in axes.items():
             if isinstance(values, list) and not values:
                 raise ValueError(f"axis {name!r} has no values")
-            if isinstance(values, list):
-                # Two equal values are one point run twice: its rows would share a key, and the
-                # sweep would announce runs it never makes.
-                twice = _repeated(values)
-                if twice is not None:
-                    raise ValueError(f"axis {name!r} lists {twice} twice")
         return axes
 
     @field_validator("seeds")
@@ -113,6 +107,23 @@ class SweepSpec(BaseModel):
         return [dict(zip(names, vals)) for vals in product(*axes.values())]
 
 
+def _no_point_twice(spec: SweepSpec) -> SweepSpec:
+    """Refuses a point listed twice: one point run twice, whose rows would share a key, and a
+    sweep that announces runs it never makes. Crossed, that is a value twice on one axis; zipped,
+    the same values at two indices (one axis may repeat a value the others tell apart)."""
+    lists = {k: v for k, v in spec.axes.items() if isinstance(v, list)}
+    if spec.mode == "cross":
+        for name, values in lists.items():
+            twice = _repeated(values)
+            if twice is not None:
+                raise ScenarioError("sweep.axes", f"axis {name!r} lists {twice} twice")
+    elif len(lists) == len(spec.axes) and len({len(v) for v in lists.values()}) == 1:
+        twice = _repeated([dict(zip(lists, vals)) for vals in zip(*lists.values())])
+        if twice is not None:
+            raise ScenarioError("sweep.axes", f"mode = \"zip\" lists the point {twice} twice")
+    return spec
+
+
 def _repeated(values: list[Any]) -> str | None:
     """The first value `values` holds twice, as JSON writes it, or None."""
     seen = set()
@@ -147,9 +158,9 @@ def base_path(base: str, folder: Path) -> Path:
 
 def parse_spec(doc: dict[str, Any] | SweepSpec) -> SweepSpec:
     if isinstance(doc, SweepSpec):
-        return doc
+        return _no_point_twice(doc)
     try:
-        return SweepSpec.model_validate(doc)
+        return _no_point_twice(SweepSpec.model_validate(doc))
     except ValidationError as e:
         errors = e.errors()
         # A union (a list or a Range) reports each member's failure: the value error says why, and

@@ -699,7 +699,9 @@ impl Sender {
                 return Some(seg);
             }
         }
-        let window_open = (self.pipe_pkts as f64) < self.cwnd_pkts.floor();
+        // pipe < ⌊cwnd⌋: the cast truncates, which is the floor of a window (never negative), in
+        // one instruction where `floor` is a libm call without SSE4.1 (2% of a run's instructions).
+        let window_open = self.pipe_pkts < self.cwnd_pkts as u64;
         if !window_open && !self.force_retx {
             return None;
         }
