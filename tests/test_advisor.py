@@ -203,3 +203,35 @@ def test_sweep_rows_carry_their_runs_warnings(tmp_path):
                                    "flows": [{"count": 2, "cc": "reno", "rtt": "80ms", "slow_start": False}], "run": {"duration": "20s"}},
                           "axes": {"flows.0.count": [2, 3]}}, tmp_path / "out", workers=1)
     assert all(any("no congestion event" in w for w in ws) for ws in rows["warnings"])
+
+
+def test_no_probe_falls_between_no_buffer_and_one_packet():
+    # A target met by any buffer at all (here: one packet, 1/23 of a BDP of 23 packets; none gives
+    # U 0.17). On main the bisection probed 0.716 packets, which the scenario refuses, and the
+    # search died after seven probes with "dumbbell.buffer: 0.716 packets is less than one packet".
+    bdp = 23.0
+    seen = []
+
+    def probe(f: float) -> Probe:
+        seen.append(f)
+        return Probe(f, 0.17 if f == 0 else 0.9998, 0.0, [])
+
+    b = search_bracket(probe, 0.95, 2.0, 0.01, finest=1 / bdp)
+    assert all(f == 0 or f * bdp >= 1 - 1e-12 for f in seen), seen
+    assert b.low.fraction == 0 and b.high.fraction * bdp == pytest.approx(1) and b.stopped_by == "resolution"
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    # Ignored without a word on main: the packet engine makes its own losses; the advisor sets the
+    # buffer and the seeds itself.
+    (["--capacity", "20Mbps", "--flows", "2:reno:20ms", "--engine", "packet", "--loss", "x=0.3"], "--loss"),
+    (["--capacity", "20Mbps", "--flows", "2:reno:20ms", "--set", "dumbbell.buffer={packets=100}"], "--set dumbbell.buffer={packets=100}"),
+    (["--capacity", "20Mbps", "--flows", "2:reno:20ms", "--set", "run.seed=7"], "--set run.seed=7"),
+    # A BDP below one packet named a buffer the user never set.
+    (["--capacity", "10", "--flows", "2:reno:50ms"], "--capacity"),
+    # Flows that come and go: their offered load, not the buffer, bounds the utilization.
+    (["dynamic-dumbbell", "--seeds", "2", "--duration", "20s"], "flows[0].arrivals"),
+])
+def test_what_the_advisor_cannot_honour_is_refused_naming_it(args, option):
+    r = subprocess.run([sys.executable, "-m", "lossync", "size-buffer", *args], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.startswith(f"lossync: error: {option}: ") and r.stderr.count("\n") == 1, r.stderr

@@ -130,6 +130,17 @@ def test_unknown_study_is_a_clear_error():
     assert r.returncode == 2 and "unknown study 'fig99'" in r.stderr
 
 
+@pytest.mark.parametrize("name", ["fig3", "fig9", "fig11"])
+def test_a_study_of_imposed_synchronization_refuses_an_engine_that_ignores_it(tmp_path, name):
+    # On main `reproduce fig3 --engine packet` ran its four synchronization cases as four identical
+    # packet runs and ruled "no" on the paper's claims from them. The claims' packet-level
+    # verdicts are the cross-check's (packet:jitter).
+    r = subprocess.run([sys.executable, "-m", "lossync", "reproduce", name, "--quick", "--engine", "packet", "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and r.stderr == f"lossync: error: --engine: {name} runs on fluid only, not packet\n", r.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_aqm_buffers_quick_gives_a_verdict_per_claim(tmp_path):
     """aqm-buffers runs whatever disciplines the core registers: a claim whose discipline is
     missing (FQ-CoDel, DualPI2 before they land) says "not tested" and why, every other claim

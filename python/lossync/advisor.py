@@ -130,12 +130,13 @@ class Bracket:
 
 
 def search_bracket(probe: Callable[[float], Probe], target: float, max_fraction: float, tolerance: float,
-                   known: dict[float, Probe] | None = None) -> Bracket:
+                   known: dict[float, Probe] | None = None, finest: float = 0.0) -> Bracket:
     """Narrows [low, high] around the buffer where `target` is crossed. Every probe lies strictly
     inside the bracket of the moment and replaces one of its ends, so the bracket only shrinks: the
     search cannot oscillate, whatever the noise. A probe whose interval clears the target becomes
     the top, any other the bottom. Probes already made (`known`, for another target) narrow the
-    starting bracket for free."""
+    starting bracket for free. `finest`: the smallest buffer above none (one packet, as a
+    fraction): no probe falls between none and it, so the search ends one packet above none."""
     steps: list[dict[str, Any]] = []
 
     def step(p: Probe, low: float, high: float) -> None:
@@ -160,7 +161,10 @@ def search_bracket(probe: Callable[[float], Probe], target: float, max_fraction:
             return Bracket(target, low, high, "resolution", steps)
         if low.high() >= high.low():
             return Bracket(target, low, high, "noise", steps)
-        p = probe((low.fraction + high.fraction) / 2)
+        at = max((low.fraction + high.fraction) / 2, finest)
+        if at >= high.fraction:
+            return Bracket(target, low, high, "resolution", steps)
+        p = probe(at)
         if p.clears(target):
             high = p
         else:
@@ -245,9 +249,22 @@ def size_buffer(
     doc["dumbbell"]["buffer"] = {"bdp_fraction": 1.0, **{k: v for k, v in doc["dumbbell"]["buffer"].items() if k == "reference_rtt"}}
     if doc.get("engine") == "packet":  # the reference; the deterministic engine reruns one run on every seed
         doc = with_send_jitter(doc, (), base_dir)
-    sc = resolve(doc)
+    try:
+        sc = resolve(doc)
+    except ScenarioError as e:
+        if e.field != "dumbbell.buffer":
+            raise
+        # The buffer is the advisor's own (1 BDP): what it refuses is a BDP below one packet.
+        raise ScenarioError("dumbbell.capacity", "the BDP at the reference RTT is less than one packet: there is no buffer to size") from None
     link, flows = sc["links"][0], sc["flows"]
     bdp = link["buffer_pkts"]  # the buffer at bdp_fraction = 1
+    dynamic = next((f for f in flows if f.get("arrivals")), None)
+    if dynamic is not None:
+        raise ScenarioError(f"flows[{dynamic['group']}].arrivals", "the advisor sizes a buffer for long-lived flows; flows that come and "
+                            "go bound the utilization by their offered load, which no buffer raises")
+    if bdp * max_fraction < 1:
+        raise ScenarioError("dumbbell.capacity", f"the BDP is {bdp:.3g} packets at the reference RTT: no buffer up to "
+                            f"{max_fraction:g} BDP holds a packet")
     rtt_ref = bdp / link["capacity_pps"]
     n = len(flows)
 
@@ -284,7 +301,7 @@ def size_buffer(
             return cache[f]
 
         for target in sorted(targets):
-            b = search_bracket(lambda f, t=target: probe(f, t), target, max_fraction, tolerance, cache)
+            b = search_bracket(lambda f, t=target: probe(f, t), target, max_fraction, tolerance, cache, finest=1 / bdp)
             rows.append(_answer(b, bdp, max_fraction))
             if progress and b.high is not None and b.low is not None:
                 progress(f"U≥{target:g}: between {b.low.fraction:.4f} and {b.high.fraction:.4f} BDP (stopped by {b.stopped_by})")

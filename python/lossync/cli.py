@@ -421,10 +421,22 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
         if duration is not None:  # the remedy the warnings below give; as `run --duration` does
             overrides = (*overrides, f'run.duration="{duration}"')
     else:
+        if engine == "packet" and click.get_current_context().get_parameter_source("loss") is not click.core.ParameterSource.DEFAULT:
+            raise ScenarioError("--loss", "the packet engine makes its own losses; --loss sets the fluid engine's loss model")
         doc = build_scenario(capacity, list(flows), loss, duration or ("120s" if engine == "packet" else "3000s"))
+    # The advisor sets the buffer on every probe and the seed on every run (--seeds): a --set of
+    # either would be overwritten without a word.
+    for o in overrides:
+        if o.split("=", 1)[0].strip().startswith(("dumbbell.buffer", "run.seed")):
+            raise ScenarioError(f"--set {o}", "the advisor sets the buffer on every probe and the seeds with --seeds")
     apply_overrides(doc, overrides)
-    table, rules = size_buffer(doc, tuple(targets) or (0.9, 0.95, 0.99), seeds=seeds, engine=engine, verify=verify,
-                               progress=lambda line: click.echo(f"  {line}", err=True))
+    try:
+        table, rules = size_buffer(doc, tuple(targets) or (0.9, 0.95, 0.99), seeds=seeds, engine=engine, verify=verify,
+                                   progress=lambda line: click.echo(f"  {line}", err=True))
+    except ScenarioError as e:
+        if not scenario and e.field == "dumbbell.capacity":  # the scenario --capacity built
+            raise ScenarioError("--capacity", e.reason) from None
+        raise
     bdp = rules["bdp_pkts"]
     click.echo(f"BDP {bdp:,.0f} packets at a reference RTT of {rules['reference_rtt_s'] * 1e3:.1f} ms; {rules['flows']} flows; {seeds} seeds per probe")
     click.echo(f"answered by the {rules['engine']} engine, loss model {rules['loss_model']}"

@@ -329,7 +329,7 @@ def sweep(
         if dask is not None:
             dask[1].close()
     if warn:
-        counts = Counter(w for ws in rows["warnings"] for w in ws)
+        counts = Counter(w for ws in rows["warnings"] for w in dict.fromkeys(ws))  # runs, not mentions
         emit_warnings(f"{n:,} of {len(rows):,} runs: {w}" for w, n in counts.items())
     return rows
 
