@@ -173,3 +173,20 @@ def test_the_packet_estimate_grows_with_the_connections():
     assert 4.2 / 2 < estimate(10**5) < 4.2 * 2
     assert 14.0 / 2 < estimate(10**5, "10Gbps") < 14.0 * 2  # 6.6 million arrivals, measured 14 s
     assert estimate(10**6) > 10
+
+
+def test_a_partial_runs_files_say_it_stopped_early_and_how_to_rerun_the_part(tmp_path):
+    # On main a run stopped by --timeout wrote its scenario.toml with the whole duration under a
+    # header saying that running it reproduces the run, and `lossync report` offered that file
+    # as the command giving "the same summary".
+    r = lossync.run(LONG, progress=False, warn=False, timeout_s=0.5)
+    assert r.summary["partial"]
+    done = r.summary["duration_s"]
+    r.write(tmp_path / "out", figure=False)
+    first = (tmp_path / "out" / "scenario.toml").read_text().splitlines()[0]
+    assert first == (f"# PARTIAL: this run stopped at {done:.6g} s of the {r.scenario['run']['duration_s']:.6g} s below (a wall-time "
+                     f"limit or Ctrl-C); `lossync run FILE --duration {done:.6g}s` reruns the part simulated.")
+    page = cli("report", str(tmp_path / "out"))
+    assert page.returncode == 0, page.stderr
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert f"--duration {done:.6g}s" in html and "the same summary" not in html

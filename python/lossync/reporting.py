@@ -78,9 +78,7 @@ def _run(folder: Path) -> str:
     provenance = json.loads((folder / "summary.json").read_text()).get("provenance", {})
     png = folder / "figure.png"
     figure = png.read_bytes() if png.is_file() else figure_png(result.plot())
-    commands = [*_made_by(provenance),
-                ("Re-run it (the resolved scenario beside this page, its seed included: the same summary)",
-                 f"lossync run {folder / 'scenario.toml'}")]
+    commands = [*_made_by(provenance), result.rerun_command(folder / "scenario.toml")]
     return run_page(result, figure, commands)
 
 

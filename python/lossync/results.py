@@ -194,7 +194,7 @@ class Result:
         complete set; an interrupted or killed write leaves no summary.json. command: the command
         line that made it, kept in the summary's provenance (`lossync report` shows it)."""
         files = {
-            "scenario.toml": lambda p: p.write_text(self.scenario_toml()),
+            "scenario.toml": lambda p: p.write_text(self.partial_note("# ") + self.scenario_toml()),
             "series.parquet": lambda p: self.series.to_parquet(p, index=False),
             "events.csv": lambda p: self.events.to_csv(p, index=False),
         }
@@ -218,6 +218,23 @@ class Result:
 
                 plt.close(fig)
 
+    def partial_note(self, prefix: str = "") -> str:
+        """For a run a wall-time limit or Ctrl-C stopped: a line saying that its scenario runs
+        longer than it did, and how to rerun the part simulated ("" for a whole run)."""
+        if not self.summary.get("partial"):
+            return ""
+        done, planned = self.summary["duration_s"], self.scenario["run"]["duration_s"]
+        return (f"{prefix}PARTIAL: this run stopped at {done:.6g} s of the {planned:.6g} s below (a wall-time limit or "
+                f"Ctrl-C); `lossync run FILE --duration {done:.6g}s` reruns the part simulated.\n")
+
+    def rerun_command(self, scenario_file: str | Path) -> tuple[str, str]:
+        """(what it does, the command) that reruns this result from its resolved scenario file."""
+        if self.summary.get("partial"):
+            done = self.summary["duration_s"]
+            return ("Re-run the part simulated (this run stopped early; the scenario below runs its whole duration)",
+                    f"lossync run {scenario_file} --duration {done:.6g}s")
+        return ("Re-run it (the resolved scenario beside this page, its seed included: the same summary)", f"lossync run {scenario_file}")
+
     def report(self, path: str | Path, command: str | None = None) -> Path:
         """Writes one self-contained HTML page of this run to `path`: the summary, the figure, the
         warnings, the command that reproduces it and the resolved scenario, the figure inline and
@@ -225,8 +242,8 @@ class Result:
         made it, if known. `lossync report DIR` does the same for a folder `write` filled."""
         from .htmlpage import figure_png, run_page
 
-        commands = [("Re-run it: save the Scenario below as scenario.toml (the resolved scenario, its seed included), then",
-                     "lossync run scenario.toml")]
+        what, rerun = self.rerun_command("scenario.toml")
+        commands = [(f"{what}: save the Scenario below as scenario.toml, then", rerun)]
         if command is not None:
             commands.insert(0, ("Made by", command))
         text = run_page(self, figure_png(self.plot()), commands)
