@@ -107,6 +107,12 @@ def test_quick_reproduction_writes_data_figure_and_report(tmp_path, name):
         assert got == [v[k] for v in want.values()], line
     if want and STUDIES[name].cross.figure is not None:
         assert (tmp_path / "engines.png").read_bytes()[:4] == b"\x89PNG"
+    # The runs' warnings are in the report beside the verdicts that rest on them (main kept none:
+    # every run went through lossync.run(warn=False)). The paper's model always says its
+    # synchronization is imposed.
+    warnings = text[text.index("**Warnings.**"):]
+    if STUDIES[name].engines == ("fluid",):
+        assert 'loss.model = "sync": imposed synchronization' in warnings, warnings
 
 
 def test_an_engine_runs_the_model_scenario_without_the_sync_module():

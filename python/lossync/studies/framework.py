@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -142,6 +144,28 @@ def fidelity_overrides(quick: bool, duration: float = 3000.0) -> tuple[int, list
     return 10, [f"run.duration={duration}"]
 
 
+#: The warnings of every run of the study under way, with where each came from (`reproduce`
+#: writes them into its report: a number that may be wrong says so where it is ruled on).
+_WARNINGS: ContextVar[list[tuple[str, str]] | None] = ContextVar("study_warnings", default=None)
+
+
+def record_warnings(where: str, warnings: Iterable[str]) -> None:
+    """Keeps a run's warnings for the report of the study under way (none: nothing to keep)."""
+    kept = _WARNINGS.get()
+    if kept is not None:
+        kept.extend((where, w) for w in dict.fromkeys(warnings))
+
+
+def study_run(doc: dict, where: str, overrides: list[str] | None = None) -> Any:
+    """One run of a study (`lossync.run` without a bar or Python warnings), its warnings kept for
+    the study's report under `where` (the case or part it belongs to)."""
+    from ..engines import run
+
+    r = run(doc, overrides or [], progress=False, warn=False)
+    record_warnings(where, r.warnings)
+    return r
+
+
 def run_sweep(out: Path, base: dict, axes: dict, seeds: int, fixed: list[str], engine: str,
               columns: Callable[[Any], dict[str, Any]] | None = None, workers: int | None = None,
               mode: str = "cross") -> pd.DataFrame:
@@ -153,6 +177,8 @@ def run_sweep(out: Path, base: dict, axes: dict, seeds: int, fixed: list[str], e
     failed = rows[rows["status"] != "ok"]
     if len(failed):
         raise LossyncError(f"{len(failed)} of {len(rows)} runs failed, e.g.: {failed['error'].iloc[0]}")
+    for ws in rows["warnings"]:
+        record_warnings(out.name, ws)
     return rows
 
 
@@ -189,7 +215,34 @@ def reproduce(name: str, out: str | Path, quick: bool = False, engine: str | Non
     command = shlex.join(["lossync", "reproduce", name, *(["--quick"] if quick else []), "--engine", engine, "--out", str(out)])
     atomic_write(out / "study.json", lambda p: p.write_text(json.dumps({"study": name, "quick": quick, "engine": engine,
                                                                         "command": command, "cwd": os.getcwd()}) + "\n"))
-    data = study.run(out, quick, engine)
+    kept = _WARNINGS.set([])
+    try:
+        data = study.run(out, quick, engine)
+        lines, report = _report(study, data, out, quick, engine)
+        lines += _warnings_section(_WARNINGS.get() or [])
+    finally:
+        _WARNINGS.reset(kept)
+    atomic_write(report, lambda p: p.write_text("\n".join(lines) + "\n"))
+    return report
+
+
+def _warnings_section(kept: list[tuple[str, str]]) -> list[str]:
+    """The report's account of its runs' warnings: each distinct one, how many runs gave it and
+    in which parts of the study."""
+    if not kept:
+        return ["", "**Warnings.** No run of this study said its numbers may be wrong."]
+    runs = Counter(w for _, w in kept)
+    lines = ["", f"**Warnings.** Runs of this study said their numbers may be wrong ({len(runs)} distinct warnings); "
+             "the verdicts above rest on them:", ""]
+    for w, n in runs.most_common():
+        parts = list(dict.fromkeys(where for where, x in kept if x == w))
+        shown = ", ".join(parts[:4]) + (f" and {len(parts) - 4} more" if len(parts) > 4 else "")
+        lines.append(f"- {n} run{'s' if n > 1 else ''} ({shown}): {w}")
+    return lines
+
+
+def _report(study: Study, data: Any, out: Path, quick: bool, engine: str) -> tuple[list[str], Path]:
+    """The report's lines (its figure written beside it) and its path."""
     protocol = f"--quick: {study.fidelity[1]}, indicative only" if quick else f"full fidelity: {study.fidelity[0]}"
     fig = study.figure(data)
     if quick:
@@ -217,9 +270,7 @@ def reproduce(name: str, out: str | Path, quick: bool = False, engine: str | Non
         lines.append(f"| {c.text} | {measured} | {verdict} |")
     if study.cross is not None and engine == study.engine:
         lines += _three_verdicts(study, data, verdicts, out, quick)
-    report = out / "report.md"
-    atomic_write(report, lambda p: p.write_text("\n".join(lines) + "\n"))
-    return report
+    return lines, out / "report.md"
 
 
 def _run_cross(study: Study, out: Path, quick: bool, engine: str) -> Any:

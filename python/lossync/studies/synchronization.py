@@ -29,6 +29,7 @@ from .framework import (
     flatten,
     register,
     run_sweep,
+    study_run,
 )
 
 #: The 10 Gbps setup of §5 (docs/model.md §4.4): 10 flows, RTT 80..260 ms, BDP 141,667 × 1500 B.
@@ -89,8 +90,6 @@ def _pair_runner(flows: list[dict], extra_set: list[str] | None = None, sensitiv
     """The pair's four cases; with `sensitivity_buffer` (a fraction of the BDP at 120 ms) the first
     two again at that buffer, for a verdict the study's choice of buffer decides."""
     def run_pair(out: Path, quick: bool, engine: str):
-        from ..engines import run
-
         cases = [(label, sync, pause, tag, {}) for label, sync, pause, tag in PAIR_CASES]
         if sensitivity_buffer is not None:
             cases += [(f"{label}, buffer {sensitivity_buffer:g} BDP", sync, pause, f"{tag}-{sensitivity_buffer:g}",
@@ -98,7 +97,7 @@ def _pair_runner(flows: list[dict], extra_set: list[str] | None = None, sensitiv
         results = {}
         for label, sync, pause, tag, extra in cases:
             doc = deep_merge(TWO_FLOWS, {"flows": flows, "loss": {"sync": sync, "recovery_pause": pause}, "engine": engine, **extra})
-            r = run(doc, extra_set or [], progress=False, warn=False)
+            r = study_run(doc, label, extra_set)
             results[label] = r
             atomic_write(out / f"series-{tag}.parquet", lambda p, r=r: r.series.to_parquet(p, index=False))
         rows = []
@@ -146,9 +145,7 @@ def _pair_cross(flows: list[dict]):
     """Figs. 2–4 in an engine whose losses fall where its queue puts them: one run of the pair,
     the model's protocol (200 s, the model's start, statistics from the first congestion event)."""
     def run_it(out: Path, quick: bool, engine: str) -> dict:
-        from ..engines import run
-
-        r = run(engine_doc(deep_merge(TWO_FLOWS, {"flows": flows}), engine), progress=False, warn=False)
+        r = study_run(engine_doc(deep_merge(TWO_FLOWS, {"flows": flows}), engine), engine)
         s = r.summary
         tput = [f["throughput_bps"] for f in s["flows"]]
         row = {"utilization": s["utilization"], "jain": s["jain"], "sync_rate": s["sync_rate_mean"],

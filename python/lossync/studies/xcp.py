@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..io import atomic_write
 from ..plot import plt
-from .framework import Claim, CrossCheck, Study, as_engine, register, run_sweep
+from .framework import Claim, CrossCheck, Study, as_engine, register, run_sweep, study_run
 
 SOURCE = ("Alparslan, Arakawa, Murata, 'Performance of Paced and Non-paced Transmission Control Algorithms in "
           "Small Buffered Networks' (seed 004); XCP: Katabi, Handley, Rohrs, SIGCOMM 2002")
@@ -107,8 +107,6 @@ def stability_row(label: str, rtt_s: float, duration: str | None, engine: str) -
     """One configuration run twice, the same simulation measured over the two windows of
     START_UP_S: the whole run (drops, largest queue) and after start-up (loss rate, queue std,
     utilization). Returns the row and the series."""
-    from ..engines import run
-
     preset, ratio = STABILITY_CONFIGS[label]
     doc = _doc(2, "xcp", ratio, round(CAPACITY_BPS * rtt_s / (8 * PACKET_BYTES)), preset, rtt_s)
     if label.endswith("ACK-blind"):
@@ -118,8 +116,8 @@ def stability_row(label: str, rtt_s: float, duration: str | None, engine: str) -
     if duration:
         doc["run"].update(duration=duration)
     doc, engine = as_engine(doc, engine)
-    whole = run(dict(doc, engine=engine, run=dict(doc["run"], warmup="0s")), progress=False, warn=False)
-    after = run(dict(doc, engine=engine), progress=False, warn=False)
+    whole = study_run(dict(doc, engine=engine, run=dict(doc["run"], warmup="0s")), f"{label}, whole run")
+    after = study_run(dict(doc, engine=engine), label)
     w, a = whole.summary["links"][0], after.summary["links"][0]
     return ({"config": _rtt_label(label, rtt_s), "rtt_s": rtt_s, "buffer_pkts": a["buffer_pkts"],
              "drops": w["drops_pkts"], "max_queue_pkts": w["max_queue_pkts"],  # the whole run
