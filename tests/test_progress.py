@@ -190,3 +190,22 @@ def test_a_partial_runs_files_say_it_stopped_early_and_how_to_rerun_the_part(tmp
     assert page.returncode == 0, page.stderr
     html = (tmp_path / "out" / "report.html").read_text()
     assert f"--duration {done:.6g}s" in html and "the same summary" not in html
+
+
+def test_a_chunk_is_sized_for_a_cost_that_keeps_growing():
+    # A packet run in slow start: each simulated second costs twice the last. On main the next
+    # chunk was sized on the last one's speed alone, so it took twice the time aimed at; a
+    # 0.5 s limit on paper-10g's packet run stopped after 1.1 s (the docs promise a quarter of a
+    # second past it).
+    from lossync.engines.core import CHUNK_WALL_S, next_chunk
+
+    cost_of = lambda t: 1e-3 * 2 ** t  # wall seconds per simulated second at time t  # noqa: E731
+    t, span, last = 0.0, 1.0, 0.0
+    for _ in range(12):
+        wall = cost_of(t + span) * span  # charged at the chunk's end rate: an upper bound
+        t += span
+        span, last = next_chunk(span, wall, last, None)
+        assert cost_of(t) * span <= 2 * CHUNK_WALL_S + 1e-9, (t, span)
+    # Near a limit the chunk aims at what is left of it (shrinking by at most 4 at a time).
+    span, _ = next_chunk(10.0, 0.25, 0.025, left_s=0.1)
+    assert span * 0.025 == pytest.approx(0.1)

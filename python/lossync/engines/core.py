@@ -57,6 +57,19 @@ class Interrupted(KeyboardInterrupt):
         self.result = result
 
 
+def next_chunk(span: float, wall: float, last_cost: float, left_s: float | None) -> tuple[float, float]:
+    """The next chunk's simulated span after one of `span` seconds took `wall` (the one before
+    cost `last_cost` wall seconds per simulated second, 0 if none), and the cost of this one. It
+    aims at CHUNK_WALL_S, or what is left of a wall-time limit (`left_s`), at most doubling the
+    span at a time, and assumes the cost per simulated second keeps growing as it just did: in
+    slow start it doubles every RTT, and a chunk sized on the last one's speed alone ran three
+    times past a limit."""
+    cost = max(wall, 1e-6) / max(span, 1e-12)
+    growth = max(1.0, cost / last_cost) if last_cost > 0 else 1.0
+    aim = CHUNK_WALL_S if left_s is None else min(CHUNK_WALL_S, max(left_s, 0.01))
+    return min(2.0 * span, max(0.25 * span, aim / (cost * growth))), cost
+
+
 def run_core(p: Prepared, progress: bool | None = None, timeout_s: float | None = None, pcap: Pcap | None = None) -> Result:
     """Runs a prepared scenario on the core engine it names. Ctrl-C raises `Interrupted` with the partial result (or a plain
     KeyboardInterrupt if nothing was measured yet). `timeout_s`: stop between chunks once that
@@ -74,7 +87,7 @@ def run_core(p: Prepared, progress: bool | None = None, timeout_s: float | None 
     duration = sim.duration_s
     bar = progress_bar(round(duration, 6), "simulating", "sim s", progress)
     step = duration * FIRST_CHUNK
-    until = 0.0
+    until, last_cost = 0.0, 0.0
     try:
         # On `until`, not the engine's clock: a step that does not divide the duration leaves
         # the clock a fraction of a step short of it.
@@ -85,12 +98,12 @@ def run_core(p: Prepared, progress: bool | None = None, timeout_s: float | None 
                 if so_far is None or now <= 0:
                     raise RunTimeout(f"timeout: the {deadline.timeout_s:g} s wall-time limit ran out before anything was simulated")
                 return so_far
-            until = min(duration, until + step)
+            span = min(duration, until + step) - until
+            until += span
             started = time.perf_counter()
             sim.advance(until)
             wall = time.perf_counter() - started
-            # Aim the next chunk at CHUNK_WALL_S, at most doubling it at a time.
-            step *= min(2.0, max(0.25, CHUNK_WALL_S / max(wall, 1e-6)))
+            step, last_cost = next_chunk(span, wall, last_cost, deadline.remaining_s())
             if bar is not None:
                 bar.update(round(sim.now_s - bar.n, 6))
     except KeyboardInterrupt:
