@@ -240,3 +240,22 @@ def test_buffer_requirements_prints_flow_counts_as_integers():
     assert rows["n"].dtype == float
     assert _claim_sqrt_n(rows)[0].startswith("n=2: B=4")
     assert _claim_paced_conservative_smallest(rows)[0].endswith("per n: 2: 0.00")
+
+
+def test_a_folder_holding_another_result_is_refused(tmp_path):
+    # On main a study reproduced into a run's folder, or over another study's, left the other's
+    # files beside its own, and `lossync report` put them on its page.
+    from pathlib import Path
+
+    import lossync
+
+    run_dir = tmp_path / "run"
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    lossync.run(examples / "dumbbell-reno.toml", ["run.duration=10", "run.warmup=1"], progress=False, warn=False).write(run_dir, figure=False)
+    with pytest.raises(lossync.ScenarioError, match="holds a run's results") as e:
+        reproduce("fig3", run_dir, quick=True)
+    assert e.value.field == "--out" and not (run_dir / "report.md").exists()
+    reproduce("fig3", tmp_path / "study", quick=True)
+    reproduce("fig3", tmp_path / "study", quick=True)  # the same study again: resumed, not refused
+    with pytest.raises(lossync.ScenarioError, match=r"holds another reproduction \(study fig3, quick True, engine fluid\)"):
+        reproduce("fig4", tmp_path / "study", quick=True)

@@ -210,6 +210,7 @@ def reproduce(name: str, out: str | Path, quick: bool = False, engine: str | Non
     if study.engines is not None and engine not in study.engines:
         raise ScenarioError("--engine", f"{name} runs on {', '.join(study.engines)} only, not {engine}")
     out = Path(out)
+    _refuse_foreign(out, {"study": name, "quick": quick, "engine": engine})
     out.mkdir(parents=True, exist_ok=True)
     # What this folder is and the command that remakes it (`lossync report` shows them).
     command = shlex.join(["lossync", "reproduce", name, *(["--quick"] if quick else []), "--engine", engine, "--out", str(out)])
@@ -224,6 +225,23 @@ def reproduce(name: str, out: str | Path, quick: bool = False, engine: str | Non
         _WARNINGS.reset(kept)
     atomic_write(report, lambda p: p.write_text("\n".join(lines) + "\n"))
     return report
+
+
+def _refuse_foreign(out: Path, this: dict[str, Any]) -> None:
+    """Refuses a folder holding another result: a run's (its files would sit beside the study's,
+    and `lossync report` would mix them), or another study's, or this one's on another engine or
+    protocol (their files would stay beside this run's, and the page would show them). The same
+    study again resumes its sweeps."""
+    if (out / "summary.json").exists():
+        raise ScenarioError("--out", f"{out} holds a run's results (summary.json); choose another folder")
+    try:
+        before = json.loads((out / "study.json").read_text())
+    except (OSError, ValueError):
+        return
+    was = {k: before.get(k) for k in this}
+    if was != this:
+        said = ", ".join(f"{k} {v}" for k, v in was.items())
+        raise ScenarioError("--out", f"{out} holds another reproduction ({said}); choose another folder")
 
 
 def _warnings_section(kept: list[tuple[str, str]]) -> list[str]:
