@@ -28,7 +28,7 @@ VERDICTS = {
     "fig11": [Y],
     "fig12": [Y],
     "testbed": [Y, N],
-    "obs-stats": [Q, Y, Y, Q, Y],
+    "obs-stats": [Q, Y, Q, Q, Y],
     "obs-sync": [Y, Y, Q, Q, Y, Y, Q, Q],
     "obs-multiqueue": [N, N, N, Y, N, N, N, N],
     "ghstcp": [Y, N, N, Y, Y],
@@ -57,7 +57,7 @@ CROSS_VERDICTS = {
     # Seeds 002-004 simulated packets; their studies are judged in the default fluid model too,
     # where it runs them (not the dynamic traffic of obs-stats and obs-multiqueue) and where the
     # claim is not about packet bursts (XCP's), and in the packet engine with send jitter.
-    "obs-stats": {"fluid:tcp": [R] * 5, "packet:jitter": [Q, Y, Y, Q, Y]},
+    "obs-stats": {"fluid:tcp": [R] * 5, "packet:jitter": [Q, Y, Q, Q, Y]},
     "obs-sync": {"fluid:tcp": [Y, Y, Q, Q, A, A, A, A], "packet:jitter": [Y, Y, Q, Q, Y, Y, Q, Q]},
     "obs-multiqueue": {"fluid:tcp": [R] * 8, "packet:jitter": [N, N, N, Y, N, N, N, N]},
     "ghstcp": {"fluid:tcp": [Y, N, N, N, N], "packet:jitter": [Y, N, N, Y, Y]},

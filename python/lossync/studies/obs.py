@@ -227,11 +227,19 @@ def _claim_ceilings(rows):
     return text, holds
 
 
+#: How near the seed's "about" 33%, 13% and 7% a share at the ceiling must be: 5 points, a quarter
+#: of the 20 between its first two (the seed reads them off its figure).
+AT_CEILING_POINTS = 0.05
+
+
 def _claim_at_ceiling(rows):
+    # Both halves of the claim: the shares themselves, and their fall with longer timers (main
+    # ruled on the fall alone: 44%, 18%, 12% was "yes").
     s = _stats_table(rows)
     text = ", ".join(f"{r.timer_ms:g} ms: {100 * r.at_ceiling:.0f}% (seed {100 * SEED_AT_CEILING[r.timer_ms]:.0f}%)"
                      for r in s.itertuples())
-    return text, bool(np.all(np.diff(s["at_ceiling"]) < 0))
+    near = all(abs(r.at_ceiling - SEED_AT_CEILING[r.timer_ms]) <= AT_CEILING_POINTS for r in s.itertuples())
+    return text, bool(near and np.all(np.diff(s["at_ceiling"]) < 0))
 
 
 def _claim_sources_80(rows):
@@ -258,7 +266,8 @@ register(Study(
     [Claim("Setup: about 2% burst loss and 600-800 active sources", _claim_setup, quick_decides=False),
      Claim("The segments one source puts in a burst hit a ceiling of about 13, 61 and 121 for 1, 5 and 10 ms "
            "(100 Mb/s × T)", _claim_ceilings),
-     Claim("The ceiling is reached in about 33%, 13% and 7% of the bursts: less often with longer timers", _claim_at_ceiling),
+     Claim("The ceiling is reached in about 33%, 13% and 7% of the bursts: less often with longer timers", _claim_at_ceiling,
+           quick_decides=False),
      Claim("80% of the bursts carry segments of at most 2 (1 ms), 4 (5 ms) and 6 (10 ms) sources", _claim_sources_80,
            quick_decides=False),
      Claim("Longer timers carry more segments and more sources per burst", _claim_more_per_burst)],
