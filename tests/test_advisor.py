@@ -235,3 +235,15 @@ def test_no_probe_falls_between_no_buffer_and_one_packet():
 def test_what_the_advisor_cannot_honour_is_refused_naming_it(args, option):
     r = subprocess.run([sys.executable, "-m", "lossync", "size-buffer", *args], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.startswith(f"lossync: error: {option}: ") and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_the_python_advisor_warns_as_its_rows_do():
+    # On main size_buffer's rows carried warnings (a window of under a packet per flow here) but
+    # it emitted no LossyncWarning, unlike lossync.run.
+    import lossync
+
+    doc = build_scenario("5Mbps", ["40:cubic:10ms..100ms"], duration="20s")
+    with pytest.warns(lossync.LossyncWarning) as caught:
+        table, _ = size_buffer(doc, targets=(0.95,), seeds=1, workers=2)
+    said = {str(w.message) for w in caught if issubclass(w.category, lossync.LossyncWarning)}
+    assert said and said == set(table["warnings"].iloc[0]), (said, table["warnings"].iloc[0])

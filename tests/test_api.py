@@ -215,3 +215,17 @@ def test_rates_are_read_as_iperf_and_tc_users_write_them(text, bps):
     assert resolved["links"][0]["capacity_bps"] == bps
     assert resolved["links"][0]["buffer_pkts"] == 65536 / resolved["links"][0]["packet_size_bytes"]
     assert resolved["flows"][0]["rtt_s"] == pytest.approx(0.1, rel=1e-12)
+
+
+def test_a_results_methods_refuse_what_they_cannot_take(tmp_path):
+    # On main plot(max_flows=-1) drew 9 of 10 flows labelled "first -1 of 10", and write() into a
+    # file raised Python's own FileExistsError, not a lossync error naming the argument.
+    r = lossync.run(Path(__file__).resolve().parent.parent / "examples" / "dumbbell-reno.toml", ["run.duration=10", "run.warmup=1"],
+                    progress=False, warn=False)
+    for bad in (-1, 0, 2.5, True):
+        with pytest.raises(lossync.ScenarioError, match="max_flows"):
+            r.plot(max_flows=bad)
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(lossync.InputFileError, match="is a file, not a folder") as e:
+        r.write(tmp_path / "afile")
+    assert e.value.field == "out_dir" and (tmp_path / "afile").read_text() == "x"

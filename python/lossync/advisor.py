@@ -22,7 +22,7 @@ import pandas as pd
 
 from .compare import with_send_jitter
 from .engines import estimate_wall_s
-from .errors import LossyncError, ScenarioError
+from .errors import LossyncError, ScenarioError, emit_warnings
 from .progress import bar as progress_bar
 from .progress import duration_text
 from .scenario import ScenarioLike, find_scenario, load_scenario, resolve
@@ -204,6 +204,7 @@ def size_buffer(
     verify: bool = False,
     progress: Callable[[str], None] | None = None,
     bars: bool | None = None,
+    warn: bool = True,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """For each target utilization, a bracket of buffers (as fractions of the dumbbell's BDP at
     its reference RTT): `probed_high`, the smallest buffer probed whose 95% confidence interval
@@ -229,6 +230,8 @@ def size_buffer(
     progress: called with one line per probed buffer size (the CLI prints them to stderr), and
         first with what a probe will take, roughly (the engine's `estimate`).
     bars: a bar of the runs (None: where someone watches, `progress.watched`).
+    warn: also emit each distinct warning of the answers' runs as a `LossyncWarning` (the command
+    line, which prints its own, turns it off).
     """
     for t in targets:
         if not 0 < t <= 1:
@@ -324,6 +327,8 @@ def size_buffer(
         "engine": sc["engine"],
         "loss_model": sc["loss"]["model"] if sc["engine"] == "fluid" else "packets (real drops, send jitter one packet time unless the scenario sets it)",
     }
+    if warn:
+        emit_warnings(dict.fromkeys(w for row in rows for w in row.get("warnings", [])))
     return pd.DataFrame(rows), rules
 
 

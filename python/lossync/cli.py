@@ -432,7 +432,7 @@ def size_buffer_cmd(scenario, capacity, flows, loss, duration, engine, verify, t
     apply_overrides(doc, overrides)
     try:
         table, rules = size_buffer(doc, tuple(targets) or (0.9, 0.95, 0.99), seeds=seeds, engine=engine, verify=verify,
-                                   progress=lambda line: click.echo(f"  {line}", err=True))
+                                   progress=lambda line: click.echo(f"  {line}", err=True), warn=False)
     except ScenarioError as e:
         if not scenario and e.field == "dumbbell.capacity":  # the scenario --capacity built
             raise ScenarioError("--capacity", e.reason) from None

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
-from .errors import InputFileError
+from .errors import InputFileError, ScenarioError
 from .io import atomic_write, check_result_set, write_result_set
 from .lazy import numpy as np
 from .lazy import pandas as pd
@@ -166,6 +166,8 @@ class Result:
         """The run's figure: windows, queue and utilization against time (a matplotlib Figure)."""
         from .plot import figure  # matplotlib is loaded only when a figure is wanted
 
+        if isinstance(max_flows, bool) or not isinstance(max_flows, int) or max_flows < 1:
+            raise ScenarioError("max_flows", f"must be a whole number of flows, at least 1, not {max_flows!r}")
         return figure(self, max_flows=max_flows)
 
     def _repr_html_(self) -> str:
@@ -193,6 +195,8 @@ class Result:
         the same run, and names each with its SHA-256 (`files`), so `Result.read` can tell a
         complete set; an interrupted or killed write leaves no summary.json. command: the command
         line that made it, kept in the summary's provenance (`lossync report` shows it)."""
+        if Path(out_dir).exists() and not Path(out_dir).is_dir():
+            raise InputFileError("out_dir", f"{out_dir} is a file, not a folder", str(out_dir))
         files = {
             "scenario.toml": lambda p: p.write_text(self.partial_note("# ") + self.scenario_toml()),
             "series.parquet": lambda p: self.series.to_parquet(p, index=False),

@@ -96,7 +96,7 @@ def run_core(p: Prepared, progress: bool | None = None, timeout_s: float | None 
                 now, warmup = sim.now_s, p.resolved["run"]["warmup_s"]
                 so_far = _result_so_far(p, sim, duration, stopped_warning(now, duration, deadline.elapsed_s(), warmup), pcap)
                 if so_far is None or now <= 0:
-                    raise RunTimeout(f"timeout: the {deadline.timeout_s:g} s wall-time limit ran out before anything was simulated")
+                    raise RunTimeout("timeout: the wall-time limit ran out before anything was simulated")
                 return so_far
             span = min(duration, until + step) - until
             until += span
