@@ -68,13 +68,7 @@ impl<'a> Params<'a> {
         ok: fn(f64) -> bool,
         range: &str,
     ) -> Result<f64> {
-        if let Some(Value::String(text)) = self.values.get(name) {
-            self.used.push(name);
-            let v =
-                crate::units::parse_time_s(text).map_err(|e| Error::field(self.field(name), e))?;
-            return self.check(name, v, ok, range);
-        }
-        self.f64(name, default, ok, range)
+        self.with_unit(name, default, ok, range, crate::units::parse_time_s)
     }
 
     /// A size in bytes: a number of bytes or a string with a unit (`"1514B"`, `"9KB"`), as sizes
@@ -86,10 +80,21 @@ impl<'a> Params<'a> {
         ok: fn(f64) -> bool,
         range: &str,
     ) -> Result<f64> {
+        self.with_unit(name, default, ok, range, crate::units::parse_bytes)
+    }
+
+    /// A number in the base unit, or a string `parse` reads with its unit.
+    fn with_unit(
+        &mut self,
+        name: &'static str,
+        default: f64,
+        ok: fn(f64) -> bool,
+        range: &str,
+        parse: fn(&str) -> std::result::Result<f64, String>,
+    ) -> Result<f64> {
         if let Some(Value::String(text)) = self.values.get(name) {
             self.used.push(name);
-            let v =
-                crate::units::parse_bytes(text).map_err(|e| Error::field(self.field(name), e))?;
+            let v = parse(text).map_err(|e| Error::field(self.field(name), e))?;
             return self.check(name, v, ok, range);
         }
         self.f64(name, default, ok, range)
