@@ -699,8 +699,7 @@ impl Sender {
                 return Some(seg);
             }
         }
-        // pipe < ⌊cwnd⌋: the cast truncates, which is the floor of a window (never negative), in
-        // one instruction where `floor` is a libm call without SSE4.1 (2% of a run's instructions).
+        // pipe < ⌊cwnd⌋ (a window is never negative): a cast, where `floor` is a libm call.
         let window_open = self.pipe_pkts < self.cwnd_pkts as u64;
         if !window_open && !self.force_retx {
             return None;
