@@ -610,3 +610,11 @@ def test_red_the_kernel_engine_cannot_run_is_one_line_naming_the_field(tmp_path)
         assert "this machine's kernel has no red qdisc" in r.stderr and "red runs in the" in r.stderr, r.stderr
     else:
         assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_a_sweep_file_given_as_a_scenario_says_to_sweep_it(command):
+    # On main: "axes: unknown field `axes`", with no word of `lossync sweep`.
+    r = cli(command, "sweep-buffer-sync")
+    _one_line_naming(r, "axes")
+    assert "lossync sweep" in r.stderr, r.stderr

@@ -124,3 +124,12 @@ def test_nsfnet_runs_in_both_engines_and_they_agree_on_every_link():
         assert min(f["throughput_bps"] for f in s["flows"]) > 5e6, engine
     for f, p in zip(runs["fluid"]["links"], runs["packet"]["links"]):
         assert p["utilization"] == pytest.approx(f["utilization"], abs=0.03), f["name"]
+
+
+def test_each_examples_description_is_a_sentence_or_says_it_is_cut():
+    # On main each was its comment's first line, cut mid-sentence ("each behind its own").
+    from lossync.scenario import examples
+
+    for name, about in examples():
+        assert about.endswith(".") or about.endswith(" …"), (name, about)
+        assert len(about) <= 102, (name, about)

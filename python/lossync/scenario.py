@@ -6,9 +6,11 @@ any error. Field by field documentation: docs/scenario.md.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
+import re
 import stat
 import tomllib
 from collections.abc import Callable, Mapping
@@ -50,11 +52,15 @@ def examples_dir() -> Path:
 
 
 def examples() -> list[tuple[str, str]]:
-    """The shipped examples: (name, first line of their opening comment)."""
+    """The shipped examples: (name, the first sentence of their opening comment, shortened)."""
     found = []
     for p in sorted(examples_dir().glob("*.toml")):
-        first = next((line.lstrip("# ").strip() for line in p.read_text(encoding="utf-8").splitlines() if line.startswith("#")), "")
-        found.append((p.stem, first))
+        lines = p.read_text(encoding="utf-8").splitlines()
+        comment = " ".join(line.lstrip("# ").strip() for line in itertools.takewhile(lambda x: x.startswith("#"), lines))
+        # The first line alone stopped mid-sentence ("each behind its own"): the first sentence,
+        # or its first 100 characters and an ellipsis.
+        first = re.split(r"(?<!Fig)\.\s+(?=[A-Z])", comment, maxsplit=1)[0].rstrip(".") + "."
+        found.append((p.stem, first if len(first) <= 100 else first[:100].rsplit(" ", 1)[0] + " …"))
     return found
 
 
@@ -328,6 +334,8 @@ def prepare(scenario: ScenarioLike | Prepared, overrides: list[str] | tuple[str,
         doc, base = _document(scenario, overrides, base_dir)
     if engine is not None:
         doc = {**doc, "engine": engine}
+    if "axes" in doc and "base" in doc:  # the core would say only "unknown field `axes`"
+        raise ScenarioError("axes", "this is a sweep file (a base and axes), not a scenario: run it with `lossync sweep FILE`")
     try:
         return Prepared(doc, base, _core.Scenario(json.dumps(doc), "json", base))
     except ScenarioError as e:
