@@ -400,6 +400,8 @@ USAGE_CASES = [
     # A bad value printed the table's header on stdout first, and named the scenario field.
     (["bench", "--engine", "fluid,packet", "--capacities", "1Gbpz"], "--capacities"),
     (["bench", "--variants", "reno,vegas"], "--variants"),
+    # Named the path, not the option (second audit).
+    (["reproduce", "fig3", "--quick", "--out", str(ROOT / "README.md" / "sub")], "--out"),
     (["run", str(GOOD), "--timeout", "nan"], "--timeout"),
     (["compare", str(GOOD), "--timeout", "nan"], "--timeout"),
     (["size-buffer", "--flows", "2:reno:10ms", "--loss", "x=abc"], "--loss x"),  # named the alias --sync

@@ -386,6 +386,7 @@ def reproduce(name: str | None, list_them: bool, quick: bool, engine: str | None
             click.echo(f"{key:<21}{study.title}\n{'':<21}engine {study.engine}; full: {study.fidelity[0]}; --quick: {study.fidelity[1]}")
         return
     out_dir = out_dir or Path("lossync-reproduce") / (name + ("-quick" if quick else ""))
+    _writable_dir("--out", out_dir)  # before any run, in the option's name (as `run` does)
     report = run_study(name, out_dir, quick=quick, engine=engine)
     click.echo(report.read_text())
     click.echo(f"wrote {out_dir}/figure.png and {report}")
