@@ -9,6 +9,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
+from matplotlib.legend import Legend
 
 from lossync.errors import ScenarioError
 from lossync.plot import facets, label, log_spaced, sweep_figure
@@ -236,3 +237,51 @@ def test_a_table_or_list_valued_axis_is_drawn_or_refused_like_any_other(tmp_path
     assert len([line for line in r.stdout.splitlines() if 'ms"]' in line]) == 24  # 3 × 2 × 2 × 2 points, a row each
     r = lossync("report", str(res))
     assert r.returncode == 0 and (res / "report.html").stat().st_size > 0, r.stderr
+
+
+def _layout_boxes(fig):
+    """The figure's box, the boxes of its panels and title, and its legends' boxes (the figure's,
+    its subfigures' and its panels'), in pixels, as drawn."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = fig.findobj(Legend)
+    others = [ax.get_window_extent(renderer) for ax in fig.axes]
+    if fig.get_suptitle():
+        others.append(fig._suptitle.get_window_extent(renderer))
+    return fig.bbox, others, [lg.get_window_extent(renderer) for lg in legends]
+
+
+@pytest.mark.parametrize("example", ["nsfnet", "dumbbell-reno"])
+def test_a_runs_figure_warns_nothing_and_its_legends_sit_inside_it_clear_of_the_panels_and_title(example):
+    """`lossync run nsfnet` printed matplotlib's "Tight layout not applied", and its 41 links'
+    legend covered the panels below it and ran off the figure (the warnings filter of pyproject
+    makes the warning an error here)."""
+    import lossync
+    from lossync.plot import figure
+
+    result = lossync.run(example, ["run.duration=3", "run.warmup=1"], progress=False, warn=False)
+    fig = figure(result)
+    page, panels_and_title, legends = _layout_boxes(fig)
+    assert len(legends) == (2 if example == "nsfnet" else 1)
+    for k, box in enumerate(legends):
+        assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1, (k, box, page)
+        assert not any(box.overlaps(other) for other in panels_and_title), (k, box)
+        assert not any(box.overlaps(other) for other in legends[k + 1:]), k
+    plt.close(fig)
+
+
+def test_the_nsfnet_burst_figure_has_one_legend_beside_its_panels():
+    """obs-stats (NSFnet's bursts) drew a legend inside each panel; (b)'s covered the curves at 1.0."""
+    import numpy as np
+
+    from lossync.studies.obs import _stats_figure, ceiling
+
+    frame = pd.DataFrame([{"timer_ms": t, "source_segments_histogram": np.r_[0, np.full(ceiling(t), 10)],
+                           "flows_histogram": np.array([0, 50, 30, 15, 5]), "lost_flows_histogram": np.array([0, 2, 1])}
+                          for t in (1, 5, 10)])
+    fig = _stats_figure(frame)
+    page, panels_and_title, legends = _layout_boxes(fig)
+    assert len(legends) == 1
+    assert page.contains(legends[0].x0, legends[0].y0) and page.contains(legends[0].x1, legends[0].y1), legends[0]
+    assert not any(legends[0].overlaps(other) for other in panels_and_title), legends[0]
+    plt.close(fig)

@@ -131,6 +131,31 @@ def test_an_engine_runs_the_model_scenario_without_the_sync_module():
     assert doc["loss"]["model"] == "sync" and "send_jitter" not in doc["flows"][0]  # the model's own untouched
 
 
+def _lossync(*args):
+    return subprocess.run([sys.executable, "-m", "lossync", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_list_with_a_name_shows_that_study_alone_and_refuses_the_options_only_a_run_reads(tmp_path):
+    # On main `reproduce NAME --list` listed every study, NAME unread, and --quick, --engine and
+    # --out beside --list were ignored without a word.
+    r = _lossync("reproduce", "obs-stats", "--list")
+    assert r.returncode == 0, r.stderr
+    headers = [line.split()[0] for line in r.stdout.splitlines() if line and not line[0].isspace()]
+    assert headers == ["obs-stats"], r.stdout
+    study = STUDIES["obs-stats"]
+    assert study.title in r.stdout and study.fidelity[1] in r.stdout
+    flat = " ".join(r.stdout.split())  # the listing wraps long lines
+    assert all(c.text in flat for c in study.claims), r.stdout
+    r = _lossync("reproduce", "fig99", "--list")
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.startswith("lossync: error: unknown study 'fig99'"), r.stderr
+    for extra in (["--quick"], ["--engine", "packet"], ["--out", str(tmp_path / "o")]):
+        for name in ([], ["fig3"]):
+            r = _lossync("reproduce", *name, "--list", *extra)
+            assert r.returncode == 2 and r.stdout == "", (extra, r.stdout)
+            assert r.stderr.startswith(f"lossync: error: {extra[0]}: ") and r.stderr.count("\n") == 1, r.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_unknown_study_is_a_clear_error():
     r = subprocess.run([sys.executable, "-m", "lossync", "reproduce", "fig99"], capture_output=True, text=True)
     assert r.returncode == 2 and "unknown study 'fig99'" in r.stderr

@@ -420,3 +420,20 @@ def test_a_zipped_axis_may_repeat_a_value_the_other_axes_tell_apart(tmp_path):
     assert len(rows) == 2 and (rows["status"] == "ok").all()
     with pytest.raises(lossync.ScenarioError, match='^sweep.axes: mode = "zip" lists the point'):
         lossync.sweep(spec(seeds=1, mode="zip", axes={**zipped, "loss.sync.x": [0.3, 0.3]}), tmp_path / "twice")
+
+
+@pytest.mark.parametrize("keys", [{"utilization"}, "utilization", "extra"])
+def test_load_results_names_the_keys_it_has_no_row_for_and_the_ones_it_has(tmp_path, keys):
+    # On main keys that matched no row said "no sweep results here" of a folder full of them, and
+    # one unknown among known keys was dropped without a word.
+    rows = lossync.sweep(spec(seeds=1, axes={"loss.sync.x": [0.3, 1.0]}), tmp_path / "out", workers=2, warn=False)
+    known = sorted(rows["key"])
+    unknown = "nosuch" if keys == "extra" else "utilization"
+    if keys == "extra":
+        keys = {known[0], unknown}
+    with pytest.raises(lossync.ScenarioError) as e:
+        lossync.load_results(tmp_path / "out", keys)
+    assert e.value.field == "keys" and f"'{unknown}'" in e.value.reason and "no sweep results" not in str(e.value), e.value
+    assert all(k in e.value.reason for k in known), e.value  # what it accepts
+    assert list(lossync.load_results(tmp_path / "out", {known[0]})["key"]) == [known[0]]
+    assert list(lossync.load_results(tmp_path / "out", known[0])["key"]) == [known[0]]  # one key as a str

@@ -371,19 +371,22 @@ def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: 
 
 @main.command()
 @click.argument("name", required=False)
-@click.option("--list", "list_them", is_flag=True, help="List the studies.")
+@click.option("--list", "list_them", is_flag=True, help="List the studies; with NAME, that study's setup and claims.")
 @click.option("--quick", is_flag=True, help="A short protocol for CI, indicative only (each study's: see --list).")
 @click.option("--engine", type=click.Choice(["fluid", "packet"]), default=None, help="Default: the study's own (see --list).")
 @click.option("--out", "out_dir", type=_Path(file_okay=False, path_type=Path), help="Default: lossync-reproduce/NAME[-quick].")
 def reproduce(name: str | None, list_them: bool, quick: bool, engine: str | None, out_dir: Path | None) -> None:
     """Reproduce a study of the seed papers: data, a figure like the paper's, and a report of
     each claim beside what was measured."""
-    from .studies import STUDIES
     from .studies import reproduce as run_study
+    from .studies.framework import listing
 
     if list_them or name is None:
-        for key, study in STUDIES.items():
-            click.echo(f"{key:<21}{study.title}\n{'':<21}engine {study.engine}; full: {study.fidelity[0]}; --quick: {study.fidelity[1]}")
+        # A listing runs and writes nothing: an option only a run reads would be ignored.
+        for option, given in (("--quick", quick), ("--engine", engine is not None), ("--out", out_dir is not None)):
+            if given:
+                raise ScenarioError(option, f"goes with a study to run (lossync reproduce NAME {option}), not with the list")
+        click.echo(listing(name))
         return
     out_dir = out_dir or Path("lossync-reproduce") / (name + ("-quick" if quick else ""))
     _writable_dir("--out", out_dir)  # before any run, in the option's name (as `run` does)

@@ -35,12 +35,23 @@ def distinct_colours(n: int) -> list:
     return [tuple(c) for c in plt.get_cmap("viridis")(np.linspace(0, 0.95, n))]
 
 
+#: Rows per column of a run figure's legends, to fit beside its panels at their font size: the
+#: flows' beside the windows, the links' beside the queue and utilization.
+FLOW_LEGEND_ROWS = 12
+LINK_LEGEND_ROWS = 16
+
+
 def figure(result: Result, max_flows: int = 20) -> Figure:
     """Three panels: per-flow congestion windows, queue, utilization; headline metrics in the title."""
     s = result.series
     summ = result.summary
     t = s["time_s"]
-    fig, axes = plt.subplots(3, 1, figsize=(11, 8), sharex=True, height_ratios=[2, 1, 1])
+    # Constrained layout makes room for the legends beside the panels; tight_layout could not (a
+    # network's 41 links: "Tight layout not applied", the legend over the panels and off the page).
+    # The panels are a subfigure so that its legends sit below the figure's title, not over it.
+    fig = plt.figure(figsize=(11, 8), layout="constrained")
+    panels = fig.subfigures()
+    axes = panels.subplots(3, 1, sharex=True, height_ratios=[2, 1, 1])
     ax = axes[0]
     flows = result.summary["flows"]
     shown_flows = flows[:max_flows]
@@ -51,17 +62,22 @@ def figure(result: Result, max_flows: int = 20) -> Figure:
                 label=f"{flow['group']} #{i}: {flow['variant']} {flow['rtt_s'] * 1e3:.0f} ms")
     shown = f" (first {max_flows} of {len(flows)} flows)" if len(flows) > max_flows else ""
     ax.set_ylabel("cwnd (packets)" + shown)
-    # Beside the panel, not over the curves.
-    ax.legend(fontsize=7, ncol=1 if min(len(flows), max_flows) <= 12 else 2, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    for link in summ["links"]:
-        axes[1].plot(t, s[f"queue_pkts.{link['name']}"], lw=0.8, label=link["name"])
-        axes[2].plot(t, s[f"utilization.{link['name']}"], lw=0.8, label=link["name"])
+    links = summ["links"]
+    # One colour per link, the same in both panels (the default cycle repeats after 10).
+    for link, colour in zip(links, distinct_colours(len(links))):
+        axes[1].plot(t, s[f"queue_pkts.{link['name']}"], lw=0.8, color=colour, label=link["name"])
+        axes[2].plot(t, s[f"utilization.{link['name']}"], lw=0.8, color=colour, label=link["name"])
     axes[1].set_ylabel("queue (packets)")
     axes[2].set_ylabel("utilization")
     axes[2].set_ylim(0, 1.05)
     axes[2].set_xlabel("time (s)")
-    if len(summ["links"]) > 1:
-        axes[1].legend(fontsize=7)
+    # Beside the panels, not over the curves: the flows' at the top, the links' (one legend for
+    # both of their panels) at the bottom.
+    panels.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize=7, title="flows", title_fontsize=7,
+               ncol=-(-len(shown_flows) // FLOW_LEGEND_ROWS))
+    if len(links) > 1:
+        panels.legend(*axes[1].get_legend_handles_labels(), loc="outside right lower", fontsize=7, title="links", title_fontsize=7,
+                   ncol=-(-len(links) // LINK_LEGEND_ROWS))
     start = summ["measured_from_s"]
     for a in axes:
         a.axvline(start, color="grey", ls=":", lw=0.8, label="_nolegend_")
@@ -76,7 +92,6 @@ def figure(result: Result, max_flows: int = 20) -> Figure:
         f"loss {summ['loss_rate']:.2e}, {summ['congestion_events']} events, sync rate {sync_text}",
         fontsize=10,
     )
-    fig.tight_layout()
     return fig
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
@@ -200,12 +201,46 @@ def register(s: Study) -> None:
     STUDIES[s.name] = s
 
 
+def _study(name: str) -> Study:
+    if name not in STUDIES:
+        raise LossyncError(f"unknown study {name!r} (known: {', '.join(STUDIES)})")
+    return STUDIES[name]
+
+
+def listing(name: str | None = None) -> str:
+    """`lossync reproduce --list`: each study's name, title, engine and protocols; with a name,
+    that study alone, with its setup and the paper's claims its report judges."""
+    if name is None:
+        return "\n".join(_listing_head(key, study) for key, study in STUDIES.items())
+    study = _study(name)
+    engines = "fluid or packet" if study.engines is None else " or ".join(study.engines) + " only"
+    lines = [_listing_head(name, study), _wrapped(f"--engine: {engines}"), _wrapped(f"setup: {study.setup}"),
+             _wrapped(f"source: {study.source}"), _wrapped("claims (each judged in report.md):")]
+    for k, claim in enumerate(study.claims, 1):
+        note = "" if claim.quick_decides else " (--quick gives no verdict)"
+        lines.append(_wrapped(f"{k}. {claim.text}{note}", hang=3))
+    return "\n".join(lines)
+
+
+#: Where a study's description starts in `--list`, after its name.
+LISTING_INDENT = 21
+
+
+def _listing_head(name: str, study: Study) -> str:
+    return (f"{name:<{LISTING_INDENT}}{study.title}\n{'':<{LISTING_INDENT}}engine {study.engine}; "
+            f"full: {study.fidelity[0]}; --quick: {study.fidelity[1]}")
+
+
+def _wrapped(text: str, hang: int = 2) -> str:
+    """A line of a study's description, wrapped at 100 columns under the listing's indent."""
+    indent = " " * LISTING_INDENT
+    return textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=indent + " " * hang)
+
+
 def reproduce(name: str, out: str | Path, quick: bool = False, engine: str | None = None) -> Path:
     """Runs one study; writes its data, figure.png and report.md into `out`; returns the report.
     engine: default, the study's own (fluid for the paper's figures, packet for test beds)."""
-    if name not in STUDIES:
-        raise LossyncError(f"unknown study {name!r} (known: {', '.join(STUDIES)})")
-    study = STUDIES[name]
+    study = _study(name)
     engine = engine or study.engine
     if study.engines is not None and engine not in study.engines:
         raise ScenarioError("--engine", f"{name} runs on {', '.join(study.engines)} only, not {engine}")

@@ -110,14 +110,28 @@ def _write_row(runs: Path, key: str, row: dict[str, Any]) -> None:
 
 
 def load_results(out: str | Path, keys: set[str] | None = None) -> pd.DataFrame:
-    """The rows of a sweep's results folder, one per (point, seed); only those of `keys` if given."""
+    """The rows of a sweep's results folder, one per (point, seed); only those of `keys` (run
+    keys: the rows' `key` column) if given. A key with no row here is refused, naming it."""
     runs = Path(out) / "runs"
     files = sorted(runs.glob("*.parquet")) if runs.is_dir() else []
-    if keys is not None:
-        files = [f for f in files if f.stem in keys]
     if not files:
         raise InputFileError(str(out), "no sweep results here")
+    if keys is not None:
+        # One key as a str is that key (`in` a str would match its substrings).
+        wanted = {keys} if isinstance(keys, str) else set(keys)
+        files = [f for f in files if f.stem in wanted]
+        unknown = sorted(wanted - {f.stem for f in files}, key=str)
+        if unknown:
+            raise ScenarioError("keys", _unknown_keys(unknown, out, sorted(f.stem for f in runs.glob("*.parquet"))))
     return pd.concat([_read_run(f) for f in files], ignore_index=True)
+
+
+def _unknown_keys(unknown: list, out: str | Path, known: list[str]) -> str:
+    """Why `keys` is refused: the keys with no row, and the run keys the folder does have (the
+    rows' `key` column), the first few of them."""
+    shown = ", ".join(repr(k) for k in known[:5]) + (f" and {len(known) - 5} more" if len(known) > 5 else "")
+    return (f"no run {'key' if len(unknown) == 1 else 'keys'} {', '.join(repr(k) for k in unknown)} in {out}; keys are run keys, "
+            f"the rows' `key` column (this folder's {len(known)}: {shown})")
 
 
 def swept_axes(out: str | Path) -> list[str] | None:
