@@ -95,6 +95,8 @@ BAD = [
     ('duration = "20s"', 'duration = "0s"', "run.duration: must be a positive number"),
     ("count = 2", "count = -1", "flows[0].count: must be in 1..=1000000"),
     ('duration = "20s"', 'duration = "20s"\nthreads = 0', "run.threads: must be in 1..=1024, got 0"),
+    ('duration = "20s"', 'duration = "20s"\nseries_flows = -1', "run.series_flows: must be a whole number of flows in 0..=1000000, got -1"),
+    ('duration = "20s"', 'duration = "20s"\nseries_flows = 2.5', "run.series_flows: invalid type: number `2.5`, expected a whole number"),
     ('duration = "20s"', 'duration = "20s"\nscheduler = "fast"', "run.scheduler: unknown variant `fast`"),
     ('duration = "20s"', 'duration = "20s"\nscheduler = "partitioned"', "run.scheduler: the partitioned scheduler runs in the packet engine only (engine = \"packet\")"),
     ('rtt = "100ms"', 'rtt = "fast"', "flows[0].rtt"),
@@ -310,3 +312,24 @@ def test_rates_in_words(bps, text):
     from lossync.scenario import rate_text
 
     assert rate_text(bps) == text
+
+
+def test_a_run_of_many_flows_prints_the_first_and_last_rows_of_its_flow_table(tmp_path):
+    from lossync.cli import summary_table
+
+    # 10^6 flows printed 10^6 lines; a long table shows its ends, as pandas does, and says where
+    # the rest is.
+    f = tmp_path / "s.toml"
+    f.write_text(BASE)
+    r = lossync_api.run(f, ["flows.0.count=100", 'run.duration="2s"'])
+    lines = summary_table(r.summary).splitlines()
+    header = next(i for i, x in enumerate(lines) if x.strip().startswith("flow"))
+    rows = lines[header + 1:]
+    assert [int(x.split()[0]) for x in rows[:20]] == list(range(20))
+    assert rows[20].strip() == '… 60 more flows (every flow: summary.json\'s "flows", Result.flows in Python)'
+    assert [int(x.split()[0]) for x in rows[21:]] == list(range(80, 100))
+    # 40 or fewer: every row.
+    r = lossync_api.run(f, ["flows.0.count=40", 'run.duration="2s"'])
+    lines = summary_table(r.summary).splitlines()
+    header = next(i for i, x in enumerate(lines) if x.strip().startswith("flow"))
+    assert [int(x.split()[0]) for x in lines[header + 1:]] == list(range(40))

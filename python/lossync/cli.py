@@ -28,7 +28,7 @@ from .engines import check as check_scenario
 from .engines import run as run_scenario
 from .engines.core import PCAP_PACKETS, Interrupted
 from .errors import LossyncError, ScenarioError
-from .io import atomic_write, os_reason
+from .io import atomic_write, json_text, os_reason
 from .progress import RunTimeout
 from .scenario import Prepared, default_scenario_path, prepare, variants
 from .summary_text import summary_table
@@ -257,7 +257,7 @@ def run(scenario: Path | None, overrides: tuple[str, ...], out_dir: Path | None,
     for w in result.summary.get("warnings", []):
         click.echo(f"lossync: warning: {w}", err=True)
     if as_json:
-        click.echo(json.dumps(result.summary, indent=2))
+        click.echo(json_text(result.summary))
     else:
         click.echo(summary_table(result.summary))
         click.echo(f"\n  wall time {wall:.2f} s")

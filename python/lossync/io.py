@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -96,6 +97,19 @@ def remove_temporaries(folder: str | Path) -> None:
     it no chance to clean up). Only for a folder no live writer uses (the caller holds its lock)."""
     for stale in Path(folder).glob(f".*{TEMPORARY_SUFFIX}"):
         stale.unlink(missing_ok=True)
+
+
+def json_text(value: Any, pad: str = "") -> str:
+    """`value` as JSON for people and programs: a table's keys one per line, indented; a list of
+    tables one table per line. Each line is written by json's C encoder: `json.dumps(indent=2)`
+    runs in pure Python, and took 26 s on the summary of 10^5 flows (this takes about a second)."""
+    inner = pad + "  "
+    if isinstance(value, dict) and value:
+        items = (f"{inner}{json.dumps(str(k))}: {json_text(v, inner)}" for k, v in value.items())
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return "[\n" + ",\n".join(inner + json.dumps(v) for v in value) + f"\n{pad}]"
+    return json.dumps(value)
 
 
 def write_text(path: str | Path, text: str) -> Path:

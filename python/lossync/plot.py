@@ -54,13 +54,14 @@ def figure(result: Result, max_flows: int = 20) -> Figure:
     axes = panels.subplots(3, 1, sharex=True, height_ratios=[2, 1, 1])
     ax = axes[0]
     flows = result.summary["flows"]
-    shown_flows = flows[:max_flows]
+    # The series has windows for the flows `run.series_flows` records (all, up to 1,000).
+    shown_flows = [f for f in flows if f"cwnd_pkts.{f['flow']}" in s][:max_flows]
     colours = distinct_colours(len(shown_flows))
     for flow, colour in zip(shown_flows, colours):
         i = flow["flow"]
         ax.plot(t, s[f"cwnd_pkts.{i}"], lw=0.8, color=colour,
                 label=f"{flow['group']} #{i}: {flow['variant']} {flow['rtt_s'] * 1e3:.0f} ms")
-    shown = f" (first {max_flows} of {len(flows)} flows)" if len(flows) > max_flows else ""
+    shown = f" ({len(shown_flows)} of {len(flows)} flows)" if len(shown_flows) < len(flows) else ""
     ax.set_ylabel("cwnd (packets)" + shown)
     links = summ["links"]
     # One colour per link, the same in both panels (the default cycle repeats after 10).
@@ -73,8 +74,9 @@ def figure(result: Result, max_flows: int = 20) -> Figure:
     axes[2].set_xlabel("time (s)")
     # Beside the panels, not over the curves: the flows' at the top, the links' (one legend for
     # both of their panels) at the bottom.
-    panels.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize=7, title="flows", title_fontsize=7,
-               ncol=-(-len(shown_flows) // FLOW_LEGEND_ROWS))
+    if shown_flows:  # none with run.series_flows = 0
+        panels.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize=7, title="flows", title_fontsize=7,
+                   ncol=-(-len(shown_flows) // FLOW_LEGEND_ROWS))
     if len(links) > 1:
         panels.legend(*axes[1].get_legend_handles_labels(), loc="outside right lower", fontsize=7, title="links", title_fontsize=7,
                    ncol=-(-len(links) // LINK_LEGEND_ROWS))

@@ -11,7 +11,7 @@ from typing import Any
 
 from . import _core
 from .errors import InputFileError, ScenarioError
-from .io import atomic_write, check_result_set, write_result_set
+from .io import atomic_write, check_result_set, json_text, write_result_set
 from .lazy import numpy as np
 from .lazy import pandas as pd
 from .scenario import rate_text
@@ -55,7 +55,8 @@ class Result:
     summary: the headline metrics and per-link / per-flow tables, as a dict (docs/model.md §5).
     series: time series, one row per recording instant: `time_s`, `queue_pkts.<link>`,
         `utilization.<link>`, `cwnd_pkts.<flow>`, `rate_pps.<flow>`; the fluid and packet engines
-        add `queueing_delay_s.<link>` and `rtt_s.<flow>` (docs/model.md §5.4).
+        add `queueing_delay_s.<link>` and `rtt_s.<flow>` (docs/model.md §5.4). Flow columns for at
+        most `run.series_flows` flows (1,000 unless set), spread evenly over them.
     events: one row per congestion event in the measurement window: `link`, `start_s`,
         `candidates` (flows that could lose), `signalled` (flows the synchronization module
         signalled: m_k plus any spill; 0 in proportional mode), `lost` (flows that lost packets).
@@ -212,7 +213,7 @@ class Result:
 
         def write_summary(path: Path, digests: dict[str, str]) -> None:
             doc = dict(self.summary, provenance=self.provenance(command), files=digests)
-            path.write_text(json.dumps(doc, indent=2) + "\n")
+            path.write_text(json_text(doc) + "\n")
 
         try:
             return write_result_set(out_dir, files, "summary.json", write_summary, known=RESULT_FILES)

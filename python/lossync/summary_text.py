@@ -20,6 +20,10 @@ def count_text(v: float) -> str:
     return f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}"
 
 
+#: Flows printed at each end of the flow table when it has more than twice as many.
+FLOW_ROWS = 20
+
+
 def summary_table(summary: dict) -> str:
     """A readable text summary: headline numbers, then one line per link and per flow."""
     s = summary
@@ -90,7 +94,13 @@ def summary_table(summary: dict) -> str:
     lines += ["", f"  {'flow':>4}  {'variant':<10}{'rtt ms':>8}{'Mbps':>12}{'share':>8}{'loss':>11}{'cwnd':>10}{'cuts':>8}"
               + (f"{'RTOs':>7}" if rtos else "")]
     total = sum(f["throughput_bps"] for f in persistent) or 1.0
-    for f in persistent:
+    # The first and last rows, as pandas shows a long table: 10^6 rows were 10^6 lines.
+    shown = persistent if len(persistent) <= 2 * FLOW_ROWS else [*persistent[:FLOW_ROWS], None, *persistent[-FLOW_ROWS:]]
+    for f in shown:
+        if f is None:
+            lines.append(f"  … {len(persistent) - 2 * FLOW_ROWS:,} more flows (every flow: summary.json's \"flows\", "
+                         "Result.flows in Python)")
+            continue
         to = f.get("timeouts")
         lines.append(
             f"  {f['flow']:>4}  {f['variant']:<10}{f['rtt_s'] * 1e3:>8.1f}{f['throughput_bps'] / 1e6:>12.2f}"

@@ -89,8 +89,17 @@ impl Series {
                 }
             }
         }
-        let n_logical = sc.flows.last().map_or(0, |f| f.logical + 1);
-        for i in 0..n_logical {
+        // Only the recorded flows' columns (`run.series_flows`), in flow order.
+        let recorded = recorded_flows(sc);
+        let mut flow_cols = data.split_off(per_link.min(data.len())).into_iter();
+        for &keep in &recorded {
+            let (w, r) = (flow_cols.next(), flow_cols.next());
+            if keep {
+                data.extend(w);
+                data.extend(r);
+            }
+        }
+        for (i, _) in recorded.iter().enumerate().filter(|(_, &keep)| keep) {
             names.push(format!("cwnd_pkts.{i}"));
             names.push(format!("rate_pps.{i}"));
         }
@@ -128,7 +137,11 @@ impl Series {
         // A logical flow's connections are consecutive (`Flow::logical` counts up): one pass,
         // not a search of every connection per logical flow (quadratic at 10^5 flows).
         let conns: Vec<(&crate::scenario::Flow, &Vec<f64>)> = sc.flows.iter().zip(&rtts).collect();
+        let recorded = recorded_flows(sc);
         for flow in conns.chunk_by(|a, b| a.0.logical == b.0.logical) {
+            if !recorded[flow[0].0.logical] {
+                continue;
+            }
             let samples = flow[0].1.len();
             let mean = (0..samples)
                 .map(|k| {
@@ -169,6 +182,23 @@ impl Series {
     }
 }
 
+/// Which logical flows the time series records: every one when they are at most
+/// `run.series_flows`, else that many spread evenly over them (flow ⌊j·n/k⌋ for j = 0..k, n flows,
+/// k recorded), so that every group of more than n/k flows has some in the series.
+pub fn recorded_flows(sc: &Scenario) -> Vec<bool> {
+    let n = sc.flows.last().map_or(0, |f| f.logical + 1);
+    let k = sc.run.series_flows;
+    if k >= n {
+        return vec![true; n];
+    }
+    let mut keep = vec![false; n];
+    for j in 0..k {
+        // j·n < k·n ≤ 10^12: exact in u64.
+        keep[(j as u64 * n as u64 / k as u64) as usize] = true;
+    }
+    keep
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,5 +221,58 @@ mod tests {
         assert_eq!(s.get("rtt_s.0"), Some(&[0.01, 0.011][..]));
         assert_eq!(s.get("rtt_s.1"), Some(&[0.02, (0.021 + 0.025) / 2.0][..]));
         assert_eq!(s.get("rtt_s.2"), None);
+    }
+
+    #[test]
+    fn the_series_records_every_flow_up_to_series_flows_then_that_many_spread_evenly() {
+        let sc = |flows: usize, series_flows: usize| {
+            crate::scenario::from_toml(
+                &format!(
+                    "[dumbbell]\ncapacity = \"10Mbps\"\nbuffer = {{ packets = 10 }}\n\
+                     [[flows]]\ncount = {flows}\ncc = \"reno\"\nrtt = \"10ms\"\n\
+                     [run]\nduration = \"1s\"\nseries_flows = {series_flows}"
+                ),
+                std::path::Path::new("."),
+            )
+            .unwrap()
+        };
+        // One sample: time, the link's queue and sent count, then each flow's window (its
+        // index) and delivered count (its index + 100); RTTs in the delay columns the same.
+        let data = |n: usize| {
+            let mut d = vec![vec![1.0], vec![0.0], vec![0.0]];
+            for f in 0..n {
+                d.push(vec![f as f64]);
+                d.push(vec![f as f64 + 100.0]);
+            }
+            d
+        };
+        let delays = |n: usize| {
+            let mut d = vec![vec![0.0], vec![0.0]];
+            d.extend((0..n).map(|f| vec![f as f64 / 1000.0]));
+            d
+        };
+        let flows_in = |s: &Series, prefix: &str| -> Vec<usize> {
+            (s.columns.iter())
+                .filter_map(|(name, _)| name.strip_prefix(prefix)?.parse().ok())
+                .collect()
+        };
+        // 10 flows, 4 recorded: flows ⌊10j/4⌋ = 0, 2, 5, 7, each with its own columns' values.
+        let s = Series::standard(&sc(10, 4), data(10)).with_delays(&sc(10, 4), delays(10));
+        for prefix in ["cwnd_pkts.", "rate_pps.", "rtt_s."] {
+            assert_eq!(flows_in(&s, prefix), [0, 2, 5, 7], "{prefix}");
+        }
+        assert_eq!(s.get("cwnd_pkts.5"), Some(&[5.0][..]));
+        assert_eq!(s.get("rate_pps.7"), Some(&[107.0][..]));
+        assert_eq!(s.get("rtt_s.2"), Some(&[0.002][..]));
+        // At or below the limit, every flow; 0, none (the links' columns stay).
+        let s = Series::standard(&sc(10, 10), data(10));
+        assert_eq!(flows_in(&s, "cwnd_pkts."), (0..10).collect::<Vec<_>>());
+        let s = Series::standard(&sc(10, 0), data(10)).with_delays(&sc(10, 0), delays(10));
+        assert!(flows_in(&s, "cwnd_pkts.").is_empty() && flows_in(&s, "rtt_s.").is_empty());
+        assert!(s.get("utilization.bottleneck").is_some());
+        // 1,000 of 10^5: every 100th flow.
+        let keep = recorded_flows(&sc(100_000, 1000));
+        let kept: Vec<usize> = (0..keep.len()).filter(|&i| keep[i]).collect();
+        assert_eq!(kept, (0..1000).map(|j| 100 * j).collect::<Vec<_>>());
     }
 }

@@ -439,6 +439,8 @@ pub struct RunSpec {
     pub threads: Option<i64>,
     /// The packet engine's scheduler (default: serial).
     pub scheduler: Option<super::model::Scheduler>,
+    /// Flows whose windows, rates and RTTs the time series records (default 1,000).
+    pub series_flows: Option<i64>,
 }
 
 impl<'de> Deserialize<'de> for CcSpec {

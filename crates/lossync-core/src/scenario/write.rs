@@ -62,6 +62,9 @@ pub fn to_toml(sc: &Scenario) -> String {
     if r.scheduler == super::model::Scheduler::Partitioned {
         line(o, "scheduler", "\"partitioned\"");
     }
+    if r.series_flows != super::model::DEFAULT_SERIES_FLOWS {
+        line(o, "series_flows", &r.series_flows.to_string());
+    }
     out
 }
 

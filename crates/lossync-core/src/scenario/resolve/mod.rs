@@ -104,6 +104,16 @@ fn resolve_run(r: &RunSpec) -> Result<Run> {
             }
         },
         scheduler: r.scheduler.unwrap_or_default(),
+        series_flows: match r.series_flows {
+            None => DEFAULT_SERIES_FLOWS,
+            Some(n) if (0..=MAX_FLOWS as i64).contains(&n) => n as usize,
+            Some(n) => {
+                return Err(Error::field(
+                    "run.series_flows",
+                    format!("must be a whole number of flows in 0..={MAX_FLOWS}, got {n}"),
+                ))
+            }
+        },
     })
 }
 
