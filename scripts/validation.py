@@ -383,18 +383,23 @@ def cost_text(g: pd.DataFrame, f8: pd.DataFrame) -> str:
 
 
 def report() -> None:
-    parts = {}
-    for study in ["grid", "jitter", "fig8"]:
-        df = frame(study)
-        parts[study] = df
-    tpl = (DIR / "template.md").read_text()
-    g, j, f8 = parts["grid"], parts["jitter"], parts["fig8"]
+    g, f8 = frame("grid"), frame("fig8")
     if not g.empty:
         grid_figure(g, DIR / "grid.png")
     if not f8.empty:
         fig8_figure(f8, DIR / "fig8.png")
+    text = render()
+    atomic_write(DOC, lambda p: p.write_text(text))
+    print(f"wrote {DOC.relative_to(ROOT)}")
+
+
+def render() -> str:
+    """docs/validation.md from template.md and the stored data (the figures aside): edit the
+    template, never the page, or the next report undoes the edit."""
+    g, j, f8 = frame("grid"), frame("jitter"), frame("fig8")
+    tpl = (DIR / "template.md").read_text()
     bench = DIR / "bench.txt"
-    text = tpl.format(
+    return tpl.format(
         grid_table=grid_table(g) if not g.empty else "(not run)",
         jitter_table=jitter_table(j) if not j.empty else "(not run)",
         fig8_table=fig8_table(f8) if not f8.empty else "(not run)",
@@ -412,8 +417,6 @@ def report() -> None:
         missing=missing_text(),
         **grid_stats(g, j),
     )
-    atomic_write(DOC, lambda p: p.write_text(text))
-    print(f"wrote {DOC.relative_to(ROOT)}")
 
 
 def missing_text() -> str:
@@ -434,9 +437,15 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--rerun", action="store_true", help="discard the stored data of the studies run")
     p.add_argument("--report-only", action="store_true")
+    p.add_argument("--check", action="store_true", help="exit 1 if docs/validation.md is not what the template and the data make")
     p.add_argument("--engines", default=None, help="run only these engines' missing cells (comma-separated)")
     p.add_argument("--timeout", type=float, default=7200.0, help="per ns-3 run, wall seconds")
     a = p.parse_args()
+    if a.check:
+        if render() != DOC.read_text():
+            sys.exit(f"{DOC.relative_to(ROOT)} differs from what template.md and the data make: edit the template, "
+                     "then python scripts/validation.py --report-only")
+        return
     if not a.report_only:
         for study in a.only.split(","):
             run_study(study, a.workers, a.rerun, a.timeout, a.engines.split(",") if a.engines else None)
