@@ -383,20 +383,19 @@ def cost_text(g: pd.DataFrame, f8: pd.DataFrame) -> str:
 
 
 def report() -> None:
-    g, f8 = frame("grid"), frame("fig8")
+    g, j, f8 = frame("grid"), frame("jitter"), frame("fig8")
     if not g.empty:
         grid_figure(g, DIR / "grid.png")
     if not f8.empty:
         fig8_figure(f8, DIR / "fig8.png")
-    text = render()
+    text = render(g, j, f8)
     atomic_write(DOC, lambda p: p.write_text(text))
     print(f"wrote {DOC.relative_to(ROOT)}")
 
 
-def render() -> str:
-    """docs/validation.md from template.md and the stored data (the figures aside): edit the
-    template, never the page, or the next report undoes the edit."""
-    g, j, f8 = frame("grid"), frame("jitter"), frame("fig8")
+def render(g: pd.DataFrame, j: pd.DataFrame, f8: pd.DataFrame) -> str:
+    """docs/validation.md from template.md and the stored data (the grid, jitter and fig8 studies'
+    frames; the figures aside): edit the template, never the page, or the next report undoes it."""
     tpl = (DIR / "template.md").read_text()
     bench = DIR / "bench.txt"
     return tpl.format(
@@ -442,7 +441,7 @@ def main() -> None:
     p.add_argument("--timeout", type=float, default=7200.0, help="per ns-3 run, wall seconds")
     a = p.parse_args()
     if a.check:
-        if render() != DOC.read_text():
+        if render(frame("grid"), frame("jitter"), frame("fig8")) != DOC.read_text():
             sys.exit(f"{DOC.relative_to(ROOT)} differs from what template.md and the data make: edit the template, "
                      "then python scripts/validation.py --report-only")
         return

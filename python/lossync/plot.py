@@ -4,6 +4,7 @@ show (sweep_figure)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,7 +56,7 @@ def figure(result: Result, max_flows: int = 20) -> Figure:
     ax = axes[0]
     flows = result.summary["flows"]
     # The series has windows for the flows `run.series_flows` records (all, up to 1,000).
-    shown_flows = [f for f in flows if f"cwnd_pkts.{f['flow']}" in s][:max_flows]
+    shown_flows = list(itertools.islice((f for f in flows if f"cwnd_pkts.{f['flow']}" in s), max_flows))
     colours = distinct_colours(len(shown_flows))
     for flow, colour in zip(shown_flows, colours):
         i = flow["flow"]
