@@ -6,6 +6,8 @@ engine's speed. Results do not depend on where the run is cut (tests/test_api.py
 from __future__ import annotations
 
 import json
+import math
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +25,24 @@ from .registry import Engine
 CHUNK_WALL_S = 0.25
 #: The first chunk's share of the run, before its speed is known.
 FIRST_CHUNK = 1e-6
-#: Typical costs on one core, for the estimate said before a long run (docs/validation/bench.txt,
-#: `lossync bench`): the fluid engine 28-43 ns per flow and step; the packet engine 6-9 million
-#: data packets per second through a dumbbell, 7.4 million packet-hops per second on parking-lot-4.
-FLUID_S_PER_FLOW_STEP = 40e-9
+#: Typical costs on one core, for the estimate said before a long run (docs/validation/bench.md,
+#: `lossync bench --suite`): the fluid engine 13-14 ns per flow and step while a step's state
+#: stays in cache (up to FLUID_CACHED_FLOWS flows), then more as it spills to memory: 30, 41 and
+#: 79 ns at 10^4, 10^5 and 10^6 Reno flows: about FLUID_S_PER_FLOW_STEP_PER_DECADE more per
+#: tenfold flows (and 105 ns at 10^6 over 1 s, docs/fluid.md); its set-up about 6 µs per flow
+#: at 10^5-10^6. The packet engine 6-9 million data packets per second through a dumbbell,
+#: 7.4 million packet-hops per second on parking-lot-4.
+FLUID_S_PER_FLOW_STEP = 14e-9
+FLUID_S_PER_FLOW_STEP_PER_DECADE = 19e-9
+FLUID_CACHED_FLOWS = 1_000
+FLUID_SETUP_S_PER_FLOW = 6e-6
+#: From this many flows the fluid `tcp` model steps on every thread of the run (fluid/workers.rs),
+#: each further thread adding FLUID_THREAD_GAIN of one's speed (1.68-1.83 on two at 10^5-10^6
+#: flows, docs/validation/bench.md; measured on 2 cores only), and each step paying about
+#: FLUID_S_PER_THREADED_STEP in hand-offs (docs/fluid.md, "Threads").
+FLUID_MIN_PARALLEL_FLOWS = 8192
+FLUID_THREAD_GAIN = 0.8
+FLUID_S_PER_THREADED_STEP = 30e-6
 PACKET_S_PER_PACKET_HOP = 1.5e-7
 #: What a packet-hop costs beyond that once many connections' state falls out of cache, reached
 #: half-way at PACKET_CACHE_CONNECTIONS (measured on 2 cores: 0.29 µs per arrival at 1,000 flows,
@@ -169,7 +185,17 @@ def _engine_check(p: Prepared, force: bool) -> None:
 
 
 def _estimate_fluid(sc: dict) -> float:
-    return len(sc["flows"]) * sc["run"]["duration_s"] / sc["run"]["step_s"] * FLUID_S_PER_FLOW_STEP
+    """Each flow-update at its cost for the run's flows (FLUID_S_PER_FLOW_STEP, rising by
+    FLUID_S_PER_FLOW_STEP_PER_DECADE per tenfold flows beyond FLUID_CACHED_FLOWS), shared among
+    the run's threads where the `tcp` model uses them, plus the set-up."""
+    n, run = len(sc["flows"]), sc["run"]
+    steps = run["duration_s"] / run["step_s"]
+    per_update = FLUID_S_PER_FLOW_STEP + FLUID_S_PER_FLOW_STEP_PER_DECADE * max(0.0, math.log10(max(n, 1) / FLUID_CACHED_FLOWS))
+    stepping = n * steps * per_update
+    threads = run.get("threads") or os.cpu_count() or 1
+    if threads > 1 and sc["loss"]["model"] == "tcp" and n >= FLUID_MIN_PARALLEL_FLOWS:
+        stepping = stepping / (1 + FLUID_THREAD_GAIN * (threads - 1)) + steps * FLUID_S_PER_THREADED_STEP
+    return stepping + n * FLUID_SETUP_S_PER_FLOW
 
 
 def _estimate_packet(sc: dict) -> float:
