@@ -47,7 +47,7 @@ def cells(jitter: bool = True) -> list[tuple[dict, dict]]:
 
 def one(key: dict, doc: dict) -> dict:
     from lossync import calibrate
-    from lossync.calibrate import seed_means  # the means calibrate itself fits on
+    from lossync.calibration import seed_means  # the means calibrate itself fits on
 
     fit = {**doc, "run": {**doc["run"], **FIT}}
     cal = calibrate(fit, seeds=2)

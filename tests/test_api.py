@@ -261,3 +261,27 @@ def test_the_series_records_series_flows_flows_spread_evenly_and_the_summary_eve
     back = lossync.Result.read(tmp_path / "none")
     assert back.scenario["run"]["series_flows"] == 0 and len(back.summary["flows"]) == 1500
     assert "series_flows = 0" in (tmp_path / "none" / "scenario.toml").read_text()
+
+
+def test_every_public_name_is_what_its_module_defines_whatever_was_imported_first():
+    # `lossync.calibrate` shares its name with a module: once something imported that module
+    # (the command line, a test), Python set the package's attribute to the module, and
+    # `lossync.calibrate(...)` raised "'module' object is not callable". In a fresh interpreter:
+    # every submodule imported first, then every public name looked up.
+    code = """
+import importlib, pkgutil, sys
+import lossync
+for m in pkgutil.walk_packages(lossync.__path__, "lossync."):
+    if m.name.split(".")[-1] in ("__main__", "program"):
+        continue
+    try:
+        importlib.import_module(m.name)
+    except ImportError:
+        pass  # an optional dependency (ns-3, Dask) not installed
+wrong = [n for n, mod in lossync._PUBLIC.items()
+         if getattr(lossync, n) is not getattr(importlib.import_module("lossync." + mod), n)]
+print(wrong)
+sys.exit(1 if wrong else 0)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

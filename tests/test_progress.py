@@ -120,7 +120,7 @@ def test_calibrate_stopped_by_its_limit_keeps_the_closest_fit(monkeypatch, tmp_p
     # The fluid evaluations stand in for runs: U falls with the headroom c (0.95 without, 0.80 at
     # its bound), and the limit runs out at the fourth, mid-bisection. The fit then is the closest
     # of the three tried to the reference's 0.90, and says it is partial.
-    cal = importlib.import_module("lossync.calibrate")  # the module: `lossync.calibrate` is the function
+    cal = importlib.import_module("lossync.calibration")
 
     def fake_seed_means(doc, seeds, base_dir, deadline=None, bars=False):
         if len(calls) == 3:
@@ -142,11 +142,8 @@ def test_calibrate_stopped_by_its_limit_keeps_the_closest_fit(monkeypatch, tmp_p
 
 def test_calibrate_refuses_when_the_limit_leaves_no_reference():
     doc = {"dumbbell": {"capacity": "100Mbps", "buffer": {"bdp_fraction": 0.05}}, "flows": [{"count": 2, "cc": "reno", "rtt": "40ms"}]}
-    # The function from its module: `lossync.calibrate` is the module once a test imported it.
-    from lossync.calibrate import calibrate
-
     with pytest.raises(RunTimeout, match="before the packet reference's first runs"):
-        calibrate(doc, timeout_s=1e-9, duration_s=60)
+        lossync.calibrate(doc, timeout_s=1e-9, duration_s=60)
 
 
 def test_deadline_and_duration_text():

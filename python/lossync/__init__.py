@@ -16,7 +16,7 @@ _PUBLIC = {
     "LossyncError": "errors",
     "LossyncWarning": "errors",
     "Result": "results",
-    "calibrate": "calibrate",
+    "calibrate": "calibration",
     "ScenarioError": "errors",
     "default_scenario_path": "scenario",
     "estimate_wall_s": "engines",

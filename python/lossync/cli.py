@@ -519,7 +519,7 @@ def calibrate_cmd(scenario, out, seeds, duration, fit_sync_rate, timeout_s, prog
     event) to short packet runs of SCENARIO (with one packet time of send jitter, the reference,
     unless the scenario sets send_jitter) and write a calibration file: name it with
     loss = { model = "tcp", calibration = "FILE" }."""
-    from .calibrate import calibrate
+    from .calibration import calibrate
 
     _writable_dir("--out", out.parent)
     if duration is not None:
