@@ -84,6 +84,24 @@ fn classic_ecn_behind_codel_marks_instead_of_dropping() {
 }
 
 #[test]
+fn packets_a_queue_marks_at_enqueue_stay_classic_in_its_sojourn_times() {
+    // RED marks classic ECT(0) packets CE as they arrive. The L4S sojourn (ECT(1) or CE on
+    // arrival, RFC 9331 §5.1) read the codepoint after that mark, and reported 3.3 ms of L4S
+    // sojourn where no flow sends ECT(1).
+    let r = run(&dumbbell(
+        "100Mbps",
+        200,
+        r#"{ discipline = "red", min_th = 20, max_th = 60, ecn = true }"#,
+        "cc = \"reno\"\necn = true",
+        "20ms..100ms",
+        (20, 5),
+    ));
+    let l = &r.summary.links[0];
+    assert!(l.mark_rate > 0.0 && l.sojourn_mean_s > 0.0, "{l:?}");
+    assert!(l.sojourn_l4s_mean_s.is_nan(), "{l:?}");
+}
+
+#[test]
 fn dctcp_fills_the_link_once_k_reaches_a_seventh_of_the_bdp() {
     // 1 Gb/s, RTT 1 ms: C·RTT = 83.3 packets, C·RTT/7 = 11.9. 10 DCTCP flows behind step
     // marking at K: the paper's U ≥ 0.99 holds from K = 14; the queue stays near K. At the

@@ -65,6 +65,9 @@ struct Waiting {
     pkt: Pkt,
     enqueued_ps: SimTime,
     class: u32,
+    /// It arrived ECT(1) or CE (RFC 9331 §5.1), before this port's own verdict: a classic
+    /// packet this port marks CE at enqueue (RED) stays out of the L4S sojourn.
+    l4s: bool,
 }
 
 pub struct Port {
@@ -256,6 +259,7 @@ impl Port {
             pkt,
             enqueued_ps: now_ps,
             class,
+            l4s: ecn.l4s(),
         });
         self.waiting_len += 1;
         self.q_max = self.q_max.max(q + 1);
@@ -338,8 +342,7 @@ impl Port {
         self.waiting_len -= 1;
         let mut pkt = w.pkt;
         let sojourn_ps = now_ps - w.enqueued_ps;
-        // Its codepoint as it left its queue, before this port's verdict (a classic packet
-        // marked CE here stays classic).
+        // Its codepoint as it left its queue, before this port's verdict at dequeue.
         let ecn = pkt.ecn();
         if self.acts_after_enqueue {
             let departure = Departure {
@@ -364,7 +367,7 @@ impl Port {
         }
         if !pkt.is_ack {
             self.sojourn.record(sojourn_ps);
-            if ecn.l4s() {
+            if w.l4s {
                 self.sojourn_l4s.record(sojourn_ps);
             }
         }
