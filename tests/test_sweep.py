@@ -437,3 +437,24 @@ def test_load_results_names_the_keys_it_has_no_row_for_and_the_ones_it_has(tmp_p
     assert all(k in e.value.reason for k in known), e.value  # what it accepts
     assert list(lossync.load_results(tmp_path / "out", {known[0]})["key"]) == [known[0]]
     assert list(lossync.load_results(tmp_path / "out", known[0])["key"]) == [known[0]]  # one key as a str
+
+
+def test_sweep_rows_carry_the_queue_disciplines_signals_and_sojourn_times(tmp_path):
+    # docs/queues.md says the marks, early and overflow drops and sojourn times appear in the
+    # sweep rows; they did not, and `lossync plot --y mark_rate` was refused as no column.
+    # CoDel with classic ECN behind 5 Reno flows: marks, no early drops, a sojourn near its 5 ms
+    # target (RFC 8289 §4.3).
+    spec = {"base": {"engine": "packet", "dumbbell": {"capacity": "100Mbps", "buffer": {"packets": 1000},
+                                                      "queue": {"discipline": "codel", "ecn": True}},
+                     "flows": [{"count": 5, "cc": "reno", "rtt": "20ms..60ms", "ecn": True}],
+                     "run": {"duration": "10s", "warmup": "3s"}},
+            "seeds": 1, "axes": {"dumbbell.queue.target": ["5ms", "20ms"]}}
+    rows = lossync.sweep(spec, tmp_path / "out", workers=1, progress=False)
+    assert (rows["status"] == "ok").all()
+    assert (rows["mark_rate"] > 0).all() and (rows["early_drop_rate"] == 0).all(), rows.to_dict()
+    assert rows["sojourn_l4s_mean_s"].isna().all()  # classic ECN: ECT(0), no L4S packet
+    first = rows.iloc[0]
+    assert first["sojourn_mean_s"] == pytest.approx(0.005, abs=0.003) and first["sojourn_p99_s"] >= first["sojourn_mean_s"]
+    r = subprocess.run([sys.executable, "-m", "lossync", "plot", str(tmp_path / "out"), "--x", "dumbbell.queue.target",
+                        "--y", "mark_rate", "--output", str(tmp_path / "p.png")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -110,6 +110,14 @@ METRIC_LABELS = {
     "measured_from_s": "statistics from (s)",
     "max_queue_pkts": "largest queue (packets)",
     "drops_pkts": "drops (packets)",
+    "mark_rate": "CE mark rate (marks / arrivals)",
+    "early_drop_rate": "early drop rate (AQM drops / arrivals)",
+    "overflow_drop_rate": "overflow drop rate (drops / arrivals)",
+    "sojourn_mean_s": "mean sojourn time (s)",
+    "sojourn_p50_s": "median sojourn time (s)",
+    "sojourn_p99_s": "99th-percentile sojourn time (s)",
+    "sojourn_l4s_mean_s": "L4S mean sojourn time (s)",
+    "sojourn_l4s_p99_s": "L4S 99th-percentile sojourn time (s)",
     "wall_s": "wall time (s)",
 }
 #: Scenario fields by their last name, in words, with what a bare number means (docs/scenario.md).

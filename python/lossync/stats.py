@@ -20,8 +20,11 @@ METRICS = [
     "mean_queueing_delay_s",
     "measured_from_s",
 ]
-#: Also in every row: the headline link's largest queue and drops over the whole run.
-LINK_METRICS = ["max_queue_pkts", "drops_pkts"]
+#: Also in every row: the headline link's largest queue and drops over the whole run, and its queue
+#: discipline's signals and sojourn times (docs/queues.md; NaN where none: the sojourn of a link
+#: no packet left, the L4S sojourn where no packet arrived ECT(1) or CE).
+LINK_METRICS = ["max_queue_pkts", "drops_pkts", "mark_rate", "early_drop_rate", "overflow_drop_rate",
+                "sojourn_mean_s", "sojourn_p50_s", "sojourn_p99_s", "sojourn_l4s_mean_s", "sojourn_l4s_p99_s"]
 
 #: The confidence level of every interval lossync reports.
 CONFIDENCE = 0.95
