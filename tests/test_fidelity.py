@@ -434,7 +434,7 @@ def test_validate_says_the_headroom_of_the_links_flows_cross_only(tmp_path):
 def test_calibrate_averages_the_sync_rate_over_the_runs_that_saw_a_congestion_event(monkeypatch):
     # One seed without a congestion event (its summary has no rate) made the mean NaN, and with
     # it the whole reference: "no congestion event" though the other seed saw some.
-    cal = importlib.import_module("lossync.calibrate")  # the module: lossync.calibrate is also the function
+    cal = importlib.import_module("lossync.calibration")
 
     class Ran:
         def __init__(self, u, rate):
