@@ -306,6 +306,22 @@ def test_the_summary_prints_capacities_in_their_unit_and_counts_as_integers(tmp_
     assert f"congestion events  {r.summary['congestion_events']}" in table
 
 
+def test_the_summary_prints_a_fluid_queues_marks_and_aqm_drops():
+    # The line with the queue's signals was printed only with sojourn times, which the fluid
+    # engine does not have: a fluid RED-ECN run's marks (in its --json) were not in the table.
+    from lossync.cli import summary_table
+
+    doc = {"engine": "fluid", "dumbbell": {"capacity": "100Mbps", "buffer": {"packets": 500},
+                                           "queue": {"discipline": "red", "min_th": 50, "max_th": 150, "ecn": True}},
+           "flows": [{"count": 10, "cc": "reno", "rtt": "20ms..100ms", "ecn": True}], "run": {"duration": "20s", "warmup": "5s"}}
+    r = lossync_api.run(doc, warn=False)
+    link = r.summary["links"][0]
+    soj = link["sojourn_mean_s"]
+    assert link["mark_rate"] > 0 and (soj is None or soj != soj), link  # marks, no sojourn times (NaN)
+    line = next(x for x in summary_table(r.summary).splitlines() if "marks" in x)
+    assert line.split()[:3] == ["bottleneck", "marks", f"{link['mark_rate']:.2e},"], line
+
+
 @pytest.mark.parametrize(("bps", "text"), [(10e9, "10 Gb/s"), (100e6, "100 Mb/s"), (2.5e9, "2.5 Gb/s"), (155.52e6, "155.52 Mb/s"),
                                            (40e3, "40 kb/s"), (9600, "9.6 kb/s"), (800, "800 b/s"), (1e12, "1 Tb/s"), (400e9, "400 Gb/s")])
 def test_rates_in_words(bps, text):

@@ -48,14 +48,18 @@ def summary_table(summary: dict) -> str:
             f"{link['max_queue_pkts']:>10.1f}{link['congestion_events']:>8}{fmt(link['sync_rate_mean'], 3):>7}"
         )
     for link in s["links"]:
-        # The queue's signals and how long packets waited (a packet-level engine sees each one).
+        # The queue's signals, and how long packets waited where the engine sees each packet (the
+        # fluid engine has no sojourn times, but marks and AQM drops all the same).
         soj = link.get("sojourn_mean_s")
+        signals = (f"marks {link['mark_rate']:.2e}, AQM drops {link['early_drop_rate']:.2e}, "
+                   f"overflow drops {link['overflow_drop_rate']:.2e}")
         if soj is not None and soj == soj:  # not NaN
             lines.append(
                 f"  {link['name']:<{w}}sojourn mean {soj * 1e3:.2f} ms, p50 {link['sojourn_p50_s'] * 1e3:.2f} ms, "
-                f"p99 {link['sojourn_p99_s'] * 1e3:.2f} ms; marks {link['mark_rate']:.2e}, "
-                f"AQM drops {link['early_drop_rate']:.2e}, overflow drops {link['overflow_drop_rate']:.2e}"
+                f"p99 {link['sojourn_p99_s'] * 1e3:.2f} ms; {signals}"
             )
+        elif link["mark_rate"] or link["early_drop_rate"]:
+            lines.append(f"  {link['name']:<{w}}{signals}")
     for link in s["links"]:
         b = link.get("bursts")
         if b:  # an optical burst assembler
