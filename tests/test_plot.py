@@ -285,3 +285,22 @@ def test_the_nsfnet_burst_figure_has_one_legend_beside_its_panels():
     assert page.contains(legends[0].x0, legends[0].y0) and page.contains(legends[0].x1, legends[0].y1), legends[0]
     assert not any(legends[0].overlaps(other) for other in panels_and_title), legends[0]
     plt.close(fig)
+
+
+@pytest.mark.parametrize("axis, values, in_order", [
+    ("dumbbell.queue.target", ["10ms", "2ms", "5ms", "1s"], ["2ms", "5ms", "10ms", "1s"]),
+    ("dumbbell.capacity", ["10Gbps", "100Mbps", "1Gbps"], ["100Mbps", "1Gbps", "10Gbps"]),
+])
+def test_swept_values_written_with_units_are_drawn_and_summarized_in_the_order_of_their_values(axis, values, in_order):
+    # A swept target of "2ms", "5ms", "10ms" came out as 10ms, 2ms, 5ms (the order of the text),
+    # and the line through the points zig-zagged.
+    from lossync.stats import summarize
+
+    frame = pd.DataFrame([{axis: v, "seed": s, "status": "ok", "utilization": 0.1 * i + 0.01 * s, "warnings": []}
+                          for i, v in enumerate(values) for s in (1, 2)])
+    assert list(summarize(frame, ["utilization"]).index) == in_order
+    fig = sweep_figure(frame, axis, "utilization")
+    line = fig.axes[0].lines[0]
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert ticks == in_order and list(line.get_xdata()) == in_order, (ticks, line.get_xdata())
+    plt.close(fig)

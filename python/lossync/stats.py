@@ -62,6 +62,7 @@ def summarize(results: pd.DataFrame, metrics: list[str] | None = None, axes: lis
     grouped = ok.groupby(axes, dropna=False, sort=True)[metrics]
     mean, std, n = grouped.mean(), grouped.std(ddof=1), grouped.count()
     table = pd.concat({"mean": mean, "std": std, "n": n}, axis=1)
+    order = table.sort_index(key=by_quantity, kind="stable").index
     for m in metrics:
         half = [t975(int(k) - 1) * s / math.sqrt(k) if k > 1 else math.nan for s, k in zip(std[m], n[m])]
         table[("ci95", m)] = half
@@ -71,7 +72,19 @@ def summarize(results: pd.DataFrame, metrics: list[str] | None = None, axes: lis
         counts = warned.groupby([ok[a] for a in axes], dropna=False, sort=True).sum()
         for m in metrics:
             table[("warned_runs", m)] = counts.to_numpy().astype(int)
-    return table
+    return table.reindex(order)
+
+
+def by_quantity(values: pd.Index) -> pd.Index:
+    """An axis of quantities written with their units ("2ms", "10ms"; "100Mbps", "1Gbps") keyed by
+    what they mean, so that points follow their values, not their text ("10ms" before "2ms");
+    any other axis as it is."""
+    if not all(isinstance(v, str) for v in values):
+        return values
+    from . import _core
+
+    keys = [_core.quantity(v) for v in values]
+    return values if any(k is None for k in keys) else pd.Index(keys)
 
 
 BOOKKEEPING = {"seed", "status", "error", "wall_s", "lossync_version", "scenario_hash", "flow_throughput_bps", "warnings", "key", "partial"}

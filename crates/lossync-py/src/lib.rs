@@ -236,6 +236,18 @@ fn whole_buffer_pkts(buffer_pkts: f64) -> usize {
     lossync_core::queue::Buffer::new(buffer_pkts).slots
 }
 
+/// A quantity written with its unit as a scenario writes it ("5ms", "1Gbps", "64KB"), in the
+/// core's base unit (seconds, bit/s, bytes), read as a time, else a rate, else a size; `None` if
+/// it is none of them. For sorting swept values by what they mean, not by their text.
+#[pyfunction]
+fn quantity(text: &str) -> Option<f64> {
+    use lossync_core::units::{parse_bytes, parse_rate_bps, parse_time_s};
+    (parse_time_s(text)
+        .or_else(|_| parse_rate_bps(text))
+        .or_else(|_| parse_bytes(text)))
+    .ok()
+}
+
 /// A congestion-control variant's parameters with their defaults, as a JSON object
 /// (`{"a": 1.0, "b": 0.5}` for reno); ScenarioError (field `cc.variant`) for an unknown name.
 #[pyfunction]
@@ -478,6 +490,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_toml, m)?)?;
     m.add_function(wrap_pyfunction!(variant_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(whole_buffer_pkts, m)?)?;
+    m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_function(wrap_pyfunction!(engines, m)?)?;
     m.add_function(wrap_pyfunction!(refuse_beyond, m)?)?;
