@@ -328,8 +328,9 @@ def _say_headroom(prepared: Prepared) -> None:
             continue
         discipline = link["queue"]["discipline"]
         if source == "default" and discipline != "droptail":
-            click.echo(f"links[{i}] ({link['name']}): no burst headroom (the default is for drop-tail; a {discipline} queue "
-                       "acts on its own averages: docs/fluid.md, \"Burst headroom and calibration\")", err=True)
+            click.echo(f"links[{i}] ({link['name']}): no burst headroom (the default is for drop-tail, whose full buffer "
+                       f"bursts overflow; a {discipline} queue signals by its own rule before it is full: docs/fluid.md, "
+                       "\"Burst headroom and calibration\")", err=True)
             continue
         click.echo(f"links[{i}] ({link['name']}): the fluid queue is held {h:.2f} packets below its "
                    f"{link['buffer_pkts']:.1f}-packet buffer (burst headroom, {source}; "

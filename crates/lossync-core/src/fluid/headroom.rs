@@ -115,8 +115,9 @@ pub(super) fn link_headroom_pkts(sc: &Scenario, li: usize, rtt_class: &[usize]) 
         } => match (burst_pkts, burst_per_sqrt_buffer) {
             (Some(b), _) => b,
             (None, Some(c)) => c * l.buffer_pkts.sqrt(),
-            // The default is for drop-tail, where bursts overflow the buffer; RED and XCP
-            // routers drop or mark on their own averages.
+            // The default is for drop-tail, where bursts overflow the buffer; the other
+            // disciplines signal by their own rules (RED's average, PIE's delay, the step's
+            // instantaneous queue, XCP's feedback) before the buffer is full.
             (None, None) if matches!(l.queue, crate::scenario::Queue::Droptail(_)) => {
                 default_burst_pkts(rtt_class.len(), l.buffer_pkts, same_class_share(rtt_class))
             }
