@@ -118,6 +118,9 @@ def test_labels_say_the_field_and_its_unit_and_error_bars_say_what_they_are():
     assert label("links.1.buffer.packets") == "buffer, links[1] (packets)"
     assert label("dumbbell.capacity", numeric=False) == "capacity"  # "10Gbps": the values carry it
     assert label("dumbbell.capacity") == "capacity (bit/s)"
+    # A queue's parameters in words and units (`threshold` was drawn as "threshold", no unit).
+    assert label("dumbbell.queue.threshold") == "marking threshold K (packets)"
+    assert label("links.0.queue.step_thresh") == "DualPI2 step threshold, links[0] (s)"
     fig = sweep_figure(rows(), BUFFER, "utilization", X, col=CC)
     assert {ax.get_xlabel() for ax in fig.axes} == {"buffer (fraction of the BDP)"}
     assert fig.axes[0].get_ylabel() == "utilization (fraction of capacity)"

@@ -136,6 +136,20 @@ FIELD_LABELS = {
     "duration": ("duration", "s"),
     "warmup": ("warm-up", "s"),
     "seed": ("seed", None),
+    # Queue disciplines' parameters (docs/queues.md); `target` is a delay for CoDel, PIE and
+    # DualPI2 but a share of the capacity for XCP, so it carries no unit here.
+    "discipline": ("queue discipline", None),
+    "threshold": ("marking threshold K", "packets"),
+    "min_th": ("RED min_th", "packets"),
+    "max_th": ("RED max_th", "packets"),
+    "max_p": ("RED max_p", None),
+    "weight": ("RED queue weight", None),
+    "interval": ("CoDel interval", "s"),
+    "t_update": ("update interval", "s"),
+    "max_burst": ("PIE burst allowance", "s"),
+    "step_thresh": ("DualPI2 step threshold", "s"),
+    "quantum": ("FQ-CoDel quantum", "bytes"),
+    "target": ("AQM target (delay; XCP: share of capacity)", None),
 }
 #: Units that column names end with.
 SUFFIXES = {"_pkts": "packets", "_bps": "bit/s", "_bytes": "bytes", "_s": "s"}
