@@ -102,6 +102,29 @@ fn packets_a_queue_marks_at_enqueue_stay_classic_in_its_sojourn_times() {
 }
 
 #[test]
+fn a_step_threshold_at_the_whole_buffer_says_it_never_marks() {
+    // K = the buffer: no packet can queue above it, so the link only overflows (mark rate 0),
+    // and until 2026-11-28 nothing said so.
+    let warned = |k: u32| {
+        let r = run(&dumbbell(
+            "1Gbps",
+            50,
+            &format!("{{ discipline = \"step\", threshold = {k} }}"),
+            r#"cc = "dctcp""#,
+            "1ms",
+            (2, 1),
+        ));
+        let l = &r.summary.links[0];
+        let said = (r.summary.warnings.iter()).any(|w| w.starts_with("links[0].queue.threshold"));
+        (said, l.mark_rate)
+    };
+    let (said, marks) = warned(50);
+    assert!(said && marks == 0.0, "{said} {marks}");
+    let (said, marks) = warned(20);
+    assert!(!said && marks > 0.0, "{said} {marks}");
+}
+
+#[test]
 fn dctcp_fills_the_link_once_k_reaches_a_seventh_of_the_bdp() {
     // 1 Gb/s, RTT 1 ms: C·RTT = 83.3 packets, C·RTT/7 = 11.9. 10 DCTCP flows behind step
     // marking at K: the paper's U ≥ 0.99 holds from K = 14; the queue stays near K. At the

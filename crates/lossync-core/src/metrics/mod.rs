@@ -463,6 +463,20 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
              Jain's index is undefined (NaN) and the throughputs describe no transfer"
         ));
     }
+    // A step threshold at the whole buffer: no packet ever queues above it, so the link never
+    // marks (or drops early) and runs as drop-tail (the aqm study sets K = the buffer where
+    // C·RTT/7 exceeds it). Allowed, since it is what such a buffer does, but said.
+    for (i, l) in sc.links.iter().enumerate() {
+        if let crate::queue::Queue::Step(p) = &l.queue {
+            if p.threshold >= l.buffer_pkts {
+                warnings.push(format!(
+                    "links[{i}].queue.threshold: K = {} packets is the whole buffer, so no packet \
+                     queues above it: this step queue never marks and runs as drop-tail",
+                    p.threshold
+                ));
+            }
+        }
+    }
     let mut fell_back: Vec<&crate::scenario::Flow> = Vec::new();
     for f in sc.flows.iter().filter(|f| sc.l4s_falls_back(f)) {
         if !fell_back.iter().any(|g| g.group == f.group) {
