@@ -177,3 +177,28 @@ def test_the_multi_bottleneck_warning_follows_the_validated_region():
     assert not any("can each be its bottleneck" in w for w in nsfnet["warnings"])
     lot = lossync.run("parking-lot", ["run.duration=5s", "run.warmup=1s"], warn=False).summary
     assert [w.split(":")[0] for w in lot["warnings"] if "can each be its bottleneck" in w] == ["flows[0] (long)"]
+
+
+def test_every_engines_link_metrics_are_of_one_link():
+    # Links a (50 Mb/s) into b and c (30 Mb/s each). The fluid engine's headline link (most drops)
+    # was c, the jittered packet engine's b: the utilization row showed 0.980 (c) against 0.985
+    # (b), a difference of -0.005 where the engines differ by +3 points on c itself.
+    link = lambda name, cap, **k: {"name": name, "capacity": cap, "buffer": {"packets": 100}, **k}  # noqa: E731
+    doc = {"links": [link("a", "50Mbps", **{"from": "r0", "to": "r1", "delay": "5ms"}),
+                     link("b", "30Mbps", **{"from": "r1", "to": "r2", "delay": "5ms"}),
+                     link("c", "30Mbps", **{"from": "r1", "to": "r3"})],
+           "flows": [{"name": "long", "cc": "reno", "rtt": "60ms", "path": ["a", "b"]},
+                     {"name": "x", "cc": "cubic", "count": 2, "rtt": "40ms", "path": ["b"]},
+                     {"name": "y", "cc": "reno", "rtt": "40ms", "path": ["a", "c"]}],
+           "run": {"duration": "5s"}}
+    ref = "packet:jitter"
+    own = {"fluid": lossync.run(dict(doc, engine="fluid"), warn=False).summary,
+           ref: lossync.run(with_send_jitter(dict(doc, engine="packet")), warn=False).summary}
+    table = compare(doc, ["fluid", ref], warn=False)
+    assert own["fluid"]["bottleneck"] != own[ref]["bottleneck"]  # the case this is about
+    for e, s in own.items():
+        assert table.loc[e, "bottleneck"] == own[ref]["bottleneck"]
+        link = next(li for li in s["links"] if li["name"] == own[ref]["bottleneck"])
+        for m in ("utilization", "loss_rate", "mean_queue_pkts"):
+            assert table.loc[e, m] == link[m], (e, m)
+    assert table.loc["fluid", "d.utilization"] == table.loc["fluid", "utilization"] - table.loc[ref, "utilization"]

@@ -6,7 +6,9 @@ bursts, recovery). `packet:jitter` is the packet engine with Floyd & Jacobson's 
 time (each packet waits up to one packet time of the slowest link before it is sent), which breaks
 the phase effects of a deterministic simulator; it is the fidelity matrix's reference
 (docs/validation/fidelity.md). Every engine's summary comes from the same metrics code, so a
-difference is a difference of physics, not of definitions.
+difference is a difference of physics, not of definitions; and every engine's link metrics
+(utilization, loss rate, sync rate, mean queue) are those of one link, the reference's headline
+link (`bottleneck`), so that a difference is never one link's number minus another's.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from .scenario import ScenarioLike, find_scenario, load_scenario, prepare
 
 #: Scalar metrics compared.
 COMPARED = ["utilization", "jain", "loss_rate", "sync_rate_mean", "mean_queue_pkts"]
+#: Of those, the link's: every engine's are read from one link, `bottleneck` (a summary's own
+#: headline link is the one with the most drops and marks, which engines may pick differently).
+LINK_COMPARED = ["utilization", "loss_rate", "sync_rate_mean", "mean_queue_pkts"]
 
 #: Fluid loss models a comparison can name as `fluid:<model>`.
 FLUID_MODELS: dict[str, dict[str, Any]] = {
@@ -89,10 +94,12 @@ def group_throughputs(summary: dict[str, Any]) -> dict[str, float]:
 PER_GROUP, PER_LINK = "group.", "link."
 
 
-def _row(name: str, summary: dict[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {"engine": name}
+def _row(name: str, summary: dict[str, Any], bottleneck: str) -> dict[str, Any]:
+    """An engine's row, its link metrics (`LINK_COMPARED`) those of the link named `bottleneck`."""
+    row: dict[str, Any] = {"engine": name, "bottleneck": bottleneck}
+    link = next(li for li in summary["links"] if li["name"] == bottleneck)
     for m in COMPARED:
-        v = summary.get(m)
+        v = (link if m in LINK_COMPARED else summary).get(m)
         row[m] = float("nan") if v is None else float(v)
     for v, s in variant_shares(summary).items():
         row[f"share.{v}"] = s
@@ -130,7 +137,8 @@ def compare(
 ) -> pd.DataFrame:
     """Runs `scenario` in each of `engines` ("fluid", "packet", "packet:jitter", "ns3", or
     "fluid:<model>" with a model of `FLUID_MODELS`) and returns one row per engine: the metrics of
-    `COMPARED`, each variant's throughput share (`share.<variant>`), each flow group's throughput
+    `COMPARED` (the link's of them, `LINK_COMPARED`, all of one link, `bottleneck`: the reference's
+    headline link), each variant's throughput share (`share.<variant>`), each flow group's throughput
     and share (`group.<name>.throughput_bps`, `group.<name>.share`), each link's utilization
     (`link.<name>.utilization`), `d.<column>`, the difference from the reference engine's row
     (default: `default_reference`), `warnings`, the run's reasons its numbers may be wrong
@@ -173,22 +181,27 @@ def compare(
     say(f"compare: {len(engines)} engines, {simulated:g} s simulated each; estimated {duration_text(sum(estimates.values()))} in all "
         f"({', '.join(f'{n} {duration_text(t)}' for n, t in estimates.items())}; rough, from each engine's typical speed)"
         + (f"; --timeout {timeout_s:g} s" if timeout_s is not None else ""))
-    rows = []
+    rows, summaries = {}, {}
     for k, name in enumerate(engines, 1):
         if deadline.expired():
-            rows.append(_unfinished(name, "not started (the wall-time limit ran out)"))
+            rows[name] = _unfinished(name, "not started (the wall-time limit ran out)")
             continue
         say(f"compare: [{k}/{len(engines)}] {name}, estimated {duration_text(estimates[name])}")
         try:
             r = run(prepared[name], progress=progress, warn=False, timeout_s=deadline.remaining_s())
         except RunTimeout as e:
-            rows.append(_unfinished(name, str(e).removeprefix("timeout: ")))
+            rows[name] = _unfinished(name, str(e).removeprefix("timeout: "))
             continue
         if r.summary["partial"]:
-            rows.append(_unfinished(name, f"stopped at {r.summary['duration_s']:.6g} of {simulated:g} s simulated"))
+            rows[name] = _unfinished(name, f"stopped at {r.summary['duration_s']:.6g} of {simulated:g} s simulated")
             continue
-        rows.append(_row(name, r.summary))
-    df = pd.DataFrame(rows).set_index("engine")
+        summaries[name] = r.summary
+    # One link for every engine's link metrics: the reference's headline link (else the first
+    # finished engine's), so that a difference is never one link's number minus another's.
+    first = ref if ref in summaries else next(iter(summaries), None)
+    for name, summary in summaries.items():
+        rows[name] = _row(name, summary, summaries[first]["bottleneck"])
+    df = pd.DataFrame([rows[name] for name in engines]).set_index("engine")
     numeric = [c for c in df.columns if _numeric(c)]
     df[numeric] = df[numeric].astype(float)
     for c in numeric:
@@ -217,5 +230,5 @@ def relative_share_error(row: pd.Series, ref: pd.Series) -> float:
     return float(max(errs)) if errs else float("nan")
 
 
-__all__ = ["COMPARED", "FLUID_MODELS", "PER_GROUP", "PER_LINK", "compare", "default_reference", "group_throughputs", "relative_share_error",
+__all__ = ["COMPARED", "FLUID_MODELS", "LINK_COMPARED", "PER_GROUP", "PER_LINK", "compare", "default_reference", "group_throughputs", "relative_share_error",
            "variant_shares", "with_send_jitter"]

@@ -40,7 +40,8 @@ def compare_text(table: pd.DataFrame, ref: str) -> str:
     done = {e: bool(table.loc[e, "finished"]) for e in engines}
     groups = _names(table, PER_GROUP, ".throughput_bps")
     links = _names(table, PER_LINK, ".utilization")
-    metrics = [c for c in table.columns if not c.startswith(("d.", PER_GROUP, PER_LINK)) and c not in ("warnings", "finished", "status")]
+    metrics = [c for c in table.columns
+               if not c.startswith(("d.", PER_GROUP, PER_LINK)) and c not in ("warnings", "finished", "status", "bottleneck")]
     label = max([20] + [len(g) + 2 for g in groups] + [len(li) + 2 for li in links])
     width = max(14, *(len(e) + 2 for e in engines))
 
@@ -52,6 +53,9 @@ def compare_text(table: pd.DataFrame, ref: str) -> str:
 
     out = [line("metric", engines)]
     out += [line(m, cells(lambda e, m=m: fmt(table.loc[e, m]))) for m in metrics]
+    names = {table.loc[e, "bottleneck"] for e in engines if done[e]}
+    if names:  # one link for every engine (`compare.LINK_COMPARED`)
+        out.append(f"(utilization, loss rate, sync rate and mean queue: link {names.pop()} in every engine)")
     unit = _rate_unit([table.loc[e, f"{PER_GROUP}{g}.throughput_bps"] for e in engines for g in groups if done[e]])
     out += ["", line("flow group", engines) + "   (throughput, share of the total)"]
     for g in groups:
