@@ -107,6 +107,11 @@ SCENARIO_CASES += [
     ("window thresholds not increasing", None,
      ['dumbbell.assembler={policy="window", timers=["1ms", "5ms", "10ms"], thresholds=[64, 16]}'],
      "dumbbell.assembler.thresholds[1]"),
+    # Two links of one name, the second the first's generated reverse direction: the summary listed
+    # both, the series kept one.
+    ("a link named as another's reverse direction", b'[[links]]\nname = "a"\ncapacity = "50Mbps"\nbuffer = { packets = 100 }\n'
+     b'reverse = true\n[[links]]\nname = "a-reverse"\ncapacity = "30Mbps"\nbuffer = { packets = 100 }\n'
+     b'[[flows]]\ncc = "reno"\nrtt = "40ms"\npath = ["a", "a-reverse"]\n', [], "links[1].name"),
 ]
 
 

@@ -180,6 +180,17 @@ pub(super) fn resolve_links(
     }
     for (i, (field, l)) in link_specs.iter().enumerate() {
         let Some(ri) = rev_index[i] else { continue };
+        // The reverse direction's name must not be a link of the scenario's own: the summary,
+        // the series and `--pcap` name links by their names.
+        let reverse_name = format!("{}-reverse", names[i]);
+        if let Some(j) = names.iter().position(|n| *n == reverse_name) {
+            return Err(Error::field(
+                format!("{}.name", link_specs[j].0),
+                format!(
+                    "{reverse_name:?} is also the name of {field}'s reverse direction; rename one"
+                ),
+            ));
+        }
         let over = match &l.reverse {
             Some(BoolOr::Table(t)) => t.clone(),
             _ => ReverseLinkSpec {
@@ -213,7 +224,7 @@ pub(super) fn resolve_links(
         }
         let mut link = resolve_link(
             &format!("{field}.reverse"),
-            &format!("{}-reverse", names[i]),
+            &reverse_name,
             &spec,
             &crossing,
             base_dir,
