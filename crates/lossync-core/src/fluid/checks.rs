@@ -194,6 +194,30 @@ pub(super) fn region_warnings(sc: &Scenario) -> Vec<String> {
             f.group
         ));
     }
+    // The packet sender's recovery options: the fluid's loss events carry a recovery of their
+    // own (docs/fluid.md, "Loss models") and no per-packet loss detection or undo.
+    let mut said = std::collections::BTreeSet::new();
+    for f in &sc.flows {
+        let mut set = Vec::new();
+        if f.recovery != crate::scenario::LossRecovery::default() {
+            set.push(format!("recovery = {:?}", f.recovery.name()));
+        }
+        if !f.loss_detection.is_default() {
+            set.push(format!("loss_detection = {:?}", f.loss_detection.name()));
+        }
+        if f.undo {
+            set.push("undo = true".to_string());
+        }
+        if !set.is_empty() && said.insert(f.group) {
+            out.push(format!(
+                "flows[{}]: {} act in the packet engine only; the fluid engine's loss events have \
+                 a recovery of their own and no per-packet loss detection or undo \
+                 (docs/fluid.md); compare with --engine packet",
+                f.group,
+                set.join(", ")
+            ));
+        }
+    }
     if let Some(f) = sc.flows.iter().find(|f| f.cc.name() == "bbr3") {
         out.push(format!(
             "flows[{}].cc: bbr3's fluid form is checked against the packet engine (with send \
