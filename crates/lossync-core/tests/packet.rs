@@ -675,3 +675,26 @@ fn packet_speed() {
         );
     }
 }
+
+#[test]
+fn a_link_no_flow_crosses_is_said_in_a_warning() {
+    // Links a into b and c, and no path names c: it ran idle (utilization 0) without a word, in
+    // both engines. Said for c, not for the links the flows cross.
+    for engine in ["packet", "fluid"] {
+        let r = run(&format!(
+            "engine = \"{engine}\"\n\
+             [[links]]\nname = \"a\"\nfrom = \"r0\"\nto = \"r1\"\ncapacity = \"50Mbps\"\nbuffer = {{ packets = 50 }}\n\
+             [[links]]\nname = \"b\"\nfrom = \"r1\"\nto = \"r2\"\ncapacity = \"30Mbps\"\nbuffer = {{ packets = 50 }}\n\
+             [[links]]\nname = \"c\"\nfrom = \"r1\"\nto = \"r3\"\ncapacity = \"30Mbps\"\nbuffer = {{ packets = 50 }}\n\
+             [[flows]]\ncc = \"reno\"\nrtt = \"40ms\"\npath = [\"a\", \"b\"]\n[run]\nduration = \"2s\"\n"
+        ));
+        let idle: Vec<&String> = (r.summary.warnings.iter())
+            .filter(|w| w.contains("no flow's path crosses it"))
+            .collect();
+        assert!(
+            idle.len() == 1 && idle[0].starts_with("links[2] (c)"),
+            "{engine}: {idle:?}"
+        );
+        assert_eq!(r.summary.links[2].utilization, 0.0);
+    }
+}

@@ -463,6 +463,21 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
              Jain's index is undefined (NaN) and the throughputs describe no transfer"
         ));
     }
+    // A link no flow's data or ACKs cross: idle for the whole run, most often a path that was
+    // meant to name it.
+    for (i, l) in sc.links.iter().enumerate() {
+        if !sc
+            .flows
+            .iter()
+            .any(|f| f.path.contains(&i) || f.ack_path.contains(&i))
+        {
+            warnings.push(format!(
+                "links[{i}] ({}): no flow's path crosses it, so it carries nothing (utilization 0); \
+                 check the flows' paths",
+                l.name
+            ));
+        }
+    }
     // A step threshold at the whole buffer: no packet ever queues above it, so the link never
     // marks (or drops early) and runs as drop-tail (the aqm study sets K = the buffer where
     // C·RTT/7 exceeds it). Allowed, since it is what such a buffer does, but said.
