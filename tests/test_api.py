@@ -135,6 +135,17 @@ def test_written_scenario_reruns_to_the_same_summary(example, tmp_path):
     pd.testing.assert_frame_equal(again.series, first.series)
 
 
+def test_the_written_scenario_names_the_packet_senders_defaults(tmp_path):
+    # "Every default written out", but the recovery options and the scheduler at their defaults
+    # were left out: once those defaults follow Linux (issue 34), a file written before would run
+    # another sender than the one it came from.
+    lossync.run(EXAMPLES / "dumbbell-reno.toml", ["run.duration=2", "run.warmup=0"]).write(tmp_path, figure=False)
+    text = (tmp_path / "scenario.toml").read_text()
+    for line in ('recovery = "rfc6675"', 'loss_detection = "dupthresh"', 'hystart = "off"', "undo = false",
+                 'scheduler = "serial"'):
+        assert f"\n{line}\n" in text, line
+
+
 def _without_wall(summary):
     return {k: v for k, v in summary.items() if "wall" not in k}
 

@@ -26,7 +26,8 @@ pub fn to_toml(sc: &Scenario) -> String {
     let mut out = String::new();
     let o = &mut out;
     o.push_str(
-        "# A resolved scenario: every default written out. Running it reproduces the run it\n\
+        "# A resolved scenario: every default written out (run.threads and run.series_flows\n\
+         # where set: they change no number of the summary). Running it reproduces the run it\n\
          # came from (docs/scenario.md, \"Resolved scenarios\").\n",
     );
     line(o, "name", &string(&sc.name));
@@ -59,9 +60,15 @@ pub fn to_toml(sc: &Scenario) -> String {
     if r.threads > 0 {
         line(o, "threads", &r.threads.to_string());
     }
-    if r.scheduler == super::model::Scheduler::Partitioned {
-        line(o, "scheduler", "\"partitioned\"");
-    }
+    line(
+        o,
+        "scheduler",
+        if r.scheduler == super::model::Scheduler::Partitioned {
+            "\"partitioned\""
+        } else {
+            "\"serial\""
+        },
+    );
     if r.series_flows != super::model::DEFAULT_SERIES_FLOWS {
         line(o, "series_flows", &r.series_flows.to_string());
     }
@@ -330,16 +337,12 @@ fn write_group(o: &mut String, sc: &Scenario, group: &[Logical]) {
             ]),
         ),
     }
+    // Written at their defaults too: the packet sender's defaults are to follow Linux's
+    // (issue 34), and a file written today must run the sender it ran when they do.
     line(o, "recovery", &format!("{:?}", f.recovery.name()));
-    if !f.loss_detection.is_default() {
-        line(o, "loss_detection", &string(f.loss_detection.name()));
-    }
-    if !f.hystart.is_off() {
-        line(o, "hystart", &string(f.hystart.name()));
-    }
-    if f.undo {
-        line(o, "undo", "true");
-    }
+    line(o, "loss_detection", &string(f.loss_detection.name()));
+    line(o, "hystart", &string(f.hystart.name()));
+    line(o, "undo", &f.undo.to_string());
     line(o, "ack_size", &num(f.ack_size_bytes));
     if f.rwnd_pkts.is_finite() {
         line(o, "rwnd", &inline(&[("packets", num(f.rwnd_pkts))]));
