@@ -217,7 +217,10 @@ fn resolve_step(r: &RunSpec, run: &mut Run, flows: &[Flow]) -> Result<()> {
     if record_interval_s < step_s {
         return Err(Error::field(
             "run.record_interval",
-            format!("must be at least one step ({step_s} s)"),
+            format!(
+                "must be at least one step (run.step, {step_s} s; a shorter run.step allows a \
+                 finer series)"
+            ),
         ));
     }
     if run.duration_s / record_interval_s > 1e7 {
@@ -232,7 +235,7 @@ fn resolve_step(r: &RunSpec, run: &mut Run, flows: &[Flow]) -> Result<()> {
         if a < step_s {
             return Err(Error::field(
                 f,
-                format!("must be at least one step ({step_s} s)"),
+                format!("must be at least one step (run.step, {step_s} s)"),
             ));
         }
         if run.duration_s / a > 1e7 {
