@@ -97,7 +97,7 @@ PER_GROUP, PER_LINK = "group.", "link."
 def _row(name: str, summary: dict[str, Any], bottleneck: str) -> dict[str, Any]:
     """An engine's row, its link metrics (`LINK_COMPARED`) those of the link named `bottleneck`."""
     row: dict[str, Any] = {"engine": name, "bottleneck": bottleneck}
-    link = next(li for li in summary["links"] if li["name"] == bottleneck)
+    link = next((li for li in summary["links"] if li["name"] == bottleneck), {})  # {}: an engine without it
     for m in COMPARED:
         v = (link if m in LINK_COMPARED else summary).get(m)
         row[m] = float("nan") if v is None else float(v)

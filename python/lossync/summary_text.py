@@ -58,7 +58,7 @@ def summary_table(summary: dict) -> str:
                 f"  {link['name']:<{w}}sojourn mean {soj * 1e3:.2f} ms, p50 {link['sojourn_p50_s'] * 1e3:.2f} ms, "
                 f"p99 {link['sojourn_p99_s'] * 1e3:.2f} ms; {signals}"
             )
-        elif link["mark_rate"] or link["early_drop_rate"]:
+        elif (link["mark_rate"] or 0) > 0 or (link["early_drop_rate"] or 0) > 0:  # not None, NaN (an idle link) or 0
             lines.append(f"  {link['name']:<{w}}{signals}")
     for link in s["links"]:
         b = link.get("bursts")
