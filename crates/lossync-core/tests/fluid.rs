@@ -809,29 +809,3 @@ record_interval = 0.01
         1e-3
     );
 }
-
-#[test]
-fn the_packet_senders_recovery_options_say_the_fluid_engine_does_not_model_them() {
-    // `recovery = "prr"`, `loss_detection = "rack-tlp"` and `undo = true` ran in the fluid engine
-    // without a word, as if they had been modelled (only `hystart` warned).
-    let doc = |extra: &str| {
-        format!(
-            "engine = \"fluid\"\n[dumbbell]\ncapacity = \"100Mbps\"\nbuffer = {{ bdp_fraction = 0.2 }}\n\
-             [[flows]]\ncount = 2\ncc = \"reno\"\nrtt = \"40ms\"\n{extra}\n[run]\nduration = \"5s\"\n"
-        )
-    };
-    let said = |extra: &str| -> Vec<String> {
-        (run(&doc(extra)).summary.warnings.into_iter())
-            .filter(|w| w.contains("act in the packet engine only"))
-            .collect()
-    };
-    let w = said("recovery = \"prr\"\nloss_detection = \"rack-tlp\"\nundo = true");
-    assert!(
-        w.len() == 1
-            && w[0].starts_with(
-                "flows[0]: recovery = \"prr\", loss_detection = \"rack-tlp\", undo = true act"
-            ),
-        "{w:?}"
-    );
-    assert!(said("").is_empty());
-}

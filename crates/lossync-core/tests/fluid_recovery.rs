@@ -1,7 +1,8 @@
 //! The recovery pause of the fluid engine's rate models (`loss.recovery_pause`, docs/fluid.md):
 //! a sender that cuts its window from W to W' is silent for (1 − W'/W)·RTT, until its data in
 //! flight have fallen to W'. Checked against the closed forms of docs/model.md §4.2, which are
-//! window models: the queue is W − P, so a synchronized cut drains it at once.
+//! window models: the queue is W − P, so a synchronized cut drains it at once. And the packet
+//! sender's recovery options, which the fluid engine does not model, said in a warning.
 
 mod common;
 
@@ -123,4 +124,30 @@ fn the_pause_is_the_sync_models_and_refused_elsewhere_naming_the_field() {
             "{e}"
         );
     }
+}
+
+#[test]
+fn the_packet_senders_recovery_options_say_the_fluid_engine_does_not_model_them() {
+    // `recovery = "prr"`, `loss_detection = "rack-tlp"` and `undo = true` ran in the fluid engine
+    // without a word, as if they had been modelled (only `hystart` warned).
+    let doc = |extra: &str| {
+        format!(
+            "engine = \"fluid\"\n[dumbbell]\ncapacity = \"100Mbps\"\nbuffer = {{ bdp_fraction = 0.2 }}\n\
+             [[flows]]\ncount = 2\ncc = \"reno\"\nrtt = \"40ms\"\n{extra}\n[run]\nduration = \"5s\"\n"
+        )
+    };
+    let said = |extra: &str| -> Vec<String> {
+        (run(&doc(extra)).summary.warnings.into_iter())
+            .filter(|w| w.contains("act in the packet engine only"))
+            .collect()
+    };
+    let w = said("recovery = \"prr\"\nloss_detection = \"rack-tlp\"\nundo = true");
+    assert!(
+        w.len() == 1
+            && w[0].starts_with(
+                "flows[0]: recovery = \"prr\", loss_detection = \"rack-tlp\", undo = true act"
+            ),
+        "{w:?}"
+    );
+    assert!(said("").is_empty());
 }
