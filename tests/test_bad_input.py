@@ -213,6 +213,12 @@ SWEEP_CASES = [
     # Every point bad: refused before anything runs, not a sweep of failed rows with exit 1.
     ("axis no scenario has", '"bogus.field" = [1, 2]', "seeds = 1", "bogus"),
     ("set value every point refuses", '"dumbbell.buffer.bdp_fraction" = [0.1]', 'seeds = 1\nset = ["run.duration=abc"]', "run.duration"),
+    # One point listed twice ran twice and counted as two seeds: a range of one value, equal
+    # numbers written two ways, one rate in two units; and `seeds = true` ran as one seed.
+    ("a range of one value", '"dumbbell.buffer.bdp_fraction" = { from = 0.1, to = 0.1, num = 4 }', "seeds = 1", "sweep.axes"),
+    ("one number written two ways", '"flows.0.initial_window" = [10, 10.0]', "seeds = 1", "sweep.axes"),
+    ("one rate in two units", '"dumbbell.capacity" = ["100Mbps", "0.1Gbps"]', "seeds = 1", "sweep.axes"),
+    ("seeds true", '"dumbbell.buffer.bdp_fraction" = [0.1]', "seeds = true", "sweep.seeds"),
 ]
 
 

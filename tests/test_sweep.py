@@ -458,3 +458,13 @@ def test_sweep_rows_carry_the_queue_disciplines_signals_and_sojourn_times(tmp_pa
     r = subprocess.run([sys.executable, "-m", "lossync", "plot", str(tmp_path / "out"), "--x", "dumbbell.queue.target",
                         "--y", "mark_rate", "--output", str(tmp_path / "p.png")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("scale", ["linear", "log"])
+def test_a_ranges_ends_are_the_values_the_sweep_file_writes(scale):
+    # exp(log 0.01) is 0.010000000000000004: rows never equal the 0.01 of the sweep file, and
+    # plot titles said "buffer = 0.010000000000000004".
+    from lossync.sweeps.spec import Range
+
+    values = Range.model_validate({"from": 0.01, "to": 0.2, "num": 3, "scale": scale}).values()
+    assert values[0] == 0.01 and values[-1] == 0.2 and len(values) == 3

@@ -37,14 +37,18 @@ class Range(BaseModel):
         return self
 
     def values(self) -> list[float]:
+        """`num` values from `start` to `to`, both ends exactly as written (exp(log 0.01) is
+        0.010000000000000004: a row that never equals the 0.01 the sweep file says)."""
         if self.num == 1:
             return [self.start]
         if self.scale == "log":
             if self.start <= 0 or self.to <= 0:
                 raise ValueError("a log range needs positive ends")
             a, b = math.log(self.start), math.log(self.to)
-            return [math.exp(a + (b - a) * k / (self.num - 1)) for k in range(self.num)]
-        return [self.start + (self.to - self.start) * k / (self.num - 1) for k in range(self.num)]
+            inner = [math.exp(a + (b - a) * k / (self.num - 1)) for k in range(1, self.num - 1)]
+        else:
+            inner = [self.start + (self.to - self.start) * k / (self.num - 1) for k in range(1, self.num - 1)]
+        return [self.start, *inner, self.to]
 
 
 class SweepSpec(BaseModel):
@@ -63,6 +67,14 @@ class SweepSpec(BaseModel):
             if isinstance(values, list) and not values:
                 raise ValueError(f"axis {name!r} has no values")
         return axes
+
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _not_a_bool(cls, seeds: Any) -> Any:
+        # Before pydantic reads true as 1: `seeds = true` is no count.
+        if isinstance(seeds, bool) or (isinstance(seeds, list) and any(isinstance(s, bool) for s in seeds)):
+            raise ValueError("seeds must be a count or a list of integers, not true or false")
+        return seeds
 
     @field_validator("seeds")
     @classmethod
@@ -111,28 +123,47 @@ def _no_point_twice(spec: SweepSpec) -> SweepSpec:
     """Refuses a point listed twice: one point run twice, whose rows would share a key, and a
     sweep that announces runs it never makes. Crossed, that is a value twice on one axis; zipped,
     the same values at two indices (one axis may repeat a value the others tell apart)."""
-    lists = {k: v for k, v in spec.axes.items() if isinstance(v, list)}
+    axes = spec.axis_values()  # ranges too: from = 0.1, to = 0.1, num = 4 is one value four times
     if spec.mode == "cross":
-        for name, values in lists.items():
+        for name, values in axes.items():
             twice = _repeated(values)
             if twice is not None:
                 raise ScenarioError("sweep.axes", f"axis {name!r} lists {twice} twice")
-    elif len(lists) == len(spec.axes) and len({len(v) for v in lists.values()}) == 1:
-        twice = _repeated([dict(zip(lists, vals)) for vals in zip(*lists.values())])
+    elif len({len(v) for v in axes.values()}) == 1:
+        twice = _repeated([dict(zip(axes, vals)) for vals in zip(*axes.values())])
         if twice is not None:
             raise ScenarioError("sweep.axes", f"mode = \"zip\" lists the point {twice} twice")
     return spec
 
 
 def _repeated(values: list[Any]) -> str | None:
-    """The first value `values` holds twice, as JSON writes it, or None."""
+    """The first value `values` holds twice, as JSON writes it, or None. Values are compared by
+    what they mean: 10 and 10.0 are one value, and so are "100Mbps" and "0.1Gbps" (read by the
+    core's unit parser)."""
     seen = set()
     for v in values:
-        text = json.dumps(v, sort_keys=True, default=str)
+        text = json.dumps(_meaning(v), sort_keys=True, default=str)
         if text in seen:
-            return text
+            return json.dumps(v, sort_keys=True, default=str)
         seen.add(text)
     return None
+
+
+def _meaning(value: Any) -> Any:
+    """A swept value as what it means: numbers as floats, a quantity with its unit in the core's
+    base unit, tables and lists value by value."""
+    if isinstance(value, dict):
+        return {k: _meaning(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_meaning(v) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        from .. import _core
+
+        q = _core.quantity(value)
+        return value if q is None else q
+    return value
 
 
 def load_sweep(path: str | Path) -> tuple[SweepSpec, Path]:
