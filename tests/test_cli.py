@@ -198,6 +198,10 @@ def test_summarize_marks_the_points_whose_runs_warned(tmp_path):
     assert "2 runs: run.duration: no congestion event" in r.stderr, r.stderr
     table = lossync_api.summarize(lossync_api.load_results(tmp_path / "res"), ["utilization"])
     assert table[("warned_runs", "utilization")].to_dict() == {"100Mbps": 0, "10Gbps": 2}
+    # The seeds of a point are its runs, whichever metric comes first: sync_rate_mean, undefined
+    # without a congestion event, made the 10 Gb/s point "seeds 0" beside its mean of two runs.
+    r = lossync("summarize", str(tmp_path / "res"), "--metric", "sync_rate_mean", "--metric", "utilization")
+    assert [line.split()[:2] for line in r.stdout.splitlines()[2:4]] == [["100Mbps", "2"], ["10Gbps", "2"]], r.stdout
 
 
 def test_version_and_shell_completion():

@@ -40,7 +40,10 @@ def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: 
             raise ScenarioError("--metric", f"{m!r} is not a metric of these results (known: {', '.join(METRICS + LINK_METRICS)})")
     chosen = list(metrics) or (METRICS if show_all else HEADLINE)
     table = summarize_results(frame, chosen, axes=axes)
-    seeds = table[("n", chosen[0])].astype(int)
+    # The runs of a point: the most values any chosen metric has there (a metric a run leaves
+    # undefined, sync_rate_mean without a congestion event, counts fewer; the first one chosen
+    # said "seeds 0" beside a mean of three runs).
+    seeds = table[[("n", m) for m in chosen]].max(axis=1).astype(int)
     label = ci_label(set(seeds[seeds > 1])) if (seeds > 1).any() else None
     # A half-width of exactly 0 from several seeds: every seed gave the same number (a scenario
     # whose runs do not depend on the seed), which no interval says by itself.
