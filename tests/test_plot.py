@@ -307,3 +307,6 @@ def test_swept_values_written_with_units_are_drawn_and_summarized_in_the_order_o
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert ticks == in_order and list(line.get_xdata()) == in_order, (ticks, line.get_xdata())
     plt.close(fig)
+    # A log axis cannot place categories, and says why (it said the values were not positive).
+    with pytest.raises(ScenarioError, match="is written with units, drawn as categories"):
+        sweep_figure(frame, axis, "utilization", logx=True)

@@ -114,6 +114,11 @@ def test_a_sweep_keeps_a_stopped_run_as_a_partial_row_and_resume_reruns_it(tmp_p
     lossync.sweep(spec, tmp_path / "res", workers=1, progress=False, timeout_s=1.0, resume=True, announce=said.append)
     assert "sweep: 1 runs finished before; running the other 1" in said, said
     assert "partial" not in axes_of(rows)
+    # The command line counts the stopped run among those that succeeded, and says it stopped.
+    f = tmp_path / "sweep.json"
+    f.write_text(json.dumps(spec))
+    r = cli("sweep", str(f), "--out", str(tmp_path / "res2"), "--timeout", "1", "--workers", "1")
+    assert "2 of 2 runs succeeded, 1 of them stopped by the time limit (partial: rerun with --resume)" in r.stdout, r.stdout
 
 
 def test_calibrate_stopped_by_its_limit_keeps_the_closest_fit(monkeypatch, tmp_path):

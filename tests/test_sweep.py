@@ -85,6 +85,12 @@ def test_an_invalid_axis_value_is_reported_and_the_rest_complete(tmp_path):
     assert "4 failed" in r.stderr and "loss.sync.x: must be in (0, 1], got 1.5" in r.stderr
     rows = lossync.load_results(tmp_path / "out")
     assert len(rows) == 8 and (rows["status"] == "ok").sum() == 4
+    # summarize leaves the failed point out of its table, and said nothing of it.
+    r = cli("summarize", str(tmp_path / "out"))
+    assert r.returncode == 0 and "lossync: warning: 4 of 8 runs failed and are not in the table" in r.stderr, r.stderr
+    # The Python summarize names an unknown metric (it raised pandas' KeyError).
+    with pytest.raises(lossync.ScenarioError, match="metrics: 'utilisation' is not a column"):
+        lossync.summarize(rows, ["utilisation"])
 
 
 def test_existing_results_need_resume(tmp_path):

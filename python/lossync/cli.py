@@ -360,7 +360,9 @@ def sweep_cmd(spec: Path, out_dir: Path | None, scheduler: str | None, workers: 
         click.echo(f"lossync: interrupted; finished runs are in {out_dir}; rerun with --resume", err=True)
         sys.exit(130)
     failed = results[results["status"] != "ok"]
-    click.echo(f"{len(results) - len(failed)} of {len(results)} runs succeeded; results in {out_dir}")
+    partial = int(results.loc[results["status"] == "ok", "partial"].fillna(False).astype(bool).sum()) if "partial" in results else 0
+    stopped = f", {partial} of them stopped by the time limit (partial: rerun with --resume)" if partial else ""
+    click.echo(f"{len(results) - len(failed)} of {len(results)} runs succeeded{stopped}; results in {out_dir}")
     if len(failed):
         click.echo(f"{len(failed)} failed:", err=True)
         axes = axes_of(results)

@@ -70,6 +70,10 @@ def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: 
         atomic_write(csv_out, lambda p: tidy.to_csv(p, index=False))
     if ("warned_runs", chosen[0]) in table.columns:  # last: a CSV that cannot be written is the one error line
         _say_warned(frame, table[("warned_runs", chosen[0])])
+    failed = int((frame["status"] != "ok").sum())
+    if failed:  # a point all of whose runs failed is not in the table at all
+        click.echo(f"lossync: warning: {failed} of {len(frame)} runs failed and are not in the table (their errors: "
+                   f"lossync report {results})", err=True)
 
 
 def _say_warned(frame, warned) -> None:

@@ -269,7 +269,9 @@ def sweep_figure(results: pd.DataFrame, x: str, y: str, hue: str | None = None, 
         points[stat] = table[(stat, y)].to_numpy() if (stat, y) in table.columns else 0
     numeric_x = pd.api.types.is_numeric_dtype(points[x]) and not pd.api.types.is_bool_dtype(points[x])
     if logx and (not numeric_x or (points[x] <= 0).any()):
-        raise ScenarioError("--logx", f"{x!r} has values that are not positive numbers, which a log axis cannot place")
+        why = ("is written with units, drawn as categories" if not numeric_x and points[x].map(lambda v: isinstance(v, str)).all()
+               else "has values that are not positive numbers")
+        raise ScenarioError("--logx", f"{x!r} {why}, which a log axis cannot place")
     if logy and (points["mean"] <= 0).any():
         raise ScenarioError("--logy", f"{(points['mean'] <= 0).sum()} points have a mean {y} of 0 or less, which a log axis cannot place")
     rows, cols, hues = _levels(points, row), _levels(points, col), _levels(points, hue)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import math
 
-from .errors import LossyncError
+from .errors import LossyncError, ScenarioError
 from .lazy import pandas as pd
 
 #: Summary metrics kept per run (scalar columns of the results).
@@ -55,6 +55,9 @@ def summarize(results: pd.DataFrame, metrics: list[str] | None = None, axes: lis
     `warnings` say why), where the rows carry warnings.
     axes: the columns a point is keyed by (default: every swept field, `axes_of`)."""
     metrics = metrics or METRICS
+    unknown = [m for m in metrics if m not in results.columns]
+    if unknown:
+        raise ScenarioError("metrics", f"{unknown[0]!r} is not a column of these results")
     axes = axes_of(results) if axes is None else axes
     ok = hashable(results[results["status"] == "ok"], axes)  # a table-valued axis keys its points too
     if ok.empty:
