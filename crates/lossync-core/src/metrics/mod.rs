@@ -463,6 +463,29 @@ pub fn summarize(sc: &Scenario, r: Records) -> RunResult {
              Jain's index is undefined (NaN) and the throughputs describe no transfer"
         ));
     }
+    // Flows that start when the run is over send nothing: their rows are zeros, and Jain's index
+    // counts them (a start beyond the duration, or a start range reaching past it).
+    let mut late: Vec<(usize, usize, usize)> = Vec::new(); // (group, late, flows)
+    for f in &sc.flows {
+        let at = late
+            .iter()
+            .position(|&(g, ..)| g == f.group)
+            .unwrap_or_else(|| {
+                late.push((f.group, 0, 0));
+                late.len() - 1
+            });
+        late[at].2 += 1;
+        if f.start_s >= sc.run.duration_s {
+            late[at].1 += 1;
+        }
+    }
+    for (g, n, of) in late.into_iter().filter(|&(_, n, _)| n > 0) {
+        warnings.push(format!(
+            "flows[{g}].start: {n} of its {of} flows start at or after the run's end ({} s) and \
+             send nothing; their rows are zeros",
+            sc.run.duration_s
+        ));
+    }
     // A link no flow's data or ACKs cross: idle for the whole run, most often a path that was
     // meant to name it.
     for (i, l) in sc.links.iter().enumerate() {
