@@ -6,7 +6,7 @@
 mod common;
 
 // `run` runs on the engine the scenario names: every scenario here names the packet engine (but
-// one test that runs both on purpose).
+// the tests that run both on purpose).
 use common::{
     assert_near, packet_10_reno_toml, packet_engine as engine, reno_closed_form, run, scenario,
 };
@@ -676,26 +676,33 @@ fn packet_speed() {
     }
 }
 
+/// The warnings of `toml` (its engine line first) containing `needle`, and its summary, per
+/// engine.
+fn warned_in_both_engines(toml: &str, needle: &str) -> Vec<(&'static str, Vec<String>, Summary)> {
+    ["packet", "fluid"]
+        .into_iter()
+        .map(|engine| {
+            let s = run(&format!("engine = \"{engine}\"\n{toml}")).summary;
+            let said = (s.warnings.iter().filter(|w| w.contains(needle)).cloned()).collect();
+            (engine, said, s)
+        })
+        .collect()
+}
+
 #[test]
 fn a_link_no_flow_crosses_is_said_in_a_warning() {
     // Links a into b and c, and no path names c: it ran idle (utilization 0) without a word, in
     // both engines. Said for c, not for the links the flows cross.
-    for engine in ["packet", "fluid"] {
-        let r = run(&format!(
-            "engine = \"{engine}\"\n\
-             [[links]]\nname = \"a\"\nfrom = \"r0\"\nto = \"r1\"\ncapacity = \"50Mbps\"\nbuffer = {{ packets = 50 }}\n\
-             [[links]]\nname = \"b\"\nfrom = \"r1\"\nto = \"r2\"\ncapacity = \"30Mbps\"\nbuffer = {{ packets = 50 }}\n\
-             [[links]]\nname = \"c\"\nfrom = \"r1\"\nto = \"r3\"\ncapacity = \"30Mbps\"\nbuffer = {{ packets = 50 }}\n\
-             [[flows]]\ncc = \"reno\"\nrtt = \"40ms\"\npath = [\"a\", \"b\"]\n[run]\nduration = \"2s\"\n"
-        ));
-        let idle: Vec<&String> = (r.summary.warnings.iter())
-            .filter(|w| w.contains("no flow's path crosses it"))
-            .collect();
+    let toml = "[[links]]\nname = \"a\"\nfrom = \"r0\"\nto = \"r1\"\ncapacity = \"50Mbps\"\nbuffer = { packets = 50 }\n\
+                [[links]]\nname = \"b\"\nfrom = \"r1\"\nto = \"r2\"\ncapacity = \"30Mbps\"\nbuffer = { packets = 50 }\n\
+                [[links]]\nname = \"c\"\nfrom = \"r1\"\nto = \"r3\"\ncapacity = \"30Mbps\"\nbuffer = { packets = 50 }\n\
+                [[flows]]\ncc = \"reno\"\nrtt = \"40ms\"\npath = [\"a\", \"b\"]\n[run]\nduration = \"2s\"\n";
+    for (engine, idle, s) in warned_in_both_engines(toml, "no flow's path crosses it") {
         assert!(
             idle.len() == 1 && idle[0].starts_with("links[2] (c)"),
             "{engine}: {idle:?}"
         );
-        assert_eq!(r.summary.links[2].utilization, 0.0);
+        assert_eq!(s.links[2].utilization, 0.0);
     }
 }
 
@@ -703,19 +710,14 @@ fn a_link_no_flow_crosses_is_said_in_a_warning() {
 fn flows_that_start_after_the_run_ends_are_said_in_a_warning() {
     // One of two groups starts at 20 s in a 5 s run: its row was zeros, with only the generic
     // "no data" warning when no flow sent. Said per group, in both engines.
-    for engine in ["packet", "fluid"] {
-        let r = run(&format!(
-            "engine = \"{engine}\"\n[dumbbell]\ncapacity = \"10Mbps\"\nbuffer = {{ packets = 20 }}\n\
-             [[flows]]\ncc = \"reno\"\nrtt = \"40ms\"\n\
-             [[flows]]\ncount = 2\ncc = \"reno\"\nrtt = \"40ms\"\nstart = \"20s\"\n[run]\nduration = \"5s\"\n"
-        ));
-        let late: Vec<&String> = (r.summary.warnings.iter())
-            .filter(|w| w.contains("start at or after the run's end"))
-            .collect();
+    let toml = "[dumbbell]\ncapacity = \"10Mbps\"\nbuffer = { packets = 20 }\n\
+                [[flows]]\ncc = \"reno\"\nrtt = \"40ms\"\n\
+                [[flows]]\ncount = 2\ncc = \"reno\"\nrtt = \"40ms\"\nstart = \"20s\"\n[run]\nduration = \"5s\"\n";
+    for (engine, late, s) in warned_in_both_engines(toml, "start at or after the run's end") {
         assert!(
             late.len() == 1 && late[0].starts_with("flows[1].start: 2 of its 2 flows"),
             "{engine}: {late:?}"
         );
-        assert_eq!(r.summary.flows[1].throughput_pps, 0.0);
+        assert_eq!(s.flows[1].throughput_pps, 0.0);
     }
 }
