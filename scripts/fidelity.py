@@ -12,7 +12,9 @@ Cells (a balanced subset of the full product, which would be 972 cells):
             the paper's heterogeneous two-of-each (reno, highspeed, cubic, htcp, scalable)
   buffers   2, 5, 10, 25, 50, 100% of the BDP (at the mean base RTT)
   capacity × flows:  100 Mb/s × 2, 100 Mb/s × 10, 1 Gb/s × 10, 1 Gb/s × 50, 10 Gb/s × 10
-  RTTs      all 50 ms, or spread 1:3 (25..75 ms); 10 Gb/s cells: equal RTTs only
+  RTTs      all 50 ms, or spread 1:3 (25..75 ms) within each variant's group; 10 Gb/s cells:
+            equal RTTs only. A mix of 2 flows has groups of one flow, which run at 25 ms: its
+            "spread" cells have equal RTTs of 25 ms.
 Each run: slow start, 120 s (10 Gb/s: 60 s), statistics after 40 s (10 Gb/s: 20 s), seed 1.
 10 Gb/s cells with Reno flows run 600 s, statistics after 200 s: there a Reno window of about
 4,000 packets halves and grows back one packet per 50 ms round trip, a saw-tooth of about 100 s,
@@ -104,8 +106,9 @@ def cell_doc(variant: str, buffer: float, link: tuple[str, int], rtt: str) -> di
     for i, cc in enumerate(ccs):  # n flows split as evenly as the variants allow (the first n
         k = left // (len(ccs) - i)  # variants when there are fewer flows than variants)
         left -= k
-        if k > 0:
-            groups.append({"count": k, "cc": cc, "rtt": RTTS[rtt], "slow_start": True})
+        if k > 0:  # a group of one flow has no spread: it runs at the range's low end
+            rtt_k = RTTS[rtt] if k > 1 else RTTS[rtt].split("..")[0]
+            groups.append({"count": k, "cc": cc, "rtt": rtt_k, "slow_start": True})
     fast = capacity == "10Gbps"
     duration, warmup = ("600s", "200s") if fast and "reno" in ccs else ("60s", "20s") if fast else ("120s", "40s")
     return {

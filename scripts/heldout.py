@@ -187,7 +187,7 @@ def cell_doc(cell: dict) -> dict:
         k = left // (len(variants) - i)
         left -= k
         g = {"count": k, "cc": {"variant": v, **p} if p else v,
-             "rtt": f"{lo_ms}ms..{hi_ms}ms" if hi_ms > lo_ms else f"{lo_ms}ms",
+             "rtt": f"{lo_ms}ms..{hi_ms}ms" if hi_ms > lo_ms and k > 1 else f"{lo_ms}ms",
              "slow_start": cell["slow_start"] and v != "xcp", "initial_window": cell["initial_window"],
              "delayed_ack": cell["delayed_ack"]}
         if cell["access_share"] is not None:

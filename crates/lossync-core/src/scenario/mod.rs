@@ -154,6 +154,22 @@ mod tests {
     }
 
     #[test]
+    fn an_rtt_range_for_one_flow_is_refused_naming_the_field() {
+        let e = parse(&format!(
+            "{LINK}[[flows]]\ncc = \"reno\"\nrtt = \"10ms..50ms\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("flows[0].rtt:"), "{e}");
+        // A range of one value is one RTT.
+        let sc = parse(&format!(
+            "{LINK}[[flows]]\ncc = \"reno\"\nrtt = \"10ms..10ms\"\n"
+        ))
+        .unwrap();
+        assert_eq!(sc.flows[0].rtt_s, 0.01);
+    }
+
+    #[test]
     fn uniform_starts_are_seeded_and_in_range() {
         let text = format!("{LINK}[[flows]]\ncount = 50\ncc = \"reno\"\nrtt = 0.1\nstart = {{ uniform = [\"1s\", \"3s\"] }}\n");
         let a = parse(&text).unwrap();

@@ -288,14 +288,15 @@ fn flow_rtts(rtt_spec: &RttSpec, n: usize, rf: &str) -> Result<Vec<f64>> {
             if b < a {
                 return Err(Error::field(rf, "range must go from low to high"));
             }
+            if n == 1 && b > a {
+                // Which RTT of the range one flow should have is anyone's guess: say it.
+                return Err(Error::field(
+                    rf,
+                    "a range spreads the RTTs of two or more flows; give one flow one RTT",
+                ));
+            }
             (0..n)
-                .map(|k| {
-                    if n == 1 {
-                        a
-                    } else {
-                        a + (b - a) * k as f64 / (n - 1) as f64
-                    }
-                })
+                .map(|k| a + (b - a) * k as f64 / (n - 1).max(1) as f64)
                 .collect()
         }
     })
