@@ -474,3 +474,17 @@ def test_a_ranges_ends_are_the_values_the_sweep_file_writes(scale):
 
     values = Range.model_validate({"from": 0.01, "to": 0.2, "num": 3, "scale": scale}).values()
     assert values[0] == 0.01 and values[-1] == 0.2 and len(values) == 3
+
+
+def test_a_resumed_sweep_keeps_the_command_that_started_it(tmp_path):
+    # On main command.json held the last command only: a sweep resumed with --resume lost the line
+    # that made it, and its report showed the resume as what made it.
+    from lossync.reporting import _made_by
+
+    out = tmp_path / "out"
+    lossync.sweep(spec(seeds=1), out, workers=1, command="lossync sweep s.toml --out out")
+    lossync.sweep(spec(seeds=1), out, workers=1, command="lossync sweep s.toml --out out --resume", resume=True)
+    doc = json.loads((out / "command.json").read_text())
+    assert doc["command"] == "lossync sweep s.toml --out out"
+    assert [d["command"] for d in doc["resumed"]] == ["lossync sweep s.toml --out out --resume"]
+    assert [label.split(" (")[0] for label, _ in _made_by(doc)] == ["Made by", "Resumed by"]

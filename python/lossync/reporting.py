@@ -60,11 +60,15 @@ def report(folder: str | Path, out: str | Path | None = None) -> Path:
 
 
 def _made_by(doc: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """The command line stored with a result, and the folder it ran in."""
+    """The command line stored with a result, and the folder it ran in; then each command that
+    resumed it (a sweep's `resumed`)."""
     if not doc or not doc.get("command"):
         return []
-    where = f" (run in {doc['cwd']})" if doc.get("cwd") else ""
-    return [(f"Made by{where}", doc["command"])]
+    def where(d: dict[str, Any]) -> str:
+        return f" (run in {d['cwd']})" if d.get("cwd") else ""
+
+    return [(f"Made by{where(doc)}", doc["command"]),
+            *((f"Resumed by{where(d)}", d["command"]) for d in doc.get("resumed", []) if isinstance(d, dict) and d.get("command"))]
 
 
 def _figures(folder: Path, skip: tuple[str, ...] = ()) -> list[str]:

@@ -222,6 +222,19 @@ def pool_workers(workers: int | None) -> int:
     return n
 
 
+def _commands(path: Path, command: str, resume: bool) -> dict[str, Any]:
+    """command.json's content: the command that started the sweep and where it ran, with each
+    command that resumed it after (`resumed`): a resume keeps the sweep's own command line."""
+    this = {"command": command, "cwd": os.getcwd()}
+    try:
+        before = json.loads(path.read_text()) if resume else None
+    except (OSError, ValueError):
+        before = None
+    if not isinstance(before, dict) or not before.get("command"):
+        return this
+    return {**before, "resumed": [*before.get("resumed", []), this]}
+
+
 def _executor(scheduler: str | None, workers: int | None) -> tuple[Executor, Any]:
     if scheduler is None:
         # spawn: workers start clean (no inherited threads or locks); the core starts no threads.
@@ -325,7 +338,7 @@ def sweep(
             remove_temporaries(runs)  # rows a killed sweep was writing; we hold the lock
             write_text(spec_file, spec_text)
             if command is not None:
-                write_text(out / "command.json", json.dumps({"command": command, "cwd": os.getcwd()}) + "\n")
+                write_text(out / "command.json", json.dumps(_commands(out / "command.json", command, resume)) + "\n")
 
             done = set()
             if resume:
