@@ -38,7 +38,8 @@ class Claim:
     text: str
     check: Callable[[Any], tuple[str, bool | None]]
     #: False where --quick's few seeds and short runs give another verdict than the full protocol
-    #: (measured: docs/results.md against a quick run); its quick verdict is then not given.
+    #: (measured: docs/results.md against a quick run), or rest on runs too short to see the
+    #: law's congestion events; its quick verdict is then not given.
     quick_decides: bool = True
 
 
@@ -136,6 +137,12 @@ def deep_merge(base: dict, extra: dict) -> dict:
 
 def verdict_of(holds: bool | None) -> str:
     return "n/a" if holds is None else ("yes" if holds else "**no**")
+
+
+def _verdict(holds: bool | None, undecided: bool) -> str:
+    """A claim's verdict in a report: none where --quick cannot decide it, unless the data cannot
+    judge it at all (n/a)."""
+    return UNDECIDED_QUICK if undecided and holds is not None else verdict_of(holds)
 
 
 def fidelity_overrides(quick: bool, duration: float = 3000.0) -> tuple[int, list[str]]:
@@ -315,10 +322,7 @@ def _report(study: Study, data: Any, out: Path, quick: bool, engine: str) -> tup
     verdicts = []
     for c in study.claims:
         measured, holds = c.check(data)
-        if quick and not c.quick_decides:
-            verdict = UNDECIDED_QUICK
-        else:
-            verdict = verdict_of(holds)
+        verdict = _verdict(holds, quick and not c.quick_decides)
         verdicts.append(verdict)
         lines.append(f"| {c.text} | {measured} | {verdict} |")
     if study.cross is not None and engine == study.engine:
@@ -377,7 +381,7 @@ def _three_verdicts(study: Study, data: Any, model_verdicts: list[str], out: Pat
                 cells.append(f"n/a: {check}")
                 continue
             measured, holds = check(d)
-            verdict = UNDECIDED_QUICK if quick and not claim.quick_decides else verdict_of(holds)
+            verdict = _verdict(holds, quick and not claim.quick_decides)
             cells.append(f"{verdict}: {measured}")
         lines.append(f"| {claim.text} | {model} | " + " | ".join(cells) + " |")
     if cross.figure is not None:
