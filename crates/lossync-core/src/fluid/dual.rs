@@ -202,6 +202,7 @@ impl LinkState {
         &mut self,
         flows: &[FlowState],
         hop_in: &[f64],
+        hop_marked: &[f64],
         dt: f64,
     ) -> Arrivals {
         let n = self.members.len();
@@ -225,14 +226,21 @@ impl LinkState {
             let arriving = r * dt;
             let wire = arriving * self.loss_rate;
             let rest = arriving - wire;
+            // Packets that arrive CE stay so: marks fall on the others (drops on all alike).
+            let unmarked = if self.ecn[k] {
+                let carried = m.arrival_marked(flows, hop_marked, dt);
+                rest - (carried - carried * self.loss_rate)
+            } else {
+                rest
+            };
             let (aqm_drop, mark) = if dual.l4s[k] {
                 if s.overload {
-                    (rest * s.p_c, rest * (1.0 - s.p_c))
+                    (rest * s.p_c, unmarked * (1.0 - s.p_c))
                 } else {
-                    (0.0, rest * s.p_l)
+                    (0.0, unmarked * s.p_l)
                 }
             } else if self.ecn[k] && !s.overload {
-                (0.0, rest * s.p_c)
+                (0.0, unmarked * s.p_c)
             } else {
                 (rest * s.p_c, 0.0)
             };
@@ -286,13 +294,14 @@ impl LinkState {
         &mut self,
         flows: &mut [FlowState],
         hop_in: &mut [f64],
+        hop_marked: &mut [f64],
         tcp: &mut TcpRings,
         step: DepartureStep,
     ) -> bool {
         if self.any_ecn {
-            self.departures_tcp::<true, true>(flows, hop_in, tcp, step)
+            self.departures_tcp::<true, true>(flows, hop_in, hop_marked, tcp, step)
         } else {
-            self.departures_tcp::<false, true>(flows, hop_in, tcp, step)
+            self.departures_tcp::<false, true>(flows, hop_in, hop_marked, tcp, step)
         }
     }
 

@@ -49,6 +49,17 @@ pub(super) struct Member {
 }
 
 impl Member {
+    /// Of its arrivals this step (`arrival_rate`), the packets marked CE upstream (`hop_marked`,
+    /// as `hop_in`): none at its first hop.
+    #[inline]
+    pub(super) fn arrival_marked(&self, flows: &[FlowState], hop_marked: &[f64], dt: f64) -> f64 {
+        if self.hop == 0 {
+            0.0
+        } else {
+            hop_marked[flows[self.flow].hop_off + self.hop] * dt
+        }
+    }
+
     /// Its arrival rate this step: its sender's rate at its first hop, else what the previous
     /// hop let through (a step earlier).
     #[inline]
@@ -99,6 +110,10 @@ pub(super) struct LinkState {
     pub(super) ecn: Vec<bool>,
     pub(super) marked: Vec<f64>,
     pub(super) any_ecn: bool,
+    /// Per member (`any_ecn` only): the part of its backlog that carries CE, marked here or
+    /// upstream. Marks travel with the packets: a flow counts them as they are delivered, and a
+    /// later hop marks only what arrives unmarked (RFC 3168 §5: CE stays CE).
+    pub(super) q_marked: Vec<f64>,
     pub(super) overflowed: Vec<f64>,
     /// `tcp`: the part of `overflowed` that fell on arrivals at random (the rest on growth).
     pub(super) overflow_random: Vec<f64>,
@@ -154,6 +169,7 @@ impl LinkState {
         &mut self,
         flows: &[FlowState],
         hop_in: &[f64],
+        hop_marked: &[f64],
         dt: f64,
         p_early: f64,
         p_mark: f64,
@@ -176,8 +192,10 @@ impl LinkState {
             let arriving = r * dt;
             let early = if MARK && ecn[k] {
                 // RFC 3168 §5: marked instead of dropped; the wire's random loss still drops.
+                // Packets that arrive CE stay so: the mark falls on the others.
                 let lost = arriving * self.loss_rate;
-                marked[k] = (arriving - lost) * p_mark;
+                let carried = m.arrival_marked(flows, hop_marked, dt);
+                marked[k] = (arriving - lost - (carried - carried * self.loss_rate)) * p_mark;
                 marked_sum += marked[k];
                 lost
             } else {
@@ -340,6 +358,7 @@ impl LinkState {
         &mut self,
         flows: &mut [FlowState],
         hop_in: &mut [f64],
+        hop_marked: &mut [f64],
         tcp: &mut TcpRings,
         step: DepartureStep,
     ) -> bool {
@@ -371,15 +390,34 @@ impl LinkState {
             };
             let dep = content * share;
             q_member[k] = content - dep;
+            let marked_dep = if ECN && self.ecn[k] {
+                let carried = m.arrival_marked(flows, hop_marked, dt);
+                let arrived = [rate[k] * dt, admitted[k], overflowed[k]];
+                let marked_here = self.marked[k];
+                marked_departures(
+                    &mut self.q_marked[k],
+                    arrived,
+                    carried,
+                    marked_here,
+                    content,
+                    share,
+                )
+            } else {
+                0.0
+            };
             let f = &mut flows[m.flow];
             if m.last {
                 f.acc.delivered += dep;
+                f.acc.marked += marked_dep;
                 // ACKs return after the propagation (all of it on the way back) and the queues
                 // they cross.
                 let delay = ack_delay(f, &tcp.flows[m.flow], delays, ack_links, tcp.due.slots, dt);
                 tcp.due.at(now, delay, m.flow).acked += dep;
             } else {
                 hop_in[f.hop_off + m.hop + 1] = dep / dt;
+                if ECN && self.ecn[k] {
+                    hop_marked[f.hop_off + m.hop + 1] = marked_dep / dt;
+                }
             }
             if m.hop == 0 {
                 f.acc.sent += rate[k] * dt;
@@ -414,6 +452,41 @@ impl LinkState {
     }
 }
 
+/// The CE-marked part of a member's departures this step (`share` of its backlog `content`): its
+/// marked backlog `q_marked`, plus what it admitted marked (`carried` from upstream as they
+/// arrived, and `marked_here`), less its part of the overflow: marks ride on the packets a step
+/// admits (`arrived`: arriving, admitted, overflowed) evenly.
+#[inline]
+fn marked_departures(
+    q_marked: &mut f64,
+    arrived: [f64; 3],
+    carried: f64,
+    marked_here: f64,
+    content: f64,
+    share: f64,
+) -> f64 {
+    let [arriving, admitted, overflowed] = arrived;
+    let mut marked = *q_marked;
+    if admitted > 0.0 {
+        let carried_admitted = if carried > 0.0 {
+            carried * admitted / arriving
+        } else {
+            0.0
+        };
+        let incoming = carried_admitted + marked_here;
+        if incoming > 0.0 {
+            marked += incoming * ((admitted - overflowed) / admitted);
+        }
+    }
+    if marked == 0.0 {
+        return 0.0; // the common case of a link that marks now and then
+    }
+    let marked = marked.min(content);
+    let dep = marked * share;
+    *q_marked = marked - dep;
+    dep
+}
+
 /// `marks` of flow `fi`'s fluid were marked CE this step (`tcp`): their echo reaches the sender
 /// one RTT later (the receiver echoes every mark: RFC 3168 §6.1.3, RFC 8257 §3.2), and they make
 /// an ECN event, one window reduction, when they reach the flow's threshold outside a window
@@ -432,7 +505,6 @@ fn mark(
     fi: usize,
 ) {
     let marks = std::mem::take(marks);
-    f.acc.marked += marks;
     let delay = tcp.ecn.delay(f.rtt_s, dt);
     tcp.ecn.at(now, delay, fi).marked += marks;
     let tf = &mut tcp.flows[fi];

@@ -63,6 +63,8 @@ pub struct FluidEngine {
     flows: Vec<FlowState>,
     links: Vec<LinkState>,
     hop_in: Vec<f64>,
+    /// As `hop_in`, the part of it marked CE upstream (empty when no flow is ECN-capable).
+    hop_marked: Vec<f64>,
     path_links: Vec<usize>,
     /// ACKs queue behind data in these links (their queueing delay adds to the RTT; their
     /// bytes are not counted as load).
@@ -248,6 +250,7 @@ impl FluidEngine {
                 admitted: vec![0.0; n],
                 dropped: vec![0.0; n],
                 marked: vec![0.0; if any_ecn { n } else { 0 }],
+                q_marked: vec![0.0; if any_ecn { n } else { 0 }],
                 ecn,
                 any_ecn,
                 overflowed: vec![0.0; n],
@@ -320,6 +323,14 @@ impl FluidEngine {
             step_index: 0,
             total_steps,
             hop_in: vec![0.0; path_links.len()],
+            hop_marked: vec![
+                0.0;
+                if sc.flows.iter().any(|f| f.ecn) {
+                    path_links.len()
+                } else {
+                    0
+                }
+            ],
             path_links,
             ack_links,
             ring: LossRing::new(ring_len, if tcp_model { 0 } else { sc.flows.len() }),
@@ -564,10 +575,11 @@ impl FluidEngine {
         let dt = self.dt;
         let reductions_per_event = self.reductions_per_event;
         let has_xcp = self.has_xcp;
-        let (flows, links, hop_in, ring, ack_links, tcp) = (
+        let (flows, links, hop_in, hop_marked, ring, ack_links, tcp) = (
             &mut self.flows[..],
             &mut self.links[..],
             &mut self.hop_in[..],
+            &mut self.hop_marked[..],
             &mut self.ring,
             &self.ack_links[..],
             &mut self.tcp,
@@ -589,13 +601,13 @@ impl FluidEngine {
             let dual = TCP && link.dual.is_some();
             let arrivals = if dual {
                 link.dual_signals(t);
-                link.arrivals_dual(flows, hop_in, dt)
+                link.arrivals_dual(flows, hop_in, hop_marked, dt)
             } else if p_mark > 0.0 {
-                link.arrivals::<true>(flows, hop_in, dt, p_early, p_mark)
+                link.arrivals::<true>(flows, hop_in, hop_marked, dt, p_early, p_mark)
             } else if let Some(w) = workers.filter(|_| link.members.len() >= MIN_PARALLEL_FLOWS) {
                 link.arrivals_threaded(w, flows, hop_in, dt, p_early)
             } else {
-                link.arrivals::<false>(flows, hop_in, dt, p_early, 0.0)
+                link.arrivals::<false>(flows, hop_in, hop_marked, dt, p_early, 0.0)
             };
             let (mut arriving_sum, mut admitted_sum) = (arrivals.rate_sum, arrivals.admitted_sum);
             let early_sum = arrivals.early_sum;
@@ -668,13 +680,13 @@ impl FluidEngine {
                     shares,
                 };
                 if dual {
-                    link.departures_dual(flows, hop_in, tcp, args)
+                    link.departures_dual(flows, hop_in, hop_marked, tcp, args)
                 } else if let Some(w) = workers.filter(|_| link.threaded.is_some()) {
                     link.departures_threaded(w, flows, hop_in, tcp, args)
                 } else if link.any_ecn {
-                    link.departures_tcp::<true, false>(flows, hop_in, tcp, args)
+                    link.departures_tcp::<true, false>(flows, hop_in, hop_marked, tcp, args)
                 } else {
-                    link.departures_tcp::<false, false>(flows, hop_in, tcp, args)
+                    link.departures_tcp::<false, false>(flows, hop_in, hop_marked, tcp, args)
                 }
             } else {
                 link.departures(flows, hop_in, ring, now, dt, share);
