@@ -479,7 +479,7 @@ fn marked_departures(
         }
     }
     if marked == 0.0 {
-        return 0.0; // the common case of a link that marks now and then
+        return 0.0; // nothing of this member marked yet
     }
     let marked = marked.min(content);
     let dep = marked * share;
