@@ -44,6 +44,15 @@ def test_packet_jitter_is_the_packet_engine_with_one_packet_time_of_send_jitter_
     assert a.loc["packet:jitter", "d.utilization"] == 0.0  # the reference when compared
 
 
+def test_pythons_compare_defaults_to_the_command_lines_engines():
+    # The function compared fluid with the deterministic packet engine by default, the command
+    # line with packet:jitter, the reference: one scenario gave two answers.
+    from lossync.cli import compare_cmd
+
+    default = next(p.default for p in compare_cmd.params if p.name == "engines")
+    assert list(compare(DOC).index) == default.split(",") == ["fluid", "packet:jitter"]
+
+
 def test_packet_jitter_follows_the_slowest_link_and_the_overrides():
     # An audit as a new user found three faults. NSFnet's flows cross 100 Mb/s access links and a
     # 10 Gb/s core: the jitter was the core's packet time, 1.2 us, a hundredth of the bottleneck's.

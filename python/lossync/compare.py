@@ -1,5 +1,6 @@
 """One scenario in several engines (and fluid loss models), metrics side by side with their
-differences from a reference: `lossync.compare(scenario, engines=["fluid", "packet"])`.
+differences from a reference: `from lossync.compare import compare`, then
+`compare(scenario, engines=["fluid", "packet:jitter"])` (the default, as `lossync compare`'s).
 
 The packet engine is the reference for the fluid engine: it models what a fluid cannot (packets,
 bursts, recovery). `packet:jitter` is the packet engine with Floyd & Jacobson's random processing
@@ -125,7 +126,7 @@ def _numeric(c: str) -> bool:
 
 def compare(
     scenario: ScenarioLike,
-    engines: list[str] | tuple[str, ...] = ("fluid", "packet"),
+    engines: list[str] | tuple[str, ...] = ("fluid", "packet:jitter"),
     overrides: list[str] | tuple[str, ...] = (),
     base_dir: str | Path | None = None,
     reference: str | None = None,
