@@ -458,6 +458,12 @@ def test_a_calibration_file_may_leave_out_event_threshold_and_a_bufferless_link_
 def test_calibrate_refuses_a_bad_duration_and_says_which_model_it_fits(tmp_path):
     _one_line_naming(cli("calibrate", str(GOOD), "--out", str(tmp_path / "c.toml"), "--duration", "abc"), "--duration")
     assert not (tmp_path / "c.toml").exists()
+    # Its times are read as a scenario's: "2min" was refused as "not a number of seconds".
+    from lossync.cli import bench, calibrate_cmd
+
+    for command in (calibrate_cmd, bench):
+        duration = next(p for p in command.params if p.name == "duration").type
+        assert [duration.convert(t, None, None) for t in ("2min", "500ms", "60", "60s")] == [120.0, 0.5, 60.0, 60.0]
     # It fits the tcp model; a scenario naming another was refitted under tcp without a word.
     other = tmp_path / "proportional.toml"
     other.write_text('[dumbbell]\ncapacity = "100Mbps"\nbuffer = { packets = 20 }\n[[flows]]\ncount = 2\ncc = "reno"\n'

@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from . import _core
-from .cli_args import SECONDS
+from .cli_args import SECONDS, SIM_TIME
 from .cli_args import NonEmptyPath as _Path
 from .cli_args import writable_dir as _writable_dir
 from .cli_results import plot, report_cmd, summarize
@@ -513,7 +513,7 @@ def _bracket_table(table, seeds: int, check: bool) -> str:
 @click.argument("scenario", type=_Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out", required=True, type=_Path(dir_okay=False, path_type=Path), help="The calibration file to write (TOML).")
 @click.option("--seeds", default=2, show_default=True, help="Packet and fluid runs per point (seeds 1..N).")
-@click.option("--duration", "duration", default=None, help="Run length, e.g. 60s (default: the scenario's, and its warmup; with --duration, statistics after its first third). Doubled, at most four times, until the packet engine's utilization has agreed with runs half as long within a point twice in a row.")
+@click.option("--duration", "duration", default=None, type=SIM_TIME, help="Run length, e.g. 60s or 2min (default: the scenario's, and its warmup; with --duration, statistics after its first third). Doubled, at most four times, until the packet engine's utilization has agreed with runs half as long within a point twice in a row.")
 @click.option("--fit-sync-rate", is_flag=True, help="After the headroom, fit the drops per loss event to the packet engine's synchronization rate too (closer at this buffer, farther at others: docs/validation/calibration.md).")
 @_TIMEOUT
 @_PROGRESS
@@ -525,11 +525,6 @@ def calibrate_cmd(scenario, out, seeds, duration, fit_sync_rate, timeout_s, prog
     from .calibration import calibrate
 
     _writable_dir("--out", out.parent)
-    if duration is not None:
-        try:
-            duration = float(duration.removesuffix("s"))
-        except ValueError:
-            raise ScenarioError("--duration", f"{duration!r} is not a number of seconds (e.g. 60 or 60s)") from None
     cal = calibrate(scenario, out, seeds=seeds, duration_s=duration, fit_sync_rate=fit_sync_rate, progress=lambda line: click.echo(f"  {line}", err=True),
                     timeout_s=timeout_s, bars=progress)
     f = cal["fitted"]
@@ -634,8 +629,8 @@ def list_disciplines() -> None:
 
 @main.command()
 @click.option("--engine", "engines", default="fluid", show_default=True, help="Comma-separated engines: fluid, packet, ns3.")
-@click.option("--duration", default=None, type=SECONDS,
-              help="Simulated seconds per run (default: fluid 3000, packet and ns3 20).")
+@click.option("--duration", default=None, type=SIM_TIME,
+              help="Simulated time per run, e.g. 20 or 20s (default: fluid 3000 s, packet and ns3 20 s).")
 @click.option("--variants", "names", default="reno,highspeed,cubic,htcp", show_default=True, help="Fluid engine variants.")
 @click.option("--loss", "losses", default="sync-0.6", show_default=True,
               help="Fluid engine: comma-separated loss models (proportional, tcp, sync-0.3, sync-0.6, sync-1), each timed on every variant.")

@@ -43,6 +43,29 @@ class Seconds(click.ParamType):
 SECONDS = Seconds()
 
 
+class SimTime(click.ParamType):
+    """A positive, finite simulated time written as a scenario writes one: `600`, `600s`,
+    `2min`, `500ms`, `1h` (docs/scenario.md, units); in seconds."""
+
+    name = "time"
+
+    def convert(self, value, param, ctx):  # type: ignore[override]
+        if isinstance(value, (int, float)):
+            s = float(value)
+        else:
+            from . import _core
+
+            s = _core.time_s(str(value))
+            if s is None:
+                self.fail(f"{value!r} is not a time (e.g. 60, 60s, 2min, 500ms)", param, ctx)
+        if not (math.isfinite(s) and s > 0):
+            self.fail(f"{value!r} is not a positive, finite time", param, ctx)
+        return s
+
+
+SIM_TIME = SimTime()
+
+
 def writable_dir(option: str, folder: Path) -> None:
     """Checks, without creating anything, that `folder` is or can become a writable folder: it,
     or its nearest existing parent, must be a writable directory."""

@@ -248,6 +248,13 @@ fn quantity(text: &str) -> Option<f64> {
     .ok()
 }
 
+/// A time written as a scenario writes one ("2min", "500ms", "60"), in seconds; `None` if it is
+/// not a time. For the command line's time options, read as the scenario reads its times.
+#[pyfunction]
+fn time_s(text: &str) -> Option<f64> {
+    lossync_core::units::parse_time_s(text).ok()
+}
+
 /// A congestion-control variant's parameters with their defaults, as a JSON object
 /// (`{"a": 1.0, "b": 0.5}` for reno); ScenarioError (field `cc.variant`) for an unknown name.
 #[pyfunction]
@@ -491,6 +498,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(variant_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(whole_buffer_pkts, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(time_s, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_function(wrap_pyfunction!(engines, m)?)?;
     m.add_function(wrap_pyfunction!(refuse_beyond, m)?)?;
