@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from lossync.advisor import Probe, build_scenario, closed_form_buffer, closed_form_utilization, round_outward, search_bracket, size_buffer
+from lossync.errors import ScenarioError
 from lossync.stats import t975
 
 
@@ -101,6 +102,26 @@ def test_a_bracket_is_rounded_outward_to_what_it_resolves():
     assert round_outward(0.26 * 833.33, 0.27 * 833.33, finest=1) == (210, 230)
     assert round_outward(36.6, 37.5, finest=1) == (36, 38)  # whole packets
     assert round_outward(0.35, 0.3555) == (0.35, 0.36)
+
+
+def test_the_packet_bracket_is_the_fraction_bracket_in_two_figures():
+    # Probes at 0.25 and 0.5 BDP of 333.3 packets: the bracket 0.2-0.5 BDP is 67-167 packets.
+    # Rounded again by the decade of its width it read 0-200, though 0 packets had been measured
+    # far below the target.
+    from lossync.advisor import Bracket, _answer
+
+    row = {"mean_queueing_delay_s": 0.01, "loss_rate": 0.01, "jain": 1.0, "congestion_events": 3, "warnings": []}
+    b = Bracket(0.9, Probe(0.25, 0.85, 0.01, [row]), Probe(0.5, 0.93, 0.01, [row]), "noise", [])
+    a = _answer(b, 1e8 / 12000 * 0.04, 2.0)
+    assert (a["bdp_fraction_low"], a["bdp_fraction_high"]) == (0.2, 0.5)
+    assert (a["buffer_pkts_low"], a["buffer_pkts_high"]) == (60, 170)
+
+
+def test_a_fixed_m_is_a_whole_number_of_flows():
+    # --loss m=2.5 ran as m = 2 without a word; the core refuses a fraction of a flow by name.
+    assert build_scenario("100Mbps", ["4:reno:50ms"], "m=3")["loss"]["sync"]["m"] == 3
+    with pytest.raises(ScenarioError, match="loss.sync.m"):
+        size_buffer(build_scenario("100Mbps", ["4:reno:50ms"], "m=2.5", duration="5s"), seeds=1)
 
 
 def test_cli_prints_the_table_and_the_rules():

@@ -172,18 +172,19 @@ def search_bracket(probe: Callable[[float], Probe], target: float, max_fraction:
         step(p, low.fraction, high.fraction)
 
 
-def round_outward(low: float, high: float, finest: float = 0.0) -> tuple[float, float]:
+def round_outward(low: float, high: float, finest: float = 0.0, by_width: bool = True) -> tuple[float, float]:
     """[low, high] widened outward to a round unit, so it is still a bracket: the decade of its
     width (0.52..0.71 → 0.5..0.8), but never finer than two significant figures of `high`
     (0.6992..0.7031 → 0.69..0.71; 51,666..55,000 packets → 51,000..55,000) nor than `finest` (1
-    for packets). Two figures, because a third is not a claim the models back: the engines agree
+    for packets); `by_width` false: two significant figures of `high` alone. Two figures, because a third is not a claim the models back: the engines agree
     with one another to points of utilization (docs/validation/fidelity.md), and the fluid engine
     with the closed form of docs/model.md §4.2 to within 2% of the buffer (one Reno flow at
     100 Mb/s, U ≥ 0.9: 0.2627 BDP against 0.2679; U ≥ 0.99: 0.7012 against 0.7035)."""
     width = high - low
     if not width > 0 or not high > 0:
         return low, high
-    unit = max(10.0 ** math.floor(math.log10(width)), 10.0 ** (math.floor(math.log10(high)) - 1), finest)
+    figures = 10.0 ** (math.floor(math.log10(high)) - 1)
+    unit = max(10.0 ** math.floor(math.log10(width)) if by_width else figures, figures, finest)
     # The 1e-9 keeps an end already on the grid (0.7 / 0.1 = 6.999…) where it is; 12 digits drop
     # the binary residue (35 × 0.01 = 0.35000000000000003).
     return (float(f"{math.floor(low / unit + 1e-9) * unit:.12g}"), float(f"{math.ceil(high / unit - 1e-9) * unit:.12g}"))
@@ -346,8 +347,9 @@ def _answer(b: Bracket, bdp: float, max_fraction: float) -> dict[str, Any]:
     else:
         low = 0.0 if b.low is None else b.low.fraction
         lo, hi = round_outward(low, b.high.fraction)
-        # In packets: the reported bracket, itself rounded (so it holds it), not a second one.
-        lo_pkts, hi_pkts = round_outward(lo * bdp, hi * bdp, finest=1.0)
+        # In packets: the reported bracket, itself rounded to two figures (so it holds it), not a
+        # second one; by the decade of its width, 0.2-0.5 of a 333-packet BDP gave 0-200 packets.
+        lo_pkts, hi_pkts = round_outward(lo * bdp, hi * bdp, finest=1.0, by_width=False)
         r = b.high.rows
         row.update(bdp_fraction=b.high.fraction, buffer_pkts=b.high.fraction * bdp, bdp_fraction_low=lo, bdp_fraction_high=hi,
                    buffer_pkts_low=lo_pkts, buffer_pkts_high=hi_pkts, probed_low=low, probed_high=b.high.fraction,
@@ -409,7 +411,8 @@ def build_scenario(capacity: str, flows: list[str], sync: str = "tcp", duration:
     elif kind == "x":
         loss = {"model": "sync", "sync": {"kind": "normal", "x": _number(value, "--loss x")}}
     elif kind == "m":
-        loss = {"model": "sync", "sync": {"kind": "fixed", "m": int(_number(value, "--loss m"))}}
+        m = _number(value, "--loss m")  # passed on as given: the core refuses a fraction of a flow
+        loss = {"model": "sync", "sync": {"kind": "fixed", "m": int(m) if m.is_integer() else m}}
     elif kind == "file":
         loss = {"model": "sync", "sync": {"kind": "empirical", "file": value}}
     else:
