@@ -268,3 +268,15 @@ def test_the_python_advisor_warns_as_its_rows_do():
         table, _ = size_buffer(doc, targets=(0.95,), seeds=1, workers=2)
     said = {str(w.message) for w in caught if issubclass(w.category, lossync.LossyncWarning)}
     assert said and said == set(table["warnings"].iloc[0]), (said, table["warnings"].iloc[0])
+
+
+def test_a_scenario_the_search_cannot_probe_is_refused_before_any_run(tmp_path):
+    # RED's max_th of 50 packets holds at the file's 100-packet buffer, not at the search's first
+    # probe (0): the advisor failed after its estimate with the error of a probe run, which
+    # blamed the file.
+    f = tmp_path / "red.toml"
+    f.write_text('[dumbbell]\ncapacity = "100Mbps"\nbuffer = { packets = 100 }\n'
+                 'queue = { discipline = "red", min_th = 10, max_th = 50 }\n'
+                 '[[flows]]\ncount = 5\ncc = "reno"\nrtt = "40ms"\n[run]\nduration = "20s"\n')
+    with pytest.raises(ScenarioError, match="^dumbbell.queue.max_th: .*size-buffer probes buffers from 0 to 2 BDP, and this fails at 0 BDP"):
+        size_buffer(f, seeds=1, progress=lambda line: pytest.fail(f"it began: {line}"))
