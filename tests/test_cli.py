@@ -226,6 +226,21 @@ def test_calibrate_fit_sync_rate_fits_event_threshold_and_prints_the_rates(tmp_p
     assert "and event_threshold (the synchronization rate)" in text and "packet_sync_rate = " in text, text
 
 
+def test_an_interval_of_zero_in_one_metric_does_not_say_the_runs_ignore_the_seed():
+    # A saturated link's utilization is 1.0 in every seed while Jain's index varies: the note said
+    # "these runs do not depend on the seed; more seeds add nothing", in summarize and the report.
+    import pandas as pd
+
+    from lossync.stats import SEED_FREE, SEED_FREE_SOME, summarize, zero_interval_note
+
+    rows = pd.DataFrame({"status": "ok", "buffer": [0.5, 0.5], "seed": [1, 2], "utilization": [1.0, 1.0],
+                         "jain": [0.82, 0.76]})
+    table = summarize(rows, ["utilization", "jain"], axes=["buffer"])
+    assert zero_interval_note(table, ["utilization", "jain"]) == SEED_FREE_SOME
+    assert zero_interval_note(table, ["utilization"]) == SEED_FREE
+    assert zero_interval_note(table, ["jain"]) is None
+
+
 def test_summarize_notes_an_interval_of_zero_from_runs_the_seed_does_not_change(tmp_path):
     # Every flow loses at every event (sync all) on equal RTTs: the fluid runs do not depend on the seed.
     spec = tmp_path / "sweep.toml"

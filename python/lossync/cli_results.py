@@ -27,7 +27,7 @@ def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: 
     a point whose runs include some that warned."""
     import pandas as pd
 
-    from .stats import LINK_METRICS, METRICS, ci_label
+    from .stats import LINK_METRICS, METRICS, ci_label, zero_interval_note
     from .stats import summarize as summarize_results
     from .sweeps import load_results, swept_axes
 
@@ -45,9 +45,7 @@ def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: 
     # said "seeds 0" beside a mean of three runs).
     seeds = table[[("n", m) for m in chosen]].max(axis=1).astype(int)
     label = ci_label(set(seeds[seeds > 1])) if (seeds > 1).any() else None
-    # A half-width of exactly 0 from several seeds: every seed gave the same number (a scenario
-    # whose runs do not depend on the seed), which no interval says by itself.
-    same = any(((table[("ci95", m)] == 0) & (table[("n", m)] > 1)).any() for m in chosen)
+    same = zero_interval_note(table, chosen)
     with pd.option_context("display.width", 250, "display.max_columns", 80, "display.max_rows", 1000):
         if show_all:
             click.echo(table.to_string(float_format=lambda v: f"{v:.4g}"))
@@ -63,7 +61,7 @@ def summarize(results: Path, metrics: tuple[str, ...], show_all: bool, csv_out: 
             notes = [f"mean ± half-width of the {label} across seeds" if label
                      else "mean of one seed per point: no confidence interval (sweep with seeds = 2 or more)"]
         if same:
-            notes.append("± 0: every seed gave the same value (these runs do not depend on the seed; more seeds add nothing)")
+            notes.append(same)
         click.echo("\n" + "\n".join(notes))
     if csv_out is not None:
         tidy = table.stack(level=1, future_stack=True).rename_axis([*table.index.names, "metric"]).reset_index()

@@ -26,7 +26,7 @@ from .errors import InputFileError, LossyncError
 from .htmlpage import command_block, esc, figure_png, image, markdown, page, pre, run_page, table, warnings_block
 from .io import atomic_write
 from .results import Result
-from .stats import CONFIDENCE, axes_of, ci_label, hashable
+from .stats import CONFIDENCE, axes_of, ci_label, hashable, zero_interval_note
 from .stats import summarize as summarize_rows
 from .sweeps import load_results, swept_axes
 
@@ -161,8 +161,9 @@ def _sweep(folder: Path) -> str:
         label = ci_label(set(seeds[seeds > 1])) if (seeds > 1).any() else None
         note = (f"mean ± half-width of the {label} across seeds" if label
                 else "mean of one seed per point: no confidence interval (sweep with seeds = 2 or more)")
-        if any(((stats[("ci95", m)] == 0) & (stats[("n", m)] > 1)).any() for m in metrics):
-            note += "; ± 0: every seed gave the same value (these runs do not depend on the seed)"
+        zero = zero_interval_note(stats, metrics)
+        if zero:
+            note += f"; {zero}"
         summary = [f"<p>{len(ok):,} of {len(rows):,} runs succeeded; {note}.</p>", table(shown)]
     if len(failed):
         summary += [f"<h3>{len(failed):,} runs failed</h3>", table(failed[[*axes, "seed", "error"]], index=False, max_rows=50)]

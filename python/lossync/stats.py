@@ -49,6 +49,24 @@ def ci_label(n: int | list[int] | set[int]) -> str:
     return f"{CONFIDENCE:.0%} CI (t, {ns})"
 
 
+#: What a half-width of exactly 0 from several seeds says, which no interval says by itself.
+SEED_FREE = "± 0: every seed gave the same value (these runs do not depend on the seed; more seeds add nothing)"
+SEED_FREE_SOME = ("± 0: every seed gave the same value of that metric at that point (the runs differ in other metrics: "
+                  "they do depend on the seed)")
+
+
+def zero_interval_note(table: pd.DataFrame, metrics: list[str]) -> str | None:
+    """The note for half-widths of exactly 0 from several seeds in a `summarize` table: the runs
+    do not depend on the seed only where every metric measured more than once is ± 0 at every
+    point (utilization 1.0 on a saturated link is ± 0 beside a Jain's index that varies)."""
+    several = pd.DataFrame({m: table[("n", m)] > 1 for m in metrics})
+    zero = pd.DataFrame({m: table[("ci95", m)] == 0 for m in metrics}) & several
+    if not zero.to_numpy().any():
+        return None
+    seed_free = (zero | ~several).all(axis=1)
+    return SEED_FREE if seed_free[several.any(axis=1)].all() else SEED_FREE_SOME
+
+
 def summarize(results: pd.DataFrame, metrics: list[str] | None = None, axes: list[str] | None = None) -> pd.DataFrame:
     """Mean, standard deviation, count and 95% confidence half-width across seeds, per point;
     and `warned_runs`, how many of the point's runs warned (their numbers may be wrong: the rows'
