@@ -79,9 +79,12 @@ def test_written_files_get_the_umask_mode(tmp_path):
 def test_a_rewrite_never_leaves_an_earlier_runs_files_beside_the_new_summary(tmp_path):
     lossync.run(scenario()).write(tmp_path)
     assert (tmp_path / "figure.png").exists()
+    lossync.report(tmp_path)  # report.html, of this run
     lossync.run(scenario(seed=2)).write(tmp_path, figure=False)
     assert not (tmp_path / "figure.png").exists()
     assert json.loads((tmp_path / "summary.json").read_text())["seed"] == 2
+    # The page showed the run this one replaced (its title, its numbers) beside the new summary.
+    assert not (tmp_path / "report.html").exists()
 
 
 def test_an_interrupted_write_leaves_no_summary_and_no_temporary_file(tmp_path):

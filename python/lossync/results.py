@@ -216,7 +216,8 @@ class Result:
             path.write_text(json_text(doc) + "\n")
 
         try:
-            return write_result_set(out_dir, files, "summary.json", write_summary, known=RESULT_FILES)
+            # The folder's report.html (`lossync report`) shows the result this one replaces.
+            return write_result_set(out_dir, files, "summary.json", write_summary, known=(*RESULT_FILES, "report.html"))
         finally:
             if figure:
                 import matplotlib.pyplot as plt
