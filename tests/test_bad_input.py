@@ -478,6 +478,18 @@ def test_calibrate_refuses_a_bad_duration_and_says_which_model_it_fits(tmp_path)
     assert "# packet_sync_rate: none" in (tmp_path / "c5.toml").read_text()
 
 
+def test_calibrate_refuses_a_queue_whose_signals_are_not_its_buffer(tmp_path):
+    # On a RED link it fitted a headroom of 81 packets of a 100-packet buffer, chasing a 0.6-point
+    # gap through utilizations that do not fall with the headroom, and held the fluid queue below
+    # RED's max_th (50): docs/fluid.md gives AQM links no headroom.
+    red = tmp_path / "red.toml"
+    red.write_text('[dumbbell]\ncapacity = "100Mbps"\nbuffer = { packets = 100 }\n'
+                   'queue = { discipline = "red", min_th = 10, max_th = 50 }\n'
+                   '[[flows]]\ncount = 5\ncc = "reno"\nrtt = "40ms"\n[run]\nduration = "20s"\n')
+    _one_line_naming(cli("calibrate", str(red), "--out", str(tmp_path / "c.toml")), "dumbbell.queue")
+    assert not (tmp_path / "c.toml").exists()
+
+
 @pytest.mark.parametrize(("u", "sync", "fit"), [(None, 0.4, True), (0.9, 0.4, False), (0.9, 1.5, True), (0.9, float("nan"), True), (0.9, -0.1, True)])
 def test_calibrate_refuses_a_reference_sync_rate_it_cannot_match(u, sync, fit):
     # A sync rate is a share of flows, fitted only when asked, and only beside a given utilization

@@ -140,6 +140,14 @@ def calibrate(
         _core.resolve(json.dumps({**doc, "engine": "fluid"}), "json", base_dir or ".")
     except ScenarioError as e:
         raise ScenarioError(e.field, f"{e.reason}; calibrate fits the fluid engine, so it cannot calibrate this scenario") from None
+    # The headroom is a drop-tail buffer's (bursts overflow it early); an AQM signals by its own
+    # rule before its buffer fills, and a headroom fitted there held RED's queue below max_th.
+    for i, link in enumerate(sc["links"]):
+        if link["queue"]["discipline"] != "droptail" and link["buffer_pkts"] > 0:
+            field = "dumbbell.queue" if "dumbbell" in doc else f"links[{i}].queue"
+            raise ScenarioError(field, f"{link['queue']['discipline']}: calibrate fits the burst headroom of drop-tail "
+                                "buffers, and this discipline signals by its own rule before its buffer fills "
+                                "(docs/fluid.md, \"Burst headroom and calibration\")")
     say = progress or (lambda _line: None)
     # It fits the tcp model (the default), whatever model the scenario names (the shipped
     # examples name the paper's sync module), and says so; the scenario's tcp fields other than
