@@ -170,6 +170,27 @@ mod tests {
     }
 
     #[test]
+    fn two_groups_of_one_name_are_refused_naming_the_second() {
+        let group = |name: &str, cc: &str| {
+            format!("[[flows]]\nname = \"{name}\"\ncc = \"{cc}\"\nrtt = \"10ms\"\n")
+        };
+        let e = parse(&format!(
+            "{LINK}{}{}",
+            group("a", "cubic"),
+            group("a", "reno")
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("flows[1].name: \"a\" names flows[0] too"),
+            "{e}"
+        );
+        // Unnamed groups are named by variant and index: two CUBIC groups stay apart.
+        let two = "[[flows]]\ncc = \"cubic\"\nrtt = \"10ms\"\n".repeat(2);
+        assert!(parse(&format!("{LINK}{two}")).is_ok());
+    }
+
+    #[test]
     fn uniform_starts_are_seeded_and_in_range() {
         let text = format!("{LINK}[[flows]]\ncount = 50\ncc = \"reno\"\nrtt = 0.1\nstart = {{ uniform = [\"1s\", \"3s\"] }}\n");
         let a = parse(&text).unwrap();

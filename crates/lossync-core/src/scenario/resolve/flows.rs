@@ -21,6 +21,7 @@ pub(super) fn resolve_flows(
 ) -> Result<Vec<Flow>> {
     let packet_size = link_specs[0].1.packet_size.map_or(1500.0, |b| b.0);
     let mut flows = Vec::new();
+    let mut group_names: Vec<String> = Vec::with_capacity(spec.flows.len());
     for (g, fs) in spec.flows.iter().enumerate() {
         let field = format!("flows[{g}]");
         let arrivals = fs
@@ -117,6 +118,15 @@ pub(super) fn resolve_flows(
             .name
             .clone()
             .unwrap_or_else(|| format!("{}{g}", cc.name()));
+        // A group's name keys its rows of the results (compare's group columns, the summaries'
+        // `group`): two groups of one name were merged there.
+        if let Some(h) = group_names.iter().position(|x| *x == group_name) {
+            return Err(Error::field(
+                format!("{field}.name"),
+                format!("{group_name:?} names flows[{h}] too; each group needs a name of its own"),
+            ));
+        }
+        group_names.push(group_name.clone());
         if flows.len() + n * parallel > MAX_FLOWS {
             return Err(Error::field(
                 format!("{field}.count"),
