@@ -280,3 +280,11 @@ def test_a_scenario_the_search_cannot_probe_is_refused_before_any_run(tmp_path):
                  '[[flows]]\ncount = 5\ncc = "reno"\nrtt = "40ms"\n[run]\nduration = "20s"\n')
     with pytest.raises(ScenarioError, match="^dumbbell.queue.max_th: .*size-buffer probes buffers from 0 to 2 BDP, and this fails at 0 BDP"):
         size_buffer(f, seeds=1, progress=lambda line: pytest.fail(f"it began: {line}"))
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [({"tolerance": -1}, "tolerance"), ({"tolerance": 0}, "tolerance"),
+                                               ({"max_fraction": 0}, "max_fraction"), ({"max_fraction": float("nan")}, "max_fraction")])
+def test_bad_python_arguments_are_refused_by_name(kwargs, field):
+    # tolerance=-1 raised "math domain error"; max_fraction=0 blamed dumbbell.capacity.
+    with pytest.raises(ScenarioError, match=f"^{field}: "):
+        size_buffer(build_scenario("100Mbps", ["4:reno:50ms"], duration="5s"), seeds=1, **kwargs)

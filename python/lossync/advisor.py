@@ -239,6 +239,11 @@ def size_buffer(
             raise ScenarioError("--target", f"{t} is not a utilization in (0, 1]")
     if seeds < 1:
         raise ScenarioError("--seeds", "must be at least 1")
+    # Python's arguments, which the command line does not expose: a bad one named, not a domain error.
+    if not (isinstance(tolerance, (int, float)) and 0 < tolerance < 1):
+        raise ScenarioError("tolerance", f"{tolerance!r} is not a relative width in (0, 1)")
+    if not (isinstance(max_fraction, (int, float)) and 0 < max_fraction <= 1e6):
+        raise ScenarioError("max_fraction", f"{max_fraction!r} is not a buffer in BDPs in (0, 1e6]")
     if isinstance(scenario, dict):
         doc, base_dir = json.loads(json.dumps(scenario)), os.getcwd()
     else:
