@@ -176,10 +176,11 @@ def round_outward(low: float, high: float, finest: float = 0.0, by_width: bool =
     """[low, high] widened outward to a round unit, so it is still a bracket: the decade of its
     width (0.52..0.71 → 0.5..0.8), but never finer than two significant figures of `high`
     (0.6992..0.7031 → 0.69..0.71; 51,666..55,000 packets → 51,000..55,000) nor than `finest` (1
-    for packets); `by_width` false: two significant figures of `high` alone. Two figures, because a third is not a claim the models back: the engines agree
-    with one another to points of utilization (docs/validation/fidelity.md), and the fluid engine
-    with the closed form of docs/model.md §4.2 to within 2% of the buffer (one Reno flow at
-    100 Mb/s, U ≥ 0.9: 0.2627 BDP against 0.2679; U ≥ 0.99: 0.7012 against 0.7035)."""
+    for packets); with `by_width` false, two significant figures of `high` alone (67..167
+    packets → 60..170). Two figures, because a third is not a claim the models back: the engines
+    agree with one another to points of utilization (docs/validation/fidelity.md), and the fluid
+    engine with the closed form of docs/model.md §4.2 to within 2% of the buffer (one Reno flow
+    at 100 Mb/s, U ≥ 0.9: 0.2627 BDP against 0.2679; U ≥ 0.99: 0.7012 against 0.7035)."""
     width = high - low
     if not width > 0 or not high > 0:
         return low, high

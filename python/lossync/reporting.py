@@ -64,6 +64,7 @@ def _made_by(doc: dict[str, Any] | None) -> list[tuple[str, str]]:
     resumed it (a sweep's `resumed`)."""
     if not doc or not doc.get("command"):
         return []
+
     def where(d: dict[str, Any]) -> str:
         return f" (run in {d['cwd']})" if d.get("cwd") else ""
 
