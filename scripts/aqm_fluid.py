@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 import lossync
-from lossync.compare import with_send_jitter
+from lossync.comparison import with_send_jitter
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "validation"
 DATA = DOCS / "data"

@@ -29,7 +29,7 @@ from pathlib import Path
 import fidelity  # scripts/fidelity.py: the matrix's cells
 import pandas as pd
 
-from lossync.compare import with_send_jitter
+from lossync.comparison import with_send_jitter
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "validation" / "calibration.md"

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lossync.compare import with_send_jitter
+from lossync.comparison import with_send_jitter
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "validation" / "data" / "fidelity.jsonl"
@@ -137,7 +137,7 @@ def cells(subset: list | None = None) -> list[tuple[dict, dict]]:
 
 def run_cell(key: dict, doc: dict, engines: list[str], packet_u: float | None = None) -> list[dict]:
     from lossync import calibrate
-    from lossync.compare import FLUID_MODELS
+    from lossync.comparison import FLUID_MODELS
     from lossync.engines import run
 
     rows = []

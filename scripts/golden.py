@@ -73,7 +73,7 @@ def _column(values, prefix: str, out: dict) -> None:
 def headline(path: Path, engine: str, extra: list[str]) -> dict:
     """Every number one run of the example reports."""
     if engine == "packet:jitter":
-        from lossync.compare import with_send_jitter
+        from lossync.comparison import with_send_jitter
 
         doc = with_send_jitter(lossync.load_scenario(path), [*extra, 'engine="packet"'], path.parent)
         r = lossync.run(doc, base_dir=path.parent, warn=False)  # warnings are in the table

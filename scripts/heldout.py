@@ -204,7 +204,7 @@ def cell_doc(cell: dict) -> dict:
 
 def draw(seed: int, cells: int, budget_s: float) -> tuple[list[tuple[dict, dict]], dict[str, int]]:
     """`cells` cells from `seed`, with their scenarios; and the redraws, by reason."""
-    from lossync.compare import with_send_jitter
+    from lossync.comparison import with_send_jitter
     from lossync.engines import estimate_wall_s
 
     rng = np.random.default_rng(seed)
@@ -227,7 +227,7 @@ def draw(seed: int, cells: int, budget_s: float) -> tuple[list[tuple[dict, dict]
 def run_cell(cell: dict, doc: dict, engines: list[str]) -> list[dict]:
     import warnings
 
-    from lossync.compare import variant_shares, with_send_jitter
+    from lossync.comparison import variant_shares, with_send_jitter
     from lossync.engines import run
 
     warnings.simplefilter("ignore")  # each run's warnings are stored with its row

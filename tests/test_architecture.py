@@ -18,7 +18,7 @@ LAYERS = [
     ["lossync.scenario", "lossync.stats", "lossync.summary_text"],
     ["lossync.results", "lossync.plot", "lossync.htmlpage"],
     ["lossync.engines"],
-    ["lossync.sweeps", "lossync.compare", "lossync.compare_text", "lossync.calibration"],
+    ["lossync.sweeps", "lossync.comparison", "lossync.compare_text", "lossync.calibration"],
     ["lossync.advisor", "lossync.studies", "lossync.reporting"],
     ["lossync.cli", "lossync.cli_args", "lossync.cli_results", "lossync", "lossync.__main__"],
 ]

@@ -9,7 +9,7 @@ import pytest
 
 import lossync
 from lossync import ScenarioError, resolve
-from lossync.compare import compare, relative_share_error, with_send_jitter
+from lossync.comparison import compare, relative_share_error, with_send_jitter
 from lossync.scenario import find_scenario, load_scenario
 
 DOC = {
@@ -51,6 +51,10 @@ def test_pythons_compare_defaults_to_the_command_lines_engines():
 
     default = next(p.default for p in compare_cmd.params if p.name == "engines")
     assert list(compare(DOC).index) == default.split(",") == ["fluid", "packet:jitter"]
+    # And it is `lossync.compare`, as its docstring said (an AttributeError, the module its name).
+    import lossync
+
+    assert lossync.compare is compare
 
 
 def test_packet_jitter_follows_the_slowest_link_and_the_overrides():

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import lossync
-from lossync.compare import compare, with_send_jitter
+from lossync.comparison import compare, with_send_jitter
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("fidelity", ROOT / "scripts" / "fidelity.py")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lossync.compare import with_send_jitter
+from lossync.comparison import with_send_jitter
 from lossync.engines import check
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 import lossync
-from lossync.compare import compare
+from lossync.comparison import compare
 from lossync.progress import Deadline, RunTimeout, duration_text
 from lossync.stats import axes_of
 

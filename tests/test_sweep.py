@@ -412,7 +412,7 @@ def test_the_rows_warnings_are_python_warnings_too(tmp_path):
         n = sum(w in list(ws) for ws in rows["warnings"])
         assert f"{n} of 4 runs: {w}" in said
     assert all(c.filename == __file__ for c in caught)  # blamed on the caller's line
-    from lossync.compare import compare
+    from lossync.comparison import compare
 
     with pytest.warns(lossync.LossyncWarning, match="^fluid: .*no congestion event"):
         compare(str(ROOT / "examples" / "paper-10g.toml"), ["fluid"], ["run.duration=0.5", "run.from_first_congestion=false"])

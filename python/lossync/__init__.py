@@ -17,6 +17,7 @@ _PUBLIC = {
     "LossyncWarning": "errors",
     "Result": "results",
     "calibrate": "calibration",
+    "compare": "comparison",
     "ScenarioError": "errors",
     "default_scenario_path": "scenario",
     "estimate_wall_s": "engines",

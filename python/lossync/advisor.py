@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from .compare import with_send_jitter
+from .comparison import with_send_jitter
 from .engines import estimate_wall_s
 from .errors import LossyncError, ScenarioError, emit_warnings
 from .progress import bar as progress_bar

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from . import _core
-from .compare import with_send_jitter
+from .comparison import with_send_jitter
 from .engines import estimate_wall_s, run
 from .errors import ScenarioError
 from .io import write_text

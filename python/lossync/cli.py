@@ -557,8 +557,8 @@ def compare_cmd(scenario: Path, engines: str, reference: str | None, overrides: 
     difference from the reference (the packet engine, with send jitter if compared: it models
     packets, bursts and recovery, which the fluid engine approximates): the headline metrics,
     each flow group's throughput and share, and each link's utilization."""
-    from .compare import compare, default_reference
     from .compare_text import compare_text
+    from .comparison import compare, default_reference
 
     names = [e.strip() for e in engines.split(",")]
     if "" in names:
@@ -680,7 +680,7 @@ def bench(engines: str, duration: float | None, names: str, losses: str, step: f
     # Every scenario is checked before the first line of a table.
     packet_docs = _packet_bench_docs(capacities.split(","), duration or 20.0) if "packet" in chosen or "ns3" in chosen else {}
     if "fluid" in chosen:
-        from .compare import FLUID_MODELS
+        from .comparison import FLUID_MODELS
         from .scenario import apply_overrides, load_scenario
 
         models = losses.split(",")

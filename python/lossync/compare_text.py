@@ -8,7 +8,7 @@ import math
 
 import pandas as pd
 
-from .compare import PER_GROUP, PER_LINK
+from .comparison import PER_GROUP, PER_LINK
 from .summary_text import fmt
 
 

@@ -120,7 +120,7 @@ def engine_doc(doc: dict, engine: str) -> dict:
     if engine == "fluid:tcp":
         return {**out, "loss": {"model": "tcp"}, "engine": "fluid"}
     if engine == "packet:jitter":
-        from ..compare import with_send_jitter
+        from ..comparison import with_send_jitter
 
         return {**with_send_jitter(out), "engine": "packet"}
     if engine == "kernel":

@@ -1,6 +1,6 @@
 """One scenario in several engines (and fluid loss models), metrics side by side with their
-differences from a reference: `from lossync.compare import compare`, then
-`compare(scenario, engines=["fluid", "packet:jitter"])` (the default, as `lossync compare`'s).
+differences from a reference: `lossync.compare(scenario, engines=["fluid", "packet:jitter"])`
+(the default, as `lossync compare`'s).
 
 The packet engine is the reference for the fluid engine: it models what a fluid cannot (packets,
 bursts, recovery). `packet:jitter` is the packet engine with Floyd & Jacobson's random processing
