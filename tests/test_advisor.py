@@ -110,8 +110,9 @@ def test_the_packet_bracket_is_the_fraction_bracket_in_two_figures():
     # far below the target.
     from lossync.advisor import Bracket, _answer
 
-    row = {"mean_queueing_delay_s": 0.01, "loss_rate": 0.01, "jain": 1.0, "congestion_events": 3, "warnings": []}
-    b = Bracket(0.9, Probe(0.25, 0.85, 0.01, [row]), Probe(0.5, 0.93, 0.01, [row]), "noise", [])
+    row = lambda u: {"utilization": u, "mean_queueing_delay_s": 0.01, "loss_rate": 0.01, "jain": 1.0,  # noqa: E731
+                     "congestion_events": 3, "warnings": []}
+    b = Bracket(0.9, Probe(0.25, 0.85, 0.01, [row(0.84), row(0.86)]), Probe(0.5, 0.93, 0.01, [row(0.92), row(0.94)]), "noise", [])
     a = _answer(b, 1e8 / 12000 * 0.04, 2.0)
     assert (a["bdp_fraction_low"], a["bdp_fraction_high"]) == (0.2, 0.5)
     assert (a["buffer_pkts_low"], a["buffer_pkts_high"]) == (60, 170)
@@ -288,3 +289,20 @@ def test_bad_python_arguments_are_refused_by_name(kwargs, field):
     # tolerance=-1 raised "math domain error"; max_fraction=0 blamed dumbbell.capacity.
     with pytest.raises(ScenarioError, match=f"^{field}: "):
         size_buffer(build_scenario("100Mbps", ["4:reno:50ms"], duration="5s"), seeds=1, **kwargs)
+
+
+def test_an_answer_from_seeds_that_agree_exactly_says_it_measured_no_error():
+    # dumbbell-reno (imposed synchronization: every seed gives the same run) answered U≥0.95 with
+    # 0.41-0.42 BDP from 600 s runs and 0.42-0.43 from 12,000 s, "± 0.0000", without a word.
+    from lossync.advisor import Bracket, _answer
+
+    def probe(fraction: float, us: list[float]) -> Probe:
+        rows = [{"utilization": u, "mean_queueing_delay_s": 0.01, "loss_rate": 0.0, "jain": 1.0, "congestion_events": 5,
+                 "warnings": []} for u in us]
+        return Probe(fraction, sum(us) / len(us), 0.0, rows)
+
+    said = lambda a: [w for w in a["warnings"] if "measured no error" in w]  # noqa: E731
+    same = _answer(Bracket(0.95, probe(0.41, [0.9496] * 5), probe(0.42, [0.9502] * 5), "resolution", []), 833.3, 2.0)
+    assert said(same) and said(same)[0].startswith("U≥0.95: ")
+    varied = _answer(Bracket(0.95, probe(0.41, [0.949, 0.948]), probe(0.42, [0.951, 0.952]), "noise", []), 833.3, 2.0)
+    assert not said(varied)
