@@ -445,7 +445,7 @@ impl LinkState {
                 }
             }
             if ECN && self.marked[k] > 0.0 {
-                mark(&mut self.marked[k], f, tcp, now, t, dt, m.flow);
+                mark(&mut self.marked[k], f.rtt_s, tcp, now, t, dt, m.flow);
             }
         }
         any_loss_event
@@ -487,32 +487,23 @@ fn marked_departures(
     dep
 }
 
-/// `marks` of flow `fi`'s fluid were marked CE this step (`tcp`): their echo reaches the sender
-/// one RTT later (the receiver echoes every mark: RFC 3168 §6.1.3, RFC 8257 §3.2), and they make
-/// an ECN event, one window reduction, when they reach the flow's threshold outside a window
-/// already answered. The window so answered ends one RTT on, when the data sent at the
+/// `marks` of flow `fi`'s fluid (RTT `rtt_s`) were marked CE this step (`tcp`): their echo
+/// reaches the sender one RTT later (the receiver echoes every mark: RFC 3168 §6.1.3, RFC 8257
+/// §3.2), and they make an ECN event, one window reduction, when they reach the flow's threshold
+/// outside a window already answered. The window so answered ends one RTT on, when the data sent at the
 /// reduction are acknowledged (RFC 3168 §6.1.2, the packet engine's `cwr_point`); unlike a loss,
 /// no recovery follows. Marks are not congestion events (the packet engine clusters drops only).
-#[allow(clippy::too_many_arguments)]
 #[inline(never)]
-fn mark(
-    marks: &mut f64,
-    f: &mut FlowState,
-    tcp: &mut TcpRings,
-    now: usize,
-    t: f64,
-    dt: f64,
-    fi: usize,
-) {
+fn mark(marks: &mut f64, rtt_s: f64, tcp: &mut TcpRings, now: usize, t: f64, dt: f64, fi: usize) {
     let marks = std::mem::take(marks);
-    let delay = tcp.ecn.delay(f.rtt_s, dt);
+    let delay = tcp.ecn.delay(rtt_s, dt);
     tcp.ecn.at(now, delay, fi).marked += marks;
     let tf = &mut tcp.flows[fi];
     if t >= tf.loss_until_s {
         tf.marks += marks;
         if tf.marks >= tf.mark_threshold {
             tf.draw_thresholds(&mut tcp.rng, tcp.event_threshold);
-            tf.loss_until_s = t + f.rtt_s;
+            tf.loss_until_s = t + rtt_s;
             tcp.ecn.at(now, delay, fi).echoes += 1.0;
         }
     }
