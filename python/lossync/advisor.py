@@ -268,12 +268,6 @@ def size_buffer(
         raise ScenarioError("dumbbell.capacity", "the BDP at the reference RTT is less than one packet: there is no buffer to size") from None
     link, flows = sc["links"][0], sc["flows"]
     bdp = link["buffer_pkts"]  # the buffer at bdp_fraction = 1
-    for end in (0.0, max_fraction):  # the search's ends: a buffer the scenario refuses is said now
-        try:
-            resolve({**doc, "dumbbell": {**doc["dumbbell"], "buffer": {"bdp_fraction": end}}})
-        except ScenarioError as e:
-            raise ScenarioError(e.field, f"{e.reason}; size-buffer probes buffers from 0 to {max_fraction:g} BDP, and this "
-                                f"fails at {end:g} BDP ({end * bdp:,.0f} packets)") from None
     dynamic = next((f for f in flows if f.get("arrivals")), None)
     if dynamic is not None:
         raise ScenarioError(f"flows[{dynamic['group']}].arrivals", "the advisor sizes a buffer for long-lived flows; flows that come and "
@@ -281,6 +275,12 @@ def size_buffer(
     if bdp * max_fraction < 1:
         raise ScenarioError("dumbbell.capacity", f"the BDP is {bdp:.3g} packets at the reference RTT: no buffer up to "
                             f"{max_fraction:g} BDP holds a packet")
+    for end in (0.0, max_fraction):  # the search's ends: a buffer the scenario refuses is said now
+        try:
+            resolve({**doc, "dumbbell": {**doc["dumbbell"], "buffer": {"bdp_fraction": end}}})
+        except ScenarioError as e:
+            raise ScenarioError(e.field, f"{e.reason}; size-buffer probes buffers from 0 to {max_fraction:g} BDP, and this "
+                                f"fails at {end:g} BDP ({end * bdp:,.0f} packets)") from None
     rtt_ref = bdp / link["capacity_pps"]
     n = len(flows)
 
