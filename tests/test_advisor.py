@@ -291,6 +291,12 @@ def test_bad_python_arguments_are_refused_by_name(kwargs, field):
         size_buffer(build_scenario("100Mbps", ["4:reno:50ms"], duration="5s"), seeds=1, **kwargs)
 
 
+def test_a_largest_buffer_below_one_packet_is_said_as_such():
+    # 1 Mb/s at 20 ms is a BDP of 1.67 packets: no buffer up to half of it holds a packet.
+    with pytest.raises(ScenarioError, match="^dumbbell.capacity: the BDP is 1.67 packets .* no buffer up to 0.5 BDP holds a packet"):
+        size_buffer(build_scenario("1Mbps", ["1:reno:20ms"], duration="5s"), seeds=1, max_fraction=0.5)
+
+
 def test_an_answer_from_seeds_that_agree_exactly_says_it_measured_no_error():
     # dumbbell-reno (imposed synchronization: every seed gives the same run) answered U≥0.95 with
     # 0.41-0.42 BDP from 600 s runs and 0.42-0.43 from 12,000 s, "± 0.0000", without a word.
